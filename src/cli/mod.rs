@@ -1,0 +1,3 @@
+//! One module per subcommand: validate flags, call the library, print.
+
+pub mod solve;

@@ -1,0 +1,63 @@
+//! `ubapp solve MODEL [--eps LIST] [--solver NAME] [--json] [--out FILE]`.
+
+use std::path::Path;
+
+use ubapp::model::Model;
+use ubapp::output::{solution_json, write_atomic};
+use ubapp::solve::{solve_model, Solution, SolverChoice};
+use ubapp::{Error, Result};
+
+/// Run the command.
+pub fn run(model_path: &Path, eps: Option<&[f64]>, solver: &str, json: bool, out: Option<&Path>) -> Result<()> {
+    let choice: SolverChoice = solver.parse()?;
+    let model = Model::load(model_path)?;
+    let n_eps = eps.map_or(model.epsilons.len(), <[f64]>::len);
+    if out.is_some() && n_eps != 1 {
+        return Err(Error::input(format!(
+            "--out writes one mechanism: give exactly one ε with --eps (the model lists {n_eps})"
+        )));
+    }
+    let solutions = solve_model(&model, eps, choice)?;
+    if let Some(path) = out {
+        let text = serde_json::to_string_pretty(&solution_json(&model, &solutions[0])).expect("JSON values serialise");
+        write_atomic(path, text.as_bytes())?;
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&solutions).expect("solutions serialise"));
+    } else {
+        print_table(&model, &solutions);
+    }
+    Ok(())
+}
+
+fn print_table(model: &Model, solutions: &[Solution]) {
+    let s0 = &solutions[0];
+    println!(
+        "model {}: |Θ| = {}, |Y| = {}, |Θ̃| = {}, {} loss; LP {} variables × {} rows",
+        model.name(),
+        model.theta.len(),
+        s0.observations,
+        s0.outputs,
+        model.loss.name(),
+        s0.variables,
+        s0.rows
+    );
+    println!(
+        "{:>10}  {:>14}  {:>14}  {:>10}  {:>12}  {:>9}  {:>10}  {:>10}",
+        "eps", "bayes_risk", "dual_bound", "rel_gap", "status", "seconds", "max_dp_viol", "solver"
+    );
+    for s in solutions {
+        let opt = |v: Option<f64>, p: usize| v.map_or("-".to_string(), |x| format!("{x:.p$e}"));
+        println!(
+            "{:>10}  {:>14.8e}  {:>14}  {:>10}  {:>12}  {:>9.3}  {:>10.1e}  {:>10}",
+            s.eps,
+            s.bayes_risk,
+            opt(s.dual_bound, 8),
+            opt(s.relative_gap, 1),
+            s.status.to_string(),
+            s.seconds,
+            s.max_dp_violation,
+            s.solver
+        );
+    }
+}

@@ -1,0 +1,111 @@
+//! HiGHS backend (direct, through the `highs` crate): dual simplex or interior point.
+
+use highs::{ColProblem, HighsModelStatus, Sense};
+
+use super::{LpSolver, RawSolution, Status};
+use crate::lp::Problem;
+use crate::{Error, Result};
+
+/// Which HiGHS algorithm to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// HiGHS decides (dual simplex for LPs of this kind).
+    Choose,
+    /// Dual simplex.
+    Simplex,
+    /// Interior point, followed by crossover to a vertex.
+    Ipm,
+}
+
+impl Method {
+    fn option(self) -> &'static str {
+        match self {
+            Method::Choose => "choose",
+            Method::Simplex => "simplex",
+            Method::Ipm => "ipm",
+        }
+    }
+}
+
+/// The HiGHS backend.
+#[derive(Debug, Clone, Copy)]
+pub struct HighsSolver {
+    /// Algorithm.
+    pub method: Method,
+}
+
+/// Feasibility and optimality tolerances (HiGHS's tightest accepted values; our objective is
+/// scaled so that the optimum lies in (0, 1]).
+const TOLERANCE: f64 = 1e-10;
+
+impl LpSolver for HighsSolver {
+    fn name(&self) -> String {
+        match self.method {
+            Method::Choose => "highs".into(),
+            Method::Simplex => "highs-simplex".into(),
+            Method::Ipm => "highs-ipm".into(),
+        }
+    }
+
+    fn solve(&self, problem: &Problem) -> Result<RawSolution> {
+        let mut pb = ColProblem::new();
+        let rows: Vec<_> = (0..problem.n_rows())
+            .map(|r| {
+                let (lo, hi) = problem.row_bounds(r);
+                pb.add_row(lo..=hi)
+            })
+            .collect();
+        let costs = problem.scaled_costs();
+        for (j, col) in problem.a.outer_iterator().enumerate() {
+            pb.add_column(costs[j], 0.0.., col.iter().map(|(r, &v)| (rows[r], v)));
+        }
+        let mut model = pb.try_optimise(Sense::Minimise).map_err(|e| Error::Solver(format!("HiGHS rejected the LP: {e:?}")))?;
+        let set = |m: &mut highs::Model, k: &str, v: &str| {
+            m.try_set_option(k, v).map_err(|e| Error::Solver(format!("HiGHS option {k} = {v}: {e:?}")))
+        };
+        set(&mut model, "solver", self.method.option())?;
+        for key in ["primal_feasibility_tolerance", "dual_feasibility_tolerance", "ipm_optimality_tolerance"] {
+            model
+                .try_set_option(key, TOLERANCE)
+                .map_err(|e| Error::Solver(format!("HiGHS option {key}: {e:?}")))?;
+        }
+        let solved = model.try_solve().map_err(|e| Error::Solver(format!("HiGHS failed: {e:?}")))?;
+        let hs = solved.status();
+        let status = map_status(hs);
+        let solution = solved.get_solution();
+        let n_eq = problem.n_eq();
+        // HiGHS row duals are ∂objective/∂rhs: ≤ 0 on binding ≤ rows of a minimisation.
+        let mu = solution.dual_rows()[n_eq..].iter().map(|d| -d).collect();
+        Ok(RawSolution {
+            x: solution.columns().to_vec(),
+            dp_multipliers: Some(mu),
+            status,
+            detail: format!("{hs:?}"),
+        })
+    }
+}
+
+fn map_status(s: HighsModelStatus) -> Status {
+    match s {
+        HighsModelStatus::Optimal => Status::Optimal,
+        HighsModelStatus::Infeasible => Status::Infeasible,
+        HighsModelStatus::Unbounded | HighsModelStatus::UnboundedOrInfeasible => Status::Unbounded,
+        HighsModelStatus::ReachedTimeLimit => Status::TimeLimit,
+        HighsModelStatus::ReachedIterationLimit => Status::IterationLimit,
+        HighsModelStatus::SolveError
+        | HighsModelStatus::PresolveError
+        | HighsModelStatus::PostsolveError => Status::NumericalError,
+        HighsModelStatus::NotSet
+        | HighsModelStatus::LoadError
+        | HighsModelStatus::ModelError
+        | HighsModelStatus::ModelEmpty
+        | HighsModelStatus::ObjectiveBound
+        | HighsModelStatus::ObjectiveTarget
+        | HighsModelStatus::Unknown
+        | HighsModelStatus::ReachedSolutionLimit
+        | HighsModelStatus::ReachedInterrupt
+        | HighsModelStatus::ReachedMemoryLimit => Status::Failed,
+        // The enum is #[non_exhaustive]: a status added by a future HiGHS is a failure until mapped.
+        _ => Status::Failed,
+    }
+}
