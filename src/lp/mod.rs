@@ -10,8 +10,9 @@
 //! ```
 //!
 //! The constraint matrix is assembled directly in compressed sparse column form. The objective
-//! handed to solvers is scaled by 1/`scale`, where `scale` is the risk of the best constant
-//! estimator (the optimum at ε → 0), so the scaled optimum lies in (0, 1].
+//! handed to solvers is scaled by 1/`scale`, where `scale` is the non-private Bayes risk on the
+//! output grid (the optimum as ε → ∞), so the scaled optimum is ≥ 1 and solver tolerances, which
+//! are absolute, act relative to the risk rather than to raw costs of order 1e-5.
 
 mod costs;
 
@@ -98,8 +99,7 @@ impl Problem {
             }
         }
         let a = CsMat::new_csc((n_rows, n_vars), indptr, indices, data);
-        let scale = best_constant_risk(&cost);
-        let scale = if scale > 0.0 && scale.is_finite() { scale } else { 1.0 };
+        let scale = objective_scale(&cost);
         Problem { eps, cost, scale, neighbours, a }
     }
 
@@ -221,6 +221,14 @@ pub fn max_dp_violation(p: &Array2<f64>, neighbours: &Neighbours, eps: f64) -> f
         }
     }
     worst
+}
+
+/// The objective scale: the non-private risk when positive, else the best constant risk, else 1.
+pub fn objective_scale(cost: &Array2<f64>) -> f64 {
+    [non_private_risk(cost), best_constant_risk(cost)]
+        .into_iter()
+        .find(|s| s.is_finite() && *s > 0.0)
+        .unwrap_or(1.0)
 }
 
 /// Risk of the best constant estimator, min_k Σ_i c[k,i]: the UBaPP optimum as ε → 0.

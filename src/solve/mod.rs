@@ -118,7 +118,8 @@ impl SolverChoice {
 
     /// The backend, or an input error if it was not compiled in.
     pub fn backend(self) -> Result<Box<dyn LpSolver>> {
-        let missing = |feature: &str| {
+        #[allow(unused_variables)] // used only when a backend feature is off
+        let missing = |feature: &str| -> Result<Box<dyn LpSolver>> {
             Err(Error::input(format!(
                 "--solver {self}: this build has no `{feature}` feature (rebuild with --features {feature})"
             )))
