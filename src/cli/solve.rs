@@ -17,7 +17,11 @@ pub fn run(model_path: &Path, eps: Option<&[f64]>, solver: &str, json: bool, out
             "--out writes one mechanism: give exactly one ε with --eps (the model lists {n_eps})"
         )));
     }
-    let solutions = solve_model(&model, eps, choice)?;
+    let solutions = solve_model(&model, eps, choice).map_err(|e| match e {
+        // Flags are named as such; anything else about the input is the model file's.
+        Error::Input(m) if !m.starts_with("--") => Error::Input(format!("{}: {m}", model_path.display())),
+        other => other,
+    })?;
     if let Some(path) = out {
         let text = serde_json::to_string_pretty(&solution_json(&model, &solutions[0])).expect("JSON values serialise");
         write_atomic(path, text.as_bytes())?;

@@ -40,6 +40,10 @@ pub struct Problem {
     pub a: CsMat<f64>,
 }
 
+/// Largest ε the LP path accepts: e^30 ≈ 1.1e13 keeps the DP coefficients within the range
+/// (1e15) that HiGHS accepts and leaves room for its tolerances.
+pub const MAX_LP_EPSILON: f64 = 30.0;
+
 /// Which ordered neighbour pair and output a DP row constrains: `P[k, lhs] ≤ e^ε P[k, rhs]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DpRow {
@@ -55,6 +59,16 @@ impl Problem {
     /// Assemble the LP, first refusing (an input error naming the fields) if it and a solver's
     /// working copies would not fit in memory.
     pub fn try_new(cost: Arc<Array2<f64>>, neighbours: Neighbours, eps: f64) -> crate::Result<Problem> {
+        if !(eps.is_finite() && eps > 0.0) {
+            return Err(crate::Error::input(format!("ε must be a finite number > 0 (got {eps})")));
+        }
+        if eps > MAX_LP_EPSILON {
+            return Err(crate::Error::input(format!(
+                "ε = {eps} is too large for the LP path: the DP rows would carry e^ε ≈ {:.1e}, beyond the \
+                 {MAX_LP_EPSILON}-nat limit (e^ε ≤ 1e13) that LP solvers represent faithfully",
+                eps.exp()
+            )));
+        }
         let (n_obs, n_out) = cost.dim();
         let n_vars = n_obs as u128 * n_out as u128;
         let n_dp = 2 * neighbours.edge_count() as u128 * n_out as u128;

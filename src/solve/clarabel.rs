@@ -13,7 +13,7 @@ use crate::{Error, Result};
 /// The Clarabel backend with its settings.
 #[derive(Debug, Clone)]
 pub struct ClarabelSolver {
-    /// Relative gap and feasibility tolerance (the scaled optimum lies in (0, 1]).
+    /// Relative gap and feasibility tolerance (the scaled optimum is ≥ 1).
     pub tolerance: f64,
     /// Iteration cap.
     pub max_iter: u32,

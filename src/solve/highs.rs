@@ -35,7 +35,7 @@ pub struct HighsSolver {
 }
 
 /// Feasibility and optimality tolerances (HiGHS's tightest accepted values; our objective is
-/// scaled so that the optimum lies in (0, 1]).
+/// scaled so that the optimum is ≥ 1).
 const TOLERANCE: f64 = 1e-10;
 
 impl LpSolver for HighsSolver {

@@ -95,7 +95,7 @@ pub trait LpSolver {
 /// Which solver to use: parsed from `--solver`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SolverChoice {
-    /// The fastest available general backend (Clarabel, else HiGHS, else good_lp).
+    /// Clarabel, falling back to HiGHS (then good_lp) when it does not confirm an optimum.
     Auto,
     /// HiGHS, letting it choose the method (dual simplex on these LPs).
     Highs,
@@ -107,6 +107,10 @@ pub enum SolverChoice {
     Clarabel,
     /// good_lp with its default backend here (HiGHS, else Clarabel, else microlp).
     GoodLp,
+    /// good_lp driving HiGHS.
+    GoodLpHighs,
+    /// good_lp driving Clarabel.
+    GoodLpClarabel,
     /// good_lp with microlp (pure-Rust simplex; small problems only).
     GoodLpMicrolp,
 }
@@ -114,7 +118,7 @@ pub enum SolverChoice {
 impl SolverChoice {
     /// All names accepted by `--solver`.
     pub const NAMES: &'static [&'static str] =
-        &["auto", "highs", "highs-simplex", "highs-ipm", "clarabel", "good-lp", "good-lp-microlp"];
+        &["auto", "highs", "highs-simplex", "highs-ipm", "clarabel", "good-lp", "good-lp-highs", "good-lp-clarabel", "good-lp-microlp"];
 
     /// The backend, or an input error if it was not compiled in.
     pub fn backend(self) -> Result<Box<dyn LpSolver>> {
@@ -148,6 +152,14 @@ impl SolverChoice {
             SolverChoice::Clarabel => missing("clarabel"),
             #[cfg(feature = "good_lp")]
             SolverChoice::GoodLp => Ok(Box::new(good_lp::GoodLpSolver { backend: good_lp::Backend::preferred() })),
+            #[cfg(all(feature = "good_lp", feature = "highs"))]
+            SolverChoice::GoodLpHighs => Ok(Box::new(good_lp::GoodLpSolver { backend: good_lp::Backend::Highs })),
+            #[cfg(not(all(feature = "good_lp", feature = "highs")))]
+            SolverChoice::GoodLpHighs => missing("good_lp,highs"),
+            #[cfg(all(feature = "good_lp", feature = "clarabel"))]
+            SolverChoice::GoodLpClarabel => Ok(Box::new(good_lp::GoodLpSolver { backend: good_lp::Backend::Clarabel })),
+            #[cfg(not(all(feature = "good_lp", feature = "clarabel")))]
+            SolverChoice::GoodLpClarabel => missing("good_lp,clarabel"),
             #[cfg(feature = "good_lp")]
             SolverChoice::GoodLpMicrolp => Ok(Box::new(good_lp::GoodLpSolver { backend: good_lp::Backend::Microlp })),
             #[cfg(not(feature = "good_lp"))]
@@ -165,7 +177,9 @@ impl fmt::Display for SolverChoice {
             SolverChoice::HighsIpm => 3,
             SolverChoice::Clarabel => 4,
             SolverChoice::GoodLp => 5,
-            SolverChoice::GoodLpMicrolp => 6,
+            SolverChoice::GoodLpHighs => 6,
+            SolverChoice::GoodLpClarabel => 7,
+            SolverChoice::GoodLpMicrolp => 8,
         };
         f.write_str(Self::NAMES[i])
     }
@@ -181,6 +195,8 @@ impl FromStr for SolverChoice {
             "highs-ipm" => SolverChoice::HighsIpm,
             "clarabel" => SolverChoice::Clarabel,
             "good-lp" | "good_lp" => SolverChoice::GoodLp,
+            "good-lp-highs" => SolverChoice::GoodLpHighs,
+            "good-lp-clarabel" => SolverChoice::GoodLpClarabel,
             "good-lp-microlp" => SolverChoice::GoodLpMicrolp,
             other => {
                 return Err(Error::input(format!(
@@ -288,11 +304,33 @@ pub fn solve_problem(problem: &Problem, solver: &dyn LpSolver, assembly_seconds:
     })
 }
 
+/// Solve one LP with the chosen solver. `Auto` tries Clarabel, then HiGHS, until one returns a
+/// solution our checks confirm as optimal; the first usable solution is kept otherwise.
+pub fn solve_with_choice(problem: &Problem, choice: SolverChoice, assembly_seconds: f64) -> Result<Solution> {
+    let candidates: Vec<SolverChoice> = match choice {
+        SolverChoice::Auto => [SolverChoice::Clarabel, SolverChoice::Highs, SolverChoice::GoodLp]
+            .into_iter()
+            .filter(|c| c.backend().is_ok())
+            .collect(),
+        other => vec![other],
+    };
+    let mut fallback: Option<Solution> = None;
+    let mut last_err = None;
+    for c in candidates {
+        match solve_problem(problem, c.backend()?.as_ref(), assembly_seconds) {
+            Ok(s) if s.status == Status::Optimal => return Ok(s),
+            Ok(s) => fallback = fallback.or(Some(s)),
+            Err(e) => last_err = Some(e),
+        }
+    }
+    fallback.ok_or_else(|| last_err.unwrap_or_else(|| Error::Solver("no solver backend compiled in".into())))
+}
+
 /// Solve a model for each ε in `epsilons` (the model's own list when `None`).
 pub fn solve_model(model: &Model, epsilons: Option<&[f64]>, choice: SolverChoice) -> Result<Vec<Solution>> {
     let eps_list = epsilons.unwrap_or(&model.epsilons);
     crate::model::validate_epsilons(eps_list, "--eps")?;
-    let solver = choice.backend()?;
+    choice.backend()?;
     let start = Instant::now();
     let cost = Arc::new(cost_matrix(model)?);
     let cost_seconds = start.elapsed().as_secs_f64();
@@ -302,7 +340,7 @@ pub fn solve_model(model: &Model, epsilons: Option<&[f64]>, choice: SolverChoice
             let t = Instant::now();
             let problem = Problem::try_new(cost.clone(), model.family.neighbours(), eps)?;
             let assembly = cost_seconds + t.elapsed().as_secs_f64();
-            solve_problem(&problem, solver.as_ref(), assembly)
+            solve_with_choice(&problem, choice, assembly)
         })
         .collect()
 }
