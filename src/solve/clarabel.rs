@@ -13,15 +13,17 @@ use crate::{Error, Result};
 /// The Clarabel backend with its settings.
 #[derive(Debug, Clone)]
 pub struct ClarabelSolver {
-    /// Relative gap and feasibility tolerance (the scaled optimum is ≥ 1).
-    pub tolerance: f64,
+    /// Absolute and relative duality-gap tolerance (the scaled optimum is ≥ 1).
+    pub gap_tolerance: f64,
+    /// Primal/dual feasibility tolerance.
+    pub feasibility_tolerance: f64,
     /// Iteration cap.
     pub max_iter: u32,
 }
 
 impl Default for ClarabelSolver {
     fn default() -> Self {
-        ClarabelSolver { tolerance: 1e-10, max_iter: 400 }
+        ClarabelSolver { gap_tolerance: 1e-9, feasibility_tolerance: 1e-10, max_iter: 400 }
     }
 }
 
@@ -30,9 +32,9 @@ impl ClarabelSolver {
         DefaultSettingsBuilder::default()
             .verbose(false)
             .max_iter(self.max_iter)
-            .tol_gap_abs(self.tolerance)
-            .tol_gap_rel(self.tolerance)
-            .tol_feas(self.tolerance)
+            .tol_gap_abs(self.gap_tolerance)
+            .tol_gap_rel(self.gap_tolerance)
+            .tol_feas(self.feasibility_tolerance)
             .presolve_enable(true)
             .build()
             .map_err(|e| Error::Solver(format!("invalid Clarabel settings: {e}")))

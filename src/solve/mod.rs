@@ -95,7 +95,8 @@ pub trait LpSolver {
 /// Which solver to use: parsed from `--solver`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SolverChoice {
-    /// Clarabel, falling back to HiGHS (then good_lp) when it does not confirm an optimum.
+    /// Clarabel, then HiGHS when Clarabel's result is not confirmed optimal (the first usable
+    /// result is kept if neither is).
     Auto,
     /// HiGHS, letting it choose the method (dual simplex on these LPs).
     Highs,
@@ -135,7 +136,7 @@ impl SolverChoice {
                 } else if cfg!(feature = "highs") {
                     SolverChoice::Highs.backend()
                 } else {
-                    SolverChoice::GoodLp.backend()
+                    missing("clarabel")
                 }
             }
             #[cfg(feature = "highs")]
@@ -305,25 +306,51 @@ pub fn solve_problem(problem: &Problem, solver: &dyn LpSolver, assembly_seconds:
 }
 
 /// Solve one LP with the chosen solver. `Auto` tries Clarabel, then HiGHS, until one returns a
-/// solution our checks confirm as optimal; the first usable solution is kept otherwise.
+/// solution our checks confirm as optimal; otherwise the usable one with the smallest certified
+/// gap is kept.
 pub fn solve_with_choice(problem: &Problem, choice: SolverChoice, assembly_seconds: f64) -> Result<Solution> {
     let candidates: Vec<SolverChoice> = match choice {
-        SolverChoice::Auto => [SolverChoice::Clarabel, SolverChoice::Highs, SolverChoice::GoodLp]
+        SolverChoice::Auto => [SolverChoice::Clarabel, SolverChoice::Highs]
             .into_iter()
             .filter(|c| c.backend().is_ok())
             .collect(),
         other => vec![other],
     };
+    let start = Instant::now();
     let mut fallback: Option<Solution> = None;
+    let mut tried = Vec::new();
     let mut last_err = None;
     for c in candidates {
         match solve_problem(problem, c.backend()?.as_ref(), assembly_seconds) {
-            Ok(s) if s.status == Status::Optimal => return Ok(s),
-            Ok(s) => fallback = fallback.or(Some(s)),
-            Err(e) => last_err = Some(e),
+            Ok(s) if s.status == Status::Optimal => {
+                return Ok(with_attempts(s, &tried, start));
+            }
+            Ok(s) => {
+                tried.push(format!("{}: {}", s.solver, s.status));
+                let gap = |x: &Solution| x.relative_gap.unwrap_or(f64::INFINITY);
+                if fallback.as_ref().is_none_or(|f| gap(&s) < gap(f)) {
+                    fallback = Some(s);
+                }
+            }
+            Err(e) => {
+                tried.push(e.to_string());
+                last_err = Some(e);
+            }
         }
     }
-    fallback.ok_or_else(|| last_err.unwrap_or_else(|| Error::Solver("no solver backend compiled in".into())))
+    match fallback {
+        Some(s) => Ok(with_attempts(s, &tried, start)),
+        None => Err(last_err.unwrap_or_else(|| Error::Solver("no solver backend compiled in".into()))),
+    }
+}
+
+/// Charge all attempts' time to the kept solution and record what was tried before it.
+fn with_attempts(mut s: Solution, tried: &[String], start: Instant) -> Solution {
+    s.seconds = start.elapsed().as_secs_f64();
+    if !tried.is_empty() {
+        s.solver_detail = format!("{} (attempts: {})", s.solver_detail, tried.join("; "));
+    }
+    s
 }
 
 /// Solve a model for each ε in `epsilons` (the model's own list when `None`).
