@@ -6,10 +6,13 @@ MODEL ?= models/bernoulli-k100.toml
 
 # HiGHS is built from source by the highs-sys crate: it needs cmake and libclang.
 deps:
-	@if ! command -v cmake >/dev/null 2>&1 || ! ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 && ! ls /usr/lib/*/libclang*.so* >/dev/null 2>&1; then \
-		echo "installing cmake and libclang-dev (needed to build HiGHS)"; \
+	@need=""; \
+	command -v cmake >/dev/null 2>&1 || need="cmake"; \
+	if command -v dpkg >/dev/null 2>&1; then dpkg -s libclang-dev >/dev/null 2>&1 || need="$$need libclang-dev"; fi; \
+	if [ -n "$$need" ]; then \
+		echo "installing$$need (needed to build HiGHS)"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq cmake libclang-dev >/dev/null; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$need >/dev/null; \
 	fi
 
 build: deps
