@@ -37,7 +37,9 @@
 
 #![deny(missing_docs)]
 
+pub mod baselines;
 pub mod error;
+pub mod eval;
 pub mod lp;
 pub mod model;
 pub mod output;
