@@ -43,6 +43,7 @@ pub mod eval;
 pub mod lp;
 pub mod model;
 pub mod output;
+pub mod report;
 pub mod solve;
 
 pub use error::{Error, Result};

@@ -3,6 +3,7 @@
 //! LP optimises), the risk under the continuous prior by quadrature, MSE(θ) curves and the
 //! Monte-Carlo route that cross-checks every exact formula through `release`.
 
+pub mod compare;
 pub mod grid_mechanism;
 pub mod noise;
 pub mod quad;

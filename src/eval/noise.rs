@@ -118,6 +118,12 @@ impl Noise {
             Noise::LaplaceSum { m, b } => {
                 // P(W ≤ −x) = ½ − P(0 ≤ W ≤ x) = ½ − Σ_j c_j j! P(j+1, x/b) (regularised gamma).
                 let u = -w / b;
+                if u <= 0.0 {
+                    return 0.5;
+                }
+                if u == f64::INFINITY {
+                    return 0.0;
+                }
                 let inner: f64 = laplace_sum_log_coefficients(m)
                     .iter()
                     .enumerate()
