@@ -40,16 +40,16 @@ enum Command {
         /// Model file (TOML, binomial family).
         model: PathBuf,
         /// Comma-separated privacy levels; default: the model's `epsilon` list.
-        #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
-        eps: Option<Vec<f64>>,
+        #[arg(long, allow_hyphen_values = true)]
+        eps: Option<String>,
         /// Comma-separated numbers of trials K; default: the model's.
-        #[arg(long, value_delimiter = ',')]
-        trials: Option<Vec<u64>>,
+        #[arg(long, allow_hyphen_values = true)]
+        trials: Option<String>,
         /// Comma-separated method ids (ubapp, lbapp, lbapp-clamped, laplace-count,
         /// laplace-count-clamped, geometric, smith-sa, cssa, dssa, dsaa, lei-ph, lei-thld, gaussian,
         /// gaussian-conventional, cape); default: all that apply.
-        #[arg(long, value_delimiter = ',')]
-        methods: Option<Vec<String>>,
+        #[arg(long)]
+        methods: Option<String>,
         /// Write risk.csv and the plots (PNG and SVG) into this directory.
         #[arg(long)]
         out: Option<PathBuf>,

@@ -14,12 +14,12 @@ use ubapp::Result;
 pub struct Args<'a> {
     /// Model file.
     pub model: &'a Path,
-    /// `--eps`.
-    pub eps: Option<Vec<f64>>,
-    /// `--trials`.
-    pub trials: Option<Vec<u64>>,
-    /// `--methods`.
-    pub methods: Option<Vec<String>>,
+    /// `--eps` (comma-separated).
+    pub eps: Option<String>,
+    /// `--trials` (comma-separated).
+    pub trials: Option<String>,
+    /// `--methods` (comma-separated).
+    pub methods: Option<String>,
     /// `--out`.
     pub out: Option<&'a Path>,
     /// `--json`.
@@ -38,9 +38,11 @@ pub struct Args<'a> {
 pub fn run(a: Args<'_>) -> Result<()> {
     let solver: SolverChoice = a.solver.parse()?;
     let methods = match &a.methods {
-        Some(list) => Method::parse_list(list)?,
+        Some(list) => Method::parse_list(&items(list))?,
         None => Method::ALL.to_vec(),
     };
+    let eps = a.eps.as_deref().map(|s| parse_list::<f64>(s, "--eps", "a number")).transpose()?;
+    let trials = a.trials.as_deref().map(|s| parse_list::<u64>(s, "--trials", "a whole number")).transpose()?;
     let model = Model::load(a.model)?;
     #[allow(unreachable_patterns)]
     let default_trials = match model.family {
@@ -48,8 +50,8 @@ pub fn run(a: Args<'_>) -> Result<()> {
         _ => 0,
     };
     let opts = CompareOptions {
-        eps: a.eps.unwrap_or_else(|| model.epsilons.clone()),
-        trials: a.trials.unwrap_or_else(|| vec![default_trials]),
+        eps: eps.unwrap_or_else(|| model.epsilons.clone()),
+        trials: trials.unwrap_or_else(|| vec![default_trials]),
         methods,
         baseline: BaselineOptions { delta: a.delta, parties: a.parties, seed: a.seed },
         solver,
@@ -77,4 +79,17 @@ pub fn run(a: Args<'_>) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The non-empty comma-separated items of a flag's value.
+fn items(s: &str) -> Vec<String> {
+    s.split(',').map(str::trim).filter(|x| !x.is_empty()).map(String::from).collect()
+}
+
+/// Parse a comma-separated list (emptiness is checked by the library's validation).
+fn parse_list<T: std::str::FromStr>(s: &str, flag: &str, what: &str) -> Result<Vec<T>> {
+    items(s)
+        .iter()
+        .map(|x| x.parse().map_err(|_| ubapp::Error::input(format!("{flag}: \"{x}\" is not {what}"))))
+        .collect()
 }

@@ -198,7 +198,7 @@ fn draw_heatmap<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, h: &Heatmap) 
     let (ylo, yhi) = (edges[0].0, edges[edges.len() - 1].1);
     let (ylo, yhi) = if yhi > ylo { (ylo, yhi) } else { (ylo - 0.5, ylo + 0.5) };
     let mut chart = ChartBuilder::on(&main)
-        .caption(format!("UBaPP mechanism P(θ̃ | y), ε = {}, K = {}", h.eps, h.trials), (FONT, 20))
+        .caption(format!("UBaPP mechanism: Pr(release | y), ε = {}, K = {}", h.eps, h.trials), (FONT, 20))
         .margin(12)
         .x_label_area_size(45)
         .y_label_area_size(60)
@@ -208,14 +208,15 @@ fn draw_heatmap<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, h: &Heatmap) 
         .configure_mesh()
         .disable_mesh()
         .x_desc("observation y (successes)")
-        .y_desc("released θ̃")
+        .y_desc("released value")
+        .x_label_formatter(&|v| format!("{}", v.round() as i64))
         .label_style((FONT, 14))
         .axis_desc_style((FONT, 16))
         .draw()
         .map_err(e)?;
     let cells = (0..n_obs).flat_map(|i| {
         order.iter().zip(&edges).map(move |(&k, &(a, b))| {
-            let v = h.p[[k, i]].max(0.0);
+            let v = h.p[[k, i]].max(0.0).sqrt(); // √P: small probabilities stay visible
             Rectangle::new([(i as f64 - 0.5, a), (i as f64 + 0.5, b)], colormap(v).filled())
         })
     });
@@ -228,7 +229,14 @@ fn draw_heatmap<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, h: &Heatmap) 
         .y_label_area_size(40)
         .build_cartesian_2d(0f64..1f64, 0f64..1f64)
         .map_err(e)?;
-    cb.configure_mesh().disable_mesh().disable_x_axis().y_labels(6).label_style((FONT, 12)).draw().map_err(e)?;
+    cb.configure_mesh()
+        .disable_mesh()
+        .disable_x_axis()
+        .y_labels(6)
+        .y_label_formatter(&|v| format!("{:.2}", v * v)) // the bar is drawn in √P
+        .label_style((FONT, 12))
+        .draw()
+        .map_err(e)?;
     cb.draw_series((0..100).map(|i| {
         let t = i as f64 / 100.0;
         Rectangle::new([(0.0, t), (1.0, t + 0.01)], colormap(t + 0.005).filled())
