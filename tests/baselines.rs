@@ -59,14 +59,14 @@ fn check_against_monte_carlo(m: &Model, eps_list: &[f64], thetas: &[f64], draws:
 #[test]
 fn exact_risks_match_monte_carlo_squared_loss() {
     let m = model(12, 15, 0.0, 1.0, "squared", "{ kind = \"uniform\" }");
-    check_against_monte_carlo(&m, &[0.3, 2.0], &[0.13, 0.5, 0.81], 20_000);
+    check_against_monte_carlo(&m, &[0.3, 2.0], &[0.13, 0.5, 0.81], 200_000);
 }
 
 #[test]
 fn exact_risks_match_monte_carlo_absolute_loss_and_a_restricted_interval() {
     // A clamp that binds (Θ = [0.1, 0.8]) and absolute loss exercise the numerical routes.
     let m = model(12, 12, 0.1, 0.8, "absolute", "{ kind = \"beta\", a = 2.0, b = 3.0 }");
-    check_against_monte_carlo(&m, &[0.5, 3.0], &[0.15, 0.62], 20_000);
+    check_against_monte_carlo(&m, &[0.5, 3.0], &[0.15, 0.62], 200_000);
 }
 
 #[test]
