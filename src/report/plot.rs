@@ -8,7 +8,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::FontStyle;
 
-use crate::eval::compare::{Comparison, Heatmap};
+use crate::eval::compare::{Comparison, Heatmap, Row};
 use crate::output::write_atomic;
 use crate::{Error, Result};
 
@@ -86,7 +86,13 @@ fn tf(log: bool, v: f64) -> Option<f64> {
 fn fmt_axis(log: bool, v: f64) -> String {
     if log {
         let p = 10f64.powf(v);
-        if (v - v.round()).abs() < 1e-9 {
+        if (1.0..1e5).contains(&p) {
+            if p >= 10.0 {
+                format!("{p:.0}")
+            } else {
+                format!("{p:.1}")
+            }
+        } else if (v - v.round()).abs() < 1e-9 {
             format!("1e{}", v.round() as i64)
         } else {
             format!("{p:.1e}")
@@ -247,12 +253,30 @@ fn draw_heatmap<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, h: &Heatmap) 
 
 const SIZE: (u32, u32) = (900, 600);
 
+/// Which files to write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Formats {
+    /// Write `stem.png`.
+    pub png: bool,
+    /// Write `stem.svg`.
+    pub svg: bool,
+}
+
+impl Formats {
+    /// PNG and SVG.
+    pub const BOTH: Formats = Formats { png: true, svg: true };
+    /// PNG only (e.g. figures committed to the repository).
+    pub const PNG: Formats = Formats { png: true, svg: false };
+}
+
 /// Render with `draw` to `dir/stem.png` and `dir/stem.svg`, each atomically.
-fn render(dir: &Path, stem: &str, draw: &dyn Fn(&DrawingArea<BitMapBackend, Shift>) -> std::result::Result<(), String>, draw_svg: &dyn Fn(&DrawingArea<SVGBackend, Shift>) -> std::result::Result<(), String>) -> Result<Vec<String>> {
+fn render(dir: &Path, stem: &str, formats: Formats, draw: &dyn Fn(&DrawingArea<BitMapBackend, Shift>) -> std::result::Result<(), String>, draw_svg: &dyn Fn(&DrawingArea<SVGBackend, Shift>) -> std::result::Result<(), String>) -> Result<Vec<String>> {
     init_font();
     let fail = |what: &str, m: String| Error::Io { path: dir.join(what), source: std::io::Error::other(m) };
+    let mut files = Vec::new();
     // PNG: draw into a pixel buffer, encode, write atomically.
     let png_name = format!("{stem}.png");
+    if formats.png {
     let mut buf = vec![255u8; (SIZE.0 * SIZE.1 * 3) as usize];
     {
         let root = BitMapBackend::with_buffer(&mut buf, SIZE).into_drawing_area();
@@ -261,14 +285,19 @@ fn render(dir: &Path, stem: &str, draw: &dyn Fn(&DrawingArea<BitMapBackend, Shif
     let mut png = Vec::new();
     encode_png(&buf, SIZE, &mut png).map_err(|m| fail(&png_name, m))?;
     write_atomic(&dir.join(&png_name), &png)?;
-    let svg_name = format!("{stem}.svg");
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
-        draw_svg(&root).map_err(|m| fail(&svg_name, m))?;
+    files.push(png_name);
     }
-    write_atomic(&dir.join(&svg_name), svg.as_bytes())?;
-    Ok(vec![png_name, svg_name])
+    let svg_name = format!("{stem}.svg");
+    if formats.svg {
+        let mut svg = String::new();
+        {
+            let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+            draw_svg(&root).map_err(|m| fail(&svg_name, m))?;
+        }
+        write_atomic(&dir.join(&svg_name), svg.as_bytes())?;
+        files.push(svg_name);
+    }
+    Ok(files)
 }
 
 /// Encode an RGB buffer as PNG.
@@ -281,14 +310,36 @@ fn encode_png(rgb: &[u8], size: (u32, u32), out: &mut Vec<u8>) -> std::result::R
     w.write_image_data(rgb).map_err(|e| e.to_string())
 }
 
-/// Write a line plot as `stem.png` and `stem.svg` in `dir`.
-pub fn write_line_plot(dir: &Path, stem: &str, plot: &LinePlot) -> Result<Vec<String>> {
-    render(dir, stem, &|r| draw_lines(r, plot), &|r| draw_lines(r, plot))
+/// Write a line plot as `stem.png` and/or `stem.svg` in `dir`.
+pub fn write_line_plot(dir: &Path, stem: &str, plot: &LinePlot, formats: Formats) -> Result<Vec<String>> {
+    render(dir, stem, formats, &|r| draw_lines(r, plot), &|r| draw_lines(r, plot))
 }
 
-/// Write a heat map of a UBaPP mechanism as `stem.png` and `stem.svg` in `dir`.
-pub fn write_heatmap(dir: &Path, stem: &str, h: &Heatmap) -> Result<Vec<String>> {
-    render(dir, stem, &|r| draw_heatmap(r, h), &|r| draw_heatmap(r, h))
+/// Write a heat map of a UBaPP mechanism as `stem.png` and/or `stem.svg` in `dir`.
+pub fn write_heatmap(dir: &Path, stem: &str, h: &Heatmap, formats: Formats) -> Result<Vec<String>> {
+    render(dir, stem, formats, &|r| draw_heatmap(r, h), &|r| draw_heatmap(r, h))
+}
+
+/// One series per method of `rows` (in first-seen order): the rows that `x` maps to Some(x),
+/// plotted as (x, bayes_risk); (ε, δ) methods dashed and labelled so.
+pub fn risk_series(rows: &[Row], x: &dyn Fn(&Row) -> Option<f64>) -> Vec<Series> {
+    let mut methods: Vec<(String, bool)> = Vec::new();
+    for r in rows {
+        let m = (r.method.clone(), r.privacy == "eps-delta");
+        if !methods.contains(&m) {
+            methods.push(m);
+        }
+    }
+    methods
+        .iter()
+        .map(|(m, approx)| Series {
+            name: legend(m, *approx),
+            color: method_color(m),
+            dashed: *approx,
+            points: rows.iter().filter(|r| &r.method == m).filter_map(|r| x(r).map(|v| (v, r.bayes_risk))).collect(),
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect()
 }
 
 fn legend(method: &str, approx: bool) -> String {
@@ -318,25 +369,7 @@ pub fn write_all(dir: &Path, cmp: &Comparison) -> Result<Vec<String>> {
     let mut eps: Vec<f64> = cmp.rows.iter().map(|r| r.eps).collect();
     eps.sort_by(f64::total_cmp);
     eps.dedup();
-    let mut methods: Vec<(String, bool)> = Vec::new();
-    for r in &cmp.rows {
-        let m = (r.method.clone(), r.privacy == "eps-delta");
-        if !methods.contains(&m) {
-            methods.push(m);
-        }
-    }
-    let series_of = |pick: &dyn Fn(&crate::eval::compare::Row) -> Option<f64>| -> Vec<Series> {
-        methods
-            .iter()
-            .map(|(m, approx)| Series {
-                name: legend(m, *approx),
-                color: method_color(m),
-                dashed: *approx,
-                points: cmp.rows.iter().filter(|r| &r.method == m).filter_map(|r| pick(r).map(|x| (x, r.bayes_risk))).collect(),
-            })
-            .filter(|s| !s.points.is_empty())
-            .collect()
-    };
+    let series_of = |x: &dyn Fn(&Row) -> Option<f64>| risk_series(&cmp.rows, x);
     if eps.len() > 1 {
         for &k in &trials {
             let plot = LinePlot {
@@ -347,7 +380,7 @@ pub fn write_all(dir: &Path, cmp: &Comparison) -> Result<Vec<String>> {
                 y_log: true,
                 series: series_of(&|r| (r.trials == k).then_some(r.eps)),
             };
-            files.extend(write_line_plot(dir, &format!("risk_vs_eps_K{k}"), &plot)?);
+            files.extend(write_line_plot(dir, &format!("risk_vs_eps_K{k}"), &plot, Formats::BOTH)?);
         }
     }
     if trials.len() > 1 {
@@ -360,7 +393,7 @@ pub fn write_all(dir: &Path, cmp: &Comparison) -> Result<Vec<String>> {
                 y_log: true,
                 series: series_of(&|r| (r.eps == e).then_some(r.trials as f64)),
             };
-            files.extend(write_line_plot(dir, &format!("risk_vs_trials_eps{}", tag(e)), &plot)?);
+            files.extend(write_line_plot(dir, &format!("risk_vs_trials_eps{}", tag(e)), &plot, Formats::BOTH)?);
         }
     }
     for c in &cmp.curves {
@@ -381,10 +414,10 @@ pub fn write_all(dir: &Path, cmp: &Comparison) -> Result<Vec<String>> {
                 })
                 .collect(),
         };
-        files.extend(write_line_plot(dir, &format!("mse_theta_eps{}_K{}", tag(c.eps), c.trials), &plot)?);
+        files.extend(write_line_plot(dir, &format!("mse_theta_eps{}_K{}", tag(c.eps), c.trials), &plot, Formats::BOTH)?);
     }
     for h in &cmp.heatmaps {
-        files.extend(write_heatmap(dir, &format!("heatmap_ubapp_eps{}_K{}", tag(h.eps), h.trials), h)?);
+        files.extend(write_heatmap(dir, &format!("heatmap_ubapp_eps{}_K{}", tag(h.eps), h.trials), h, Formats::BOTH)?);
     }
     Ok(files)
 }
