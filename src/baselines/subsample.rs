@@ -153,3 +153,17 @@ impl Estimator for SubsampleAggregate {
         Risk { value: mean, se, method: RiskMethod::MonteCarlo }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn smith_block_count_follows_n_to_the_three_fifths() {
+        assert_eq!(smith_blocks(100, 1.0), 16); // 100^0.6 = 15.85
+        assert_eq!(smith_blocks(100, 0.1), 40); // × 0.1^−0.4 = 2.512
+        assert_eq!(smith_blocks(100, 1e-4), 100); // 631 capped at n
+        assert_eq!(smith_blocks(100, 1e6), 1); // 0.063 raised to 1
+        assert_eq!(smith_blocks(1, 0.5), 1);
+    }
+}

@@ -47,19 +47,33 @@ pub fn normal_pdf(x: f64) -> f64 {
     (-0.5 * x * x).exp() / (2.0 * std::f64::consts::PI).sqrt()
 }
 
-/// ln c_j of the sum of m Laplace(1): c_j = 2^j (2m−2−j)! / (j! (m−1−j)! 2^{2m−1} (m−1)!).
-fn laplace_sum_log_coefficients(m: u64) -> Vec<f64> {
-    let mf = m as f64;
-    (0..m)
-        .map(|j| {
-            let jf = j as f64;
-            jf * 2f64.ln() + ln_gamma(2.0 * mf - 1.0 - jf)
-                - ln_gamma(jf + 1.0)
-                - ln_gamma(mf - jf)
-                - (2.0 * mf - 1.0) * 2f64.ln()
-                - ln_gamma(mf)
-        })
-        .collect()
+/// ln c_j of the sum of m Laplace(1): c_j = 2^j (2m−2−j)! / (j! (m−1−j)! 2^{2m−1} (m−1)!),
+/// cached per thread (the density is evaluated many times per integral).
+fn laplace_sum_log_coefficients(m: u64) -> std::rc::Rc<Vec<f64>> {
+    thread_local! {
+        static CACHE: std::cell::RefCell<std::collections::HashMap<u64, std::rc::Rc<Vec<f64>>>> =
+            std::cell::RefCell::new(std::collections::HashMap::new());
+    }
+    CACHE.with(|c| {
+        c.borrow_mut()
+            .entry(m)
+            .or_insert_with(|| {
+                let mf = m as f64;
+                std::rc::Rc::new(
+                    (0..m)
+                        .map(|j| {
+                            let jf = j as f64;
+                            jf * 2f64.ln() + ln_gamma(2.0 * mf - 1.0 - jf)
+                                - ln_gamma(jf + 1.0)
+                                - ln_gamma(mf - jf)
+                                - (2.0 * mf - 1.0) * 2f64.ln()
+                                - ln_gamma(mf)
+                        })
+                        .collect(),
+                )
+            })
+            .clone()
+    })
 }
 
 impl Noise {

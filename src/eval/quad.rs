@@ -69,13 +69,17 @@ thread_local! {
 }
 
 /// ∫_a^b f by adaptive bisection with a 10-point Gauss–Legendre rule: an interval is accepted when
-/// the rule on it and on its two halves agree to `tol` (absolute; halved at each level).
+/// the rule on it and on its two halves agree to `tol` (absolute; halved at each level) or to 1e-13
+/// relative; at most 30 levels.
 pub fn adaptive(a: f64, b: f64, tol: f64, f: &mut impl FnMut(f64) -> f64) -> f64 {
     fn rec(rule: &Rule, a: f64, b: f64, whole: f64, tol: f64, depth: u32, f: &mut impl FnMut(f64) -> f64) -> f64 {
         let m = 0.5 * (a + b);
         let l = rule.integrate(a, m, f);
         let r = rule.integrate(m, b, f);
-        if (l + r - whole).abs() <= tol || depth == 0 || m <= a || m >= b {
+        // Accept on the absolute tolerance, or when the estimates agree to 1e-13 relative (below
+        // that, differences are rounding and bisecting further would never end).
+        let diff = (l + r - whole).abs();
+        if diff <= tol || diff <= 1e-13 * (l + r).abs() || depth == 0 || m <= a || m >= b {
             l + r
         } else {
             rec(rule, a, m, l, 0.5 * tol, depth - 1, f) + rec(rule, m, b, r, 0.5 * tol, depth - 1, f)
@@ -86,7 +90,7 @@ pub fn adaptive(a: f64, b: f64, tol: f64, f: &mut impl FnMut(f64) -> f64) -> f64
     }
     RULE10.with(|rule| {
         let whole = rule.integrate(a, b, f);
-        rec(rule, a, b, whole, tol, 40, f)
+        rec(rule, a, b, whole, tol, 30, f)
     })
 }
 
