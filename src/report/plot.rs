@@ -146,7 +146,10 @@ fn draw_lines<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, plot: &LinePlot
         .map_err(e)?;
     for (s, p) in plot.series.iter().zip(pts) {
         let c = palette(s.color);
-        let style = ShapeStyle { color: c.to_rgba(), filled: false, stroke_width: 2 };
+        // UBaPP (colour 0) is drawn wider so that methods matching it (e.g. the geometric mechanism)
+        // leave it visible around them.
+        let width = if s.color == 0 { 5 } else { 2 };
+        let style = ShapeStyle { color: c.to_rgba(), filled: false, stroke_width: width };
         let anno = if s.dashed {
             chart.draw_series(DashedLineSeries::new(p.clone(), 6, 4, style)).map_err(e)?
         } else {
