@@ -2,7 +2,7 @@
 CARGO ?= cargo
 MODEL ?= models/bernoulli-k100.toml
 
-.PHONY: deps build demo test bench clean
+.PHONY: deps build demo test bench clean paper
 
 # HiGHS is built from source by the highs-sys crate: it needs cmake and libclang.
 deps:
@@ -26,3 +26,7 @@ test: deps
 
 clean:
 	$(CARGO) clean
+
+# The UBaPP paper's figures (MSE vs ε, MSE vs K, heat maps of P) with the baselines, into docs/figures/.
+paper: deps
+	$(CARGO) run --release --example reproduce_paper -- docs/figures > docs/figures/paper_numbers.csv

@@ -37,10 +37,13 @@
 
 #![deny(missing_docs)]
 
+pub mod baselines;
 pub mod error;
+pub mod eval;
 pub mod lp;
 pub mod model;
 pub mod output;
+pub mod report;
 pub mod solve;
 
 pub use error::{Error, Result};
