@@ -35,6 +35,12 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// List the model files in a directory with a one-line description of each.
+    Models {
+        /// Directory of model files.
+        #[arg(default_value = "models")]
+        dir: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
@@ -43,6 +49,7 @@ fn main() -> ExitCode {
         Command::Solve { model, eps, solver, json, out } => {
             cli::solve::run(&model, eps.as_deref(), &solver, json, out.as_deref())
         }
+        Command::Models { dir } => cli::models::run(&dir),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
