@@ -41,6 +41,7 @@ pub mod error;
 pub mod lp;
 pub mod model;
 pub mod output;
+pub mod simplex_svg;
 pub mod solve;
 
 pub use error::{Error, Result};
