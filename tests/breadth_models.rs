@@ -244,3 +244,12 @@ fn malformed_inputs_fail_with_one_sentence_naming_file_and_field() {
     expect_input_error(dir, &exact("", ""), &["model.toml", "output.grid", "exact"]);
     expect_input_error(dir, &exact("objective = \"minimax\"", "[output]\ngrid = { kind = \"midpoint\", points = 5 }"), &["minimax", "parameter.grid.kind"]);
 }
+
+#[test]
+fn every_model_spec_round_trips_through_toml() {
+    for f in model_files() {
+        let spec = ubapp::model::ModelSpec::from_file(&f).unwrap();
+        let again = ubapp::model::ModelSpec::from_toml(&spec.to_toml(), "round trip").unwrap();
+        assert_eq!(spec, again, "{}", f.display());
+    }
+}

@@ -208,3 +208,30 @@ fn midpoint_grid_risk_converges_to_the_exact_risk() {
     }
     assert!(errors.last().unwrap().1 < 1e-4, "{errors:?}");
 }
+
+#[test]
+fn lagrangian_bounds_of_the_extended_programs_hold_for_arbitrary_multipliers() {
+    use rand::{rngs::StdRng, RngExt, SeedableRng};
+    let m = bernoulli(6, 10, "", "squared");
+    let cost = Arc::new(cost_matrix(&m).unwrap());
+    let w = Arc::new(m.risk_matrix());
+    let solver = highs();
+    let mut rng = StdRng::seed_from_u64(3);
+    for program in [
+        Program { delta: Some(0.01), risk_rows: None },
+        Program { delta: None, risk_rows: Some(w.clone()) },
+        Program { delta: Some(0.02), risk_rows: Some(w.clone()) },
+    ] {
+        let pb = Problem::with_program(cost.clone(), m.family.neighbours(), 0.7, program);
+        let s = solve_problem(&pb, solver.as_ref(), 0.0).unwrap();
+        let n = pb.n_rows() - pb.n_eq();
+        for _ in 0..200 {
+            let scale: f64 = 10f64.powf(rng.random_range(-4.0..1.0));
+            let mu: Vec<f64> = (0..n).map(|_| if rng.random::<f64>() < 0.5 { 0.0 } else { scale * rng.random::<f64>() }).collect();
+            let b = pb.lagrangian_bound(&mu);
+            assert!(b <= s.objective * (1.0 + 1e-9), "bound {b} above the optimum {}", s.objective);
+        }
+        // And the solver's own multipliers make it tight.
+        assert!(s.relative_gap.unwrap() < 1e-7, "gap {:?}", s.relative_gap);
+    }
+}

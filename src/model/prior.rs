@@ -99,3 +99,38 @@ pub fn dirichlet_samples(points: usize, seed: u64, alpha: &[f64]) -> crate::mode
     }
     crate::model::Grid::new(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dirichlet_samples_lie_on_the_simplex_with_the_right_mean() {
+        let alpha = [1.0, 2.0, 5.0];
+        let g = dirichlet_samples(20_000, 11, &alpha);
+        let mut mean = [0.0; 3];
+        for r in g.points().rows() {
+            assert!((r.sum() - 1.0).abs() < 1e-12 && r.iter().all(|&x| x >= 0.0));
+            for d in 0..3 {
+                mean[d] += r[d] / 20_000.0;
+            }
+        }
+        // E θ_d = α_d / Σα; sd of each coordinate ≤ 0.5, so 5 sd of the mean is ≤ 0.018.
+        for d in 0..3 {
+            assert!((mean[d] - alpha[d] / 8.0).abs() < 0.018, "{mean:?}");
+        }
+    }
+
+    #[test]
+    fn dirichlet_weights_are_the_normalised_density() {
+        let g = crate::model::Grid::simplex_lattice(3, 4);
+        let w = dirichlet_weights(&g, &[1.0, 1.0, 1.0]).unwrap();
+        assert!(w.iter().all(|&x| (x - 1.0 / 15.0).abs() < 1e-15));
+        let w = dirichlet_weights(&g, &[2.0, 3.0, 0.5]).unwrap();
+        let dens = |p: ndarray::ArrayView1<f64>| p[0] * p[1].powi(2) * p[2].powf(-0.5);
+        let total: f64 = g.points().rows().into_iter().map(dens).sum();
+        for (j, r) in g.points().rows().into_iter().enumerate() {
+            assert!((w[j] - dens(r) / total).abs() < 1e-14);
+        }
+    }
+}
