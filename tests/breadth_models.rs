@@ -220,6 +220,9 @@ fn malformed_inputs_fail_with_one_sentence_naming_file_and_field() {
     expect_input_error(dir, &multinomial("[1.0, 0.0, 2.0]", simplex), &["model.toml", "parameter.prior.alpha[1]", "> 0"]);
     expect_input_error(dir, &multinomial("[1.0, -1.0, 2.0]", simplex), &["parameter.prior.alpha[1]"]);
     expect_input_error(dir, &multinomial("[1.0, 2.0]", simplex), &["parameter.prior.alpha", "one entry per category (3)"]);
+    // An explicit grid file whose point is off the simplex.
+    std::fs::write(dir.join("pts.csv"), "0.2,0.3,0.5\n0.5,0.5,0.5\n").unwrap();
+    expect_input_error(dir, &multinomial("[1.0, 1.0, 1.0]", r#"{ kind = "explicit", file = "pts.csv" }"#), &["pts.csv", "parameter.grid.file", "point 2 is not in the simplex"]);
     // A 1-D grid for the multinomial.
     expect_input_error(dir, &multinomial("[1.0, 1.0, 1.0]", r#"{ kind = "midpoint", points = 5 }"#), &["parameter.grid", "simplex"]);
 

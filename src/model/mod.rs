@@ -421,7 +421,7 @@ fn build_grid(g: &GridSpec, field: &str, space: Space, lower: f64, upper: f64, p
             Grid::simplex_lattice(d, *resolution)
         }
         GridSpec::Explicit { values, file } => {
-            let g = match (values, file) {
+            let (g, field) = match (values, file) {
                 (Some(v), None) => {
                     if v.is_empty() {
                         bail_input!("{field}.values must list at least one point");
@@ -429,9 +429,13 @@ fn build_grid(g: &GridSpec, field: &str, space: Space, lower: f64, upper: f64, p
                     if let Some(x) = v.iter().find(|x| !x.is_finite()) {
                         bail_input!("{field}.values must be finite numbers (got {x})");
                     }
-                    Grid::from_values(v.clone())
+                    (Grid::from_values(v.clone()), format!("{field}.values"))
                 }
-                (None, Some(f)) => Grid::new(csv::read_matrix(&csv::resolve(base, f), &format!("{field}.file"))?),
+                (None, Some(f)) => {
+                    let path = csv::resolve(base, f);
+                    let g = Grid::new(csv::read_matrix(&path, &format!("{field}.file"))?);
+                    (g, format!("{} ({field}.file)", path.display()))
+                }
                 _ => bail_input!("{field}: kind = \"explicit\" needs exactly one of `values` and `file`"),
             };
             match space {
