@@ -44,6 +44,7 @@ pub mod lp;
 pub mod model;
 pub mod output;
 pub mod report;
+pub mod simplex_svg;
 pub mod solve;
 
 pub use error::{Error, Result};

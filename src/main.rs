@@ -70,6 +70,12 @@ enum Command {
         #[arg(long, default_value = "auto")]
         solver: String,
     },
+    /// List the model files in a directory with a one-line description of each.
+    Models {
+        /// Directory of model files.
+        #[arg(default_value = "models")]
+        dir: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
@@ -92,6 +98,7 @@ fn main() -> ExitCode {
                 solver: &solver,
             })
         }
+        Command::Models { dir } => cli::models::run(&dir),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

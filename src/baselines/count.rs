@@ -10,7 +10,7 @@ use crate::eval::grid_mechanism::rounded_column;
 use crate::eval::noise::Noise;
 use crate::eval::{count, Estimator, Privacy, Risk, Setting};
 use crate::model::family::binomial_pmf_all;
-use crate::model::Loss;
+use crate::eval::ScalarLoss;
 
 /// `clamp(centre[y] + W, lo, hi)` (or unclamped).
 #[derive(Debug, Clone)]
@@ -36,8 +36,8 @@ impl CountRelease {
     pub fn new(id: &'static str, privacy: Privacy, setting: Setting, centres: Vec<f64>, noise: Noise, clamp: Option<(f64, f64)>) -> Self {
         assert_eq!(centres.len() as u64, setting.trials + 1, "one centre per y");
         let moments = match setting.loss {
-            Loss::Squared => centres.iter().map(|&c| noise.moments(c, clamp)).collect(),
-            Loss::Absolute => Vec::new(),
+            ScalarLoss::Squared => centres.iter().map(|&c| noise.moments(c, clamp)).collect(),
+            ScalarLoss::Absolute => Vec::new(),
         };
         CountRelease { id, privacy, setting, centres, noise, clamp, moments }
     }
@@ -54,11 +54,11 @@ impl CountRelease {
     /// E[L(θ, release) | y].
     pub fn loss_given_count(&self, y: usize, theta: f64) -> f64 {
         match self.setting.loss {
-            Loss::Squared => {
+            ScalarLoss::Squared => {
                 let (m1, m2) = self.moments[y];
                 (m2 - 2.0 * theta * m1 + theta * theta).max(0.0)
             }
-            Loss::Absolute => self.noise.expected_loss(self.centres[y], self.clamp, theta, Loss::Absolute),
+            ScalarLoss::Absolute => self.noise.expected_loss(self.centres[y], self.clamp, theta, ScalarLoss::Absolute),
         }
     }
 
@@ -66,8 +66,8 @@ impl CountRelease {
     fn is_closed_form(&self) -> bool {
         match (&self.noise, self.clamp, self.setting.loss) {
             (Noise::None, _, _) => true,
-            (_, None, Loss::Squared) => true,
-            (Noise::Laplace { .. } | Noise::Gaussian { .. }, None, Loss::Absolute) => true,
+            (_, None, ScalarLoss::Squared) => true,
+            (Noise::Laplace { .. } | Noise::Gaussian { .. }, None, ScalarLoss::Absolute) => true,
             _ => false,
         }
     }

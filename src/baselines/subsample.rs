@@ -27,7 +27,7 @@ use rand::{Rng, SeedableRng};
 use crate::eval::noise::Noise;
 use crate::eval::{monte_carlo_risk, Estimator, Privacy, Risk, RiskMethod, Setting};
 use crate::model::family::binomial_pmf_all;
-use crate::model::Loss;
+use crate::eval::ScalarLoss;
 
 /// Draws per θ when the risk falls back to Monte Carlo.
 pub const MC_DRAWS: usize = 4000;
@@ -127,12 +127,12 @@ impl Estimator for SubsampleAggregate {
         let exact_abs = self.parties == 1;
         if !self.clamp_binds() {
             match self.setting.loss {
-                Loss::Squared => {
+                ScalarLoss::Squared => {
                     let (tf, rf) = (t as f64, r as f64);
                     let block_var = rf / (tf + 1.0) + if t > 0 { (k - rf) / tf } else { 0.0 };
                     return Risk::exact(theta * (1.0 - theta) / (m * k * k) * block_var + noise.variance());
                 }
-                Loss::Absolute if exact_abs => {
+                ScalarLoss::Absolute if exact_abs => {
                     let na = self.parties * r * (t + 1);
                     let nb = self.parties * (self.blocks - r) * t;
                     let (qa, qb) = (binomial_pmf_all(na, theta), binomial_pmf_all(nb, theta));
@@ -140,12 +140,12 @@ impl Estimator for SubsampleAggregate {
                     for (sa, &pa) in qa.iter().enumerate().filter(|(_, &p)| p > 0.0) {
                         for (sb, &pb) in qb.iter().enumerate().filter(|(_, &p)| p > 0.0) {
                             let centre = (sa as f64 / (t + 1) as f64 + if t > 0 { sb as f64 / t as f64 } else { 0.0 }) / (m * k);
-                            v += pa * pb * noise.expected_loss(centre, None, theta, Loss::Absolute);
+                            v += pa * pb * noise.expected_loss(centre, None, theta, ScalarLoss::Absolute);
                         }
                     }
                     return Risk::exact(v);
                 }
-                Loss::Absolute => {}
+                ScalarLoss::Absolute => {}
             }
         }
         let mut rng = StdRng::seed_from_u64(self.seed ^ theta.to_bits());

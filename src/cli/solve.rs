@@ -46,6 +46,22 @@ fn print_table(model: &Model, solutions: &[Solution]) {
         s0.variables,
         s0.rows
     );
+    if model.objective == ubapp::model::Objective::Minimax || model.delta > 0.0 {
+        println!(
+            "objective {}, δ = {}; dual_bound bounds the {} (column worst_risk / delta_spent below)",
+            if model.objective == ubapp::model::Objective::Minimax { "minimax" } else { "bayes" },
+            model.delta,
+            if model.objective == ubapp::model::Objective::Minimax { "worst-case risk over Θ" } else { "Bayes risk" }
+        );
+        for s in solutions {
+            println!(
+                "  eps {:>10}: worst_risk {}  delta_spent {:.3e}",
+                s.eps,
+                s.worst_case_risk.map_or("-".to_string(), |w| format!("{w:.8e}")),
+                s.delta_spent
+            );
+        }
+    }
     println!(
         "{:>10}  {:>14}  {:>14}  {:>10}  {:>12}  {:>9}  {:>10}  {:>10}",
         "eps", "bayes_risk", "dual_bound", "rel_gap", "status", "seconds", "max_dp_viol", "solver"

@@ -16,6 +16,7 @@ use statrs::distribution::{Beta, Continuous};
 
 use crate::model::spec::PriorSpec;
 use crate::model::{Family, Loss, Model};
+
 use quad::Rule;
 
 pub use grid_mechanism::{GridMechanism, SolvedUbapp};
@@ -135,12 +136,32 @@ pub struct Setting {
     /// Upper end of Θ.
     pub upper: f64,
     /// The loss.
-    pub loss: Loss,
+    pub loss: ScalarLoss,
+}
+
+/// The losses the baselines evaluate exactly: scalar squared and absolute error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScalarLoss {
+    /// (θ − x)².
+    Squared,
+    /// |θ − x|.
+    Absolute,
+}
+
+impl ScalarLoss {
+    /// The scalar loss of a model's loss, if it is one the baselines cover.
+    pub fn of(loss: &Loss) -> Option<ScalarLoss> {
+        match loss {
+            Loss::Squared => Some(ScalarLoss::Squared),
+            Loss::Absolute => Some(ScalarLoss::Absolute),
+            Loss::ZeroOne { .. } | Loss::Matrix { .. } => None,
+        }
+    }
 }
 
 impl Setting {
-    /// The setting of a model whose data are K Bernoulli records (the binomial family); `None` for
-    /// families the baselines do not cover.
+    /// The setting of a model whose data are K Bernoulli records (the binomial family) under
+    /// squared or absolute loss; `None` for families and losses the baselines do not cover.
     #[allow(unreachable_patterns)] // other families may be added
     pub fn of(model: &Model) -> Option<Setting> {
         match model.family {
@@ -148,7 +169,7 @@ impl Setting {
                 trials,
                 lower: model.spec.parameter.lower,
                 upper: model.spec.parameter.upper,
-                loss: model.loss,
+                loss: ScalarLoss::of(&model.loss)?,
             }),
             _ => None,
         }
@@ -157,8 +178,8 @@ impl Setting {
     /// L(θ, x) for scalars.
     pub fn loss(&self, theta: f64, x: f64) -> f64 {
         match self.loss {
-            Loss::Squared => (theta - x) * (theta - x),
-            Loss::Absolute => (theta - x).abs(),
+            ScalarLoss::Squared => (theta - x) * (theta - x),
+            ScalarLoss::Absolute => (theta - x).abs(),
         }
     }
 }
@@ -182,16 +203,26 @@ pub trait Estimator {
 }
 
 /// Σ_j π_j risk(θ_j) under the model's discretised prior: like-for-like with the LP objective.
+/// With exact conjugate costs (`parameter.grid.kind = "exact"`) the LP integrates against the
+/// continuous prior, and so does this (it then equals [`true_risk`]).
 pub fn bayes_risk(est: &dyn Estimator, model: &Model) -> Risk {
+    if model.exact.is_some() {
+        return true_risk(est, model);
+    }
     let thetas = model.theta.values();
     Risk::weighted_sum(model.prior.iter().zip(&thetas).map(|(&w, &t)| (w, est.risk_at(t))))
 }
 
 /// Quadrature nodes and weights for ∫ g(θ) π(θ) dθ under the model's continuous prior:
-/// Gauss–Legendre with `n` nodes on each of 4 equal pieces of [lower, upper], weights ∝ node weight
+/// Gauss–Legendre with `n` nodes on each of 4 equal pieces of [lower, upper] (for a discrete prior of
+/// explicit weights: the grid and its weights), weights ∝ node weight
 /// × prior density, normalised (so the density's constant and the rule's error on it cancel).
 pub fn prior_quadrature(model: &Model, n: usize) -> Vec<(f64, f64)> {
     let (lo, hi) = (model.spec.parameter.lower, model.spec.parameter.upper);
+    if prior_density(&model.spec.parameter.prior, 0.5).is_none() {
+        // A discrete prior: the grid with its weights is the prior itself.
+        return model.theta.values().into_iter().zip(model.prior.iter().copied()).collect();
+    }
     let rule = Rule::new(n);
     let pieces = 4;
     let h = (hi - lo) / pieces as f64;
@@ -200,7 +231,10 @@ pub fn prior_quadrature(model: &Model, n: usize) -> Vec<(f64, f64)> {
             let a = lo + p as f64 * h;
             rule.on(a, a + h).collect::<Vec<_>>()
         })
-        .map(|(x, w)| (x, w * prior_density(&model.spec.parameter.prior, (x - lo) / (hi - lo))))
+        .map(|(x, w)| {
+            let density = prior_density(&model.spec.parameter.prior, (x - lo) / (hi - lo));
+            (x, w * density.expect("continuous prior checked above"))
+        })
         .collect();
     let total: f64 = nodes.iter().map(|n| n.1).sum();
     for n in &mut nodes {
@@ -209,11 +243,13 @@ pub fn prior_quadrature(model: &Model, n: usize) -> Vec<(f64, f64)> {
     nodes
 }
 
-/// Prior density on the unit scale (up to a constant).
-fn prior_density(prior: &PriorSpec, u: f64) -> f64 {
-    match *prior {
-        PriorSpec::Uniform => 1.0,
-        PriorSpec::Beta { a, b } => Beta::new(a, b).expect("validated shape parameters").pdf(u),
+/// Prior density on the unit scale (up to a constant); `None` for priors with no density on an
+/// interval (explicit weights: the prior *is* the discrete one; Dirichlet: not a scalar prior).
+fn prior_density(prior: &PriorSpec, u: f64) -> Option<f64> {
+    match prior {
+        PriorSpec::Uniform => Some(1.0),
+        PriorSpec::Beta { a, b } => Some(Beta::new(*a, *b).expect("validated shape parameters").pdf(u)),
+        PriorSpec::Dirichlet { .. } | PriorSpec::Weights { .. } => None,
     }
 }
 

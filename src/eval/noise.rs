@@ -7,7 +7,7 @@ use statrs::function::erf::erfc;
 use statrs::function::gamma::{gamma_lr, ln_gamma};
 
 use super::quad::adaptive_peaked;
-use crate::model::Loss;
+use crate::eval::ScalarLoss;
 
 /// Absolute tolerance of the numerical integrals (risks here are ≥ 1e-8 in practice).
 const TOL: f64 = 1e-14;
@@ -210,13 +210,13 @@ impl Noise {
     }
 
     /// E L(θ, X) for X = clamp(c + W, lo, hi) (`clamp = None`: X = c + W).
-    pub fn expected_loss(&self, c: f64, clamp: Option<(f64, f64)>, theta: f64, loss: Loss) -> f64 {
+    pub fn expected_loss(&self, c: f64, clamp: Option<(f64, f64)>, theta: f64, loss: ScalarLoss) -> f64 {
         match loss {
-            Loss::Squared => {
+            ScalarLoss::Squared => {
                 let (m1, m2) = self.moments(c, clamp);
                 (m2 - 2.0 * theta * m1 + theta * theta).max(0.0)
             }
-            Loss::Absolute => self.expected_abs(c, clamp, theta),
+            ScalarLoss::Absolute => self.expected_abs(c, clamp, theta),
         }
     }
 
@@ -303,7 +303,7 @@ mod tests {
                 s2 += x * x * n.pdf(w) * h;
             }
             assert!((m1 - s1).abs() < 2e-6 && (m2 - s2).abs() < 2e-6, "{n:?}: ({m1}, {m2}) vs ({s1}, {s2})");
-            let ea = n.expected_loss(c, Some((lo, hi)), 0.35, Loss::Absolute);
+            let ea = n.expected_loss(c, Some((lo, hi)), 0.35, ScalarLoss::Absolute);
             let mut sa = 0.0;
             for i in 0..steps {
                 let w = a + (i as f64 + 0.5) * h;

@@ -1,4 +1,5 @@
-//! The cost matrix c[k,i] = Σ_j π_j q_{θ_j}(y_i) L(θ_j, θ̃_k) (UBaPP: tr(Q diag(π) L P)).
+//! The cost matrix c[k,i] = Σ_j π_j q_{θ_j}(y_i) L(θ_j, θ̃_k) (UBaPP: tr(Q diag(π) L P)), or its
+//! exact integral form for conjugate models without a parameter grid ([`crate::model::exact`]).
 
 use ndarray::Array2;
 
@@ -8,6 +9,11 @@ use crate::{bail_input, Result};
 /// C[i, k] = c[k, i], |Y| × |Θ̃|, computed as the matrix product (Q diag(π)) L.
 pub fn cost_matrix(model: &Model) -> Result<Array2<f64>> {
     let (n_obs, m, n_out) = (model.family.observation_count(), model.theta.len(), model.outputs.len());
+    if let Some(exact) = &model.exact {
+        // No parameter grid: closed-form integrals against the conjugate prior (see model::exact).
+        check_dense_size(&[(n_obs, n_out)], 0)?;
+        return Ok(exact.cost_matrix(&model.outputs, &model.loss));
+    }
     check_dense_size(&[(n_obs, m), (m, n_out), (n_obs, n_out)], 0)?;
     let mut q = model.family.likelihood_matrix(&model.theta);
     for (mut col, &w) in q.columns_mut().into_iter().zip(&model.prior) {

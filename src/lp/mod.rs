@@ -9,6 +9,20 @@
 //!      P ≥ 0
 //! ```
 //!
+//! Two optional extensions (a [`Program`]) append variables and rows after these, so the layout
+//! above is unchanged:
+//!
+//! ```text
+//! (ε, δ):   s[r] ≥ 0 per DP row r, entering it as  P[k,a] − e^ε P[k,b] − s[r] ≤ 0,
+//!           and one row per ordered pair (a, b):   Σ_k s[(a,b),k] ≤ δ
+//!           (so Σ_k max(0, P[k,a] − e^ε P[k,b]) ≤ δ; δ = 0 forces s = 0: pure ε)
+//! minimax:  objective τ (free) and one row per θ_j:  Σ_{k,i} (q_{θ_j}(y_i) L(θ_j, θ̃_k)/scale) P[k,i] − τ ≤ 0
+//!           (the Bayes costs then only serve for reports)
+//! ```
+//!
+//! Variables: P (|Y|·|Θ̃|), then s (if δ), then τ (if minimax). Rows: equalities, DP rows, δ rows,
+//! minimax rows. [`Problem::col_bounds`] gives each variable's bounds (τ is free).
+//!
 //! The constraint matrix is assembled directly in compressed sparse column form. The objective
 //! handed to solvers is scaled by 1/`scale`, where `scale` is the non-private Bayes risk on the
 //! output grid (the optimum as ε → ∞), so the scaled optimum is ≥ 1 and solver tolerances, which
@@ -36,8 +50,36 @@ pub struct Problem {
     pub scale: f64,
     /// The neighbour relation on Y.
     pub neighbours: Neighbours,
-    /// Constraint matrix (CSC): |Y| equality rows, then the DP rows.
+    /// Constraint matrix (CSC): |Y| equality rows, then the DP rows, then the program's extra rows.
     pub a: CsMat<f64>,
+    /// Extensions beyond the Bayes, pure-ε program (none by default).
+    pub program: Program,
+}
+
+/// Extensions of the UBaPP LP: (ε, δ)-DP and the minimax objective.
+#[derive(Debug, Clone, Default)]
+pub struct Program {
+    /// `Some(δ)`: the (ε, δ) program with auxiliary variables (`Some(0.0)` is pure ε in that
+    /// formulation); `None`: the plain pure-ε rows.
+    pub delta: Option<f64>,
+    /// `Some(W)`: minimise the worst-case risk max_j Σ_{k,i} W[j, i·|Θ̃|+k] P[k,i] (W from
+    /// [`crate::model::Model::risk_matrix`]); `None`: minimise the Bayes risk.
+    pub risk_rows: Option<Arc<Array2<f64>>>,
+}
+
+impl Program {
+    /// The program a model asks for: δ > 0 adds the (ε, δ) rows, `objective = "minimax"` the epigraph.
+    pub fn for_model(model: &crate::model::Model) -> Program {
+        Program {
+            delta: (model.delta > 0.0).then_some(model.delta),
+            risk_rows: (model.objective == crate::model::Objective::Minimax).then(|| Arc::new(model.risk_matrix())),
+        }
+    }
+
+    /// True for the paper's program (Bayes risk, pure ε, no extra variables).
+    pub fn is_plain(&self) -> bool {
+        self.delta.is_none() && self.risk_rows.is_none()
+    }
 }
 
 /// Largest ε the LP path accepts: e^30 ≈ 1.1e13 keeps the DP coefficients within the range
@@ -59,6 +101,16 @@ impl Problem {
     /// Assemble the LP, first refusing (an input error naming the fields) if it and a solver's
     /// working copies would not fit in memory.
     pub fn try_new(cost: Arc<Array2<f64>>, neighbours: Neighbours, eps: f64) -> crate::Result<Problem> {
+        Problem::try_with_program(cost, neighbours, eps, Program::default())
+    }
+
+    /// [`Problem::try_new`] with a [`Program`] (δ and/or minimax).
+    pub fn try_with_program(
+        cost: Arc<Array2<f64>>,
+        neighbours: Neighbours,
+        eps: f64,
+        program: Program,
+    ) -> crate::Result<Problem> {
         if !(eps.is_finite() && eps > 0.0) {
             return Err(crate::Error::input(format!("ε must be a finite number > 0 (got {eps})")));
         }
@@ -72,15 +124,29 @@ impl Problem {
         let (n_obs, n_out) = cost.dim();
         let n_vars = n_obs as u128 * n_out as u128;
         let n_dp = 2 * neighbours.edge_count() as u128 * n_out as u128;
-        let nnz = n_vars + 2 * n_dp;
+        let mut nnz = n_vars + 2 * n_dp;
+        if program.delta.is_some() {
+            nnz += 2 * n_dp;
+        }
+        if let Some(w) = &program.risk_rows {
+            nnz += w.len() as u128 + w.nrows() as u128;
+        }
         // CSC (value + index) plus a factor 3 for the solver's own copies and factorisation.
-        check_dense_size(&[], 3 * (nnz * 16 + (n_vars + n_dp + n_obs as u128) * 8 * 4))?;
-        Ok(Problem::new(cost, neighbours, eps))
+        check_dense_size(&[], 3 * (nnz * 16 + (2 * n_vars + 2 * n_dp + n_obs as u128) * 8 * 4))?;
+        Ok(Problem::with_program(cost, neighbours, eps, program))
     }
 
     /// Assemble the LP for `cost` (from [`cost_matrix`]), neighbour relation and ε.
     pub fn new(cost: Arc<Array2<f64>>, neighbours: Neighbours, eps: f64) -> Problem {
+        Problem::with_program(cost, neighbours, eps, Program::default())
+    }
+
+    /// Assemble the LP with a [`Program`] (δ and/or minimax); see the module docs for the layout.
+    pub fn with_program(cost: Arc<Array2<f64>>, neighbours: Neighbours, eps: f64, program: Program) -> Problem {
         let (n_obs, n_out) = cost.dim();
+        if let Some(w) = &program.risk_rows {
+            assert_eq!(w.ncols(), n_obs * n_out, "risk rows must have one entry per P[k,i]");
+        }
         assert_eq!(n_obs, neighbours.len(), "cost rows must match |Y|");
         let e_eps = eps.exp();
         let edges: Vec<(usize, usize)> = neighbours.edges().collect();
@@ -90,9 +156,15 @@ impl Problem {
             incidence[a].push((e, true));
             incidence[b].push((e, false));
         }
-        let n_rows = n_obs + 2 * edges.len() * n_out;
-        let n_vars = n_obs * n_out;
-        let nnz = n_vars + 4 * edges.len() * n_out;
+        let n_dp = 2 * edges.len() * n_out;
+        let n_delta_rows = if program.delta.is_some() { 2 * edges.len() } else { 0 };
+        let n_mm = program.risk_rows.as_ref().map_or(0, |w| w.nrows());
+        let n_rows = n_obs + n_dp + n_delta_rows + n_mm;
+        let n_p = n_obs * n_out;
+        let n_vars = n_p + if program.delta.is_some() { n_dp } else { 0 } + usize::from(n_mm > 0);
+        let nnz = n_p + 4 * edges.len() * n_out;
+        let scale = objective_scale(&cost);
+        let mm_row0 = n_obs + n_dp + n_delta_rows;
         let mut indptr = Vec::with_capacity(n_vars + 1);
         let mut indices = Vec::with_capacity(nnz);
         let mut data = Vec::with_capacity(nnz);
@@ -109,12 +181,88 @@ impl Problem {
                     indices.extend([r0, r1]);
                     data.extend([c0, c1]);
                 }
+                if let Some(w) = &program.risk_rows {
+                    // Minimax row j: R(θ_j)/scale − τ ≤ 0 (rows after all others: indices stay sorted).
+                    let v = i * n_out + k;
+                    for j in 0..n_mm {
+                        let x = w[[j, v]];
+                        if x != 0.0 {
+                            indices.push(mm_row0 + j);
+                            data.push(x / scale);
+                        }
+                    }
+                }
                 indptr.push(indices.len());
             }
         }
+        if program.delta.is_some() {
+            // s for DP row d enters that row with −1 and its pair's δ row (block d / |Θ̃|) with +1.
+            for d in 0..n_dp {
+                indices.extend([n_obs + d, n_obs + n_dp + d / n_out]);
+                data.extend([-1.0, 1.0]);
+                indptr.push(indices.len());
+            }
+        }
+        if n_mm > 0 {
+            for j in 0..n_mm {
+                indices.push(mm_row0 + j);
+                data.push(-1.0);
+            }
+            indptr.push(indices.len());
+        }
         let a = CsMat::new_csc((n_rows, n_vars), indptr, indices, data);
-        let scale = objective_scale(&cost);
-        Problem { eps, cost, scale, neighbours, a }
+        Problem { eps, cost, scale, neighbours, a, program }
+    }
+
+    /// Number of P variables |Y|·|Θ̃| (they come first).
+    pub fn n_p(&self) -> usize {
+        self.n_obs() * self.n_outputs()
+    }
+
+    /// Number of DP rows 2·|edges|·|Θ̃| (they follow the equality rows).
+    pub fn n_dp_rows(&self) -> usize {
+        2 * self.neighbours.edge_count() * self.n_outputs()
+    }
+
+    /// Index of the first δ row (one per ordered neighbour pair), if the program has δ.
+    fn delta_row0(&self) -> usize {
+        self.n_eq() + self.n_dp_rows()
+    }
+
+    /// Number of minimax rows (one per parameter grid point; 0 for the Bayes program).
+    pub fn n_minimax_rows(&self) -> usize {
+        self.program.risk_rows.as_ref().map_or(0, |w| w.nrows())
+    }
+
+    /// Bounds (lower, upper) of variable `j`: P and s are ≥ 0, the epigraph variable τ is free.
+    pub fn col_bounds(&self, j: usize) -> (f64, f64) {
+        if self.n_minimax_rows() > 0 && j == self.n_vars() - 1 {
+            (f64::NEG_INFINITY, f64::INFINITY)
+        } else {
+            (0.0, f64::INFINITY)
+        }
+    }
+
+    /// Per-grid-point risks R(θ_j) = Σ_{k,i} q_{θ_j}(y_i) L(θ_j, θ̃_k) P[k,i] of P (minimax programs only).
+    pub fn grid_risks(&self, p: &Array2<f64>) -> Option<Vec<f64>> {
+        let w = self.program.risk_rows.as_ref()?;
+        let flat: Vec<f64> = (0..self.n_obs()).flat_map(|i| p.column(i).to_vec()).collect();
+        Some(w.rows().into_iter().map(|r| r.iter().zip(&flat).map(|(a, b)| a * b).sum()).collect())
+    }
+
+    /// The LP's objective at P in unscaled units: the Bayes risk, or the worst-case grid risk for
+    /// a minimax program.
+    pub fn objective_value(&self, p: &Array2<f64>) -> f64 {
+        match self.grid_risks(p) {
+            Some(r) => r.into_iter().fold(f64::NEG_INFINITY, f64::max),
+            None => self.bayes_risk(p),
+        }
+    }
+
+    /// δ actually spent by P: max over ordered neighbour pairs (a, b) of Σ_k max(0, P[k,a] − e^ε P[k,b])
+    /// (0 for a pure ε-DP mechanism).
+    pub fn delta_spent(&self, p: &Array2<f64>) -> f64 {
+        delta_spent(p, &self.neighbours, self.eps)
     }
 
     /// |Y|.
@@ -147,21 +295,32 @@ impl Problem {
         i * self.n_outputs() + k
     }
 
-    /// The scaled objective vector (c / scale) in variable order.
+    /// The scaled objective vector in variable order: c / scale on P (Bayes), or 1 on τ and 0
+    /// elsewhere (minimax); 0 on the δ program's auxiliary variables.
     pub fn scaled_costs(&self) -> Vec<f64> {
+        let mut c = Vec::with_capacity(self.n_vars());
+        if self.n_minimax_rows() > 0 {
+            c.resize(self.n_vars() - 1, 0.0);
+            c.push(1.0);
+            return c;
+        }
         let s = self.scale;
         let n_out = self.n_outputs();
-        let mut c = Vec::with_capacity(self.n_vars());
         for i in 0..self.n_obs() {
             c.extend((0..n_out).map(|k| self.cost[[i, k]] / s));
         }
+        c.resize(self.n_vars(), 0.0);
         c
     }
 
-    /// Row bounds (lower, upper): equality rows are [1, 1], DP rows (−∞, 0].
+    /// Row bounds (lower, upper): equality rows are [1, 1], DP and minimax rows (−∞, 0], δ rows (−∞, δ].
     pub fn row_bounds(&self, r: usize) -> (f64, f64) {
         if r < self.n_eq() {
             (1.0, 1.0)
+        } else if let Some(delta) = self.program.delta.filter(|_| {
+            r >= self.delta_row0() && r < self.delta_row0() + 2 * self.neighbours.edge_count()
+        }) {
+            (f64::NEG_INFINITY, delta)
         } else {
             (f64::NEG_INFINITY, 0.0)
         }
@@ -201,17 +360,47 @@ impl Problem {
         p.columns().into_iter().map(|c| (c.sum() - 1.0).abs()).fold(0.0, f64::max)
     }
 
-    /// Lagrangian lower bound on the optimum from DP multipliers μ ≥ 0 (unscaled, one per DP row;
+    /// Lagrangian lower bound on the optimum from multipliers of every non-equality row (unscaled;
     /// negative entries are clipped to 0). Relaxing the DP rows leaves one simplex per column, so
     ///
     /// `g(μ) = Σ_i min_k ( c[k,i] + Σ_r μ_r A[r, (k,i)] ) ≤ optimum`    (weak duality)
     ///
-    /// for every μ ≥ 0: a certificate that does not trust the solver that produced μ.
+    /// for every μ ≥ 0: a certificate that does not trust the solver that produced μ. The program's
+    /// extensions keep it valid:
+    /// - (ε, δ): with multipliers ν_p of the δ rows raised to ν_p' = max(ν_p, max_k μ_(p,k)) the
+    ///   auxiliary variables' reduced costs are ≥ 0, so s = 0 minimises and g = (the above) − δ Σ_p ν_p';
+    /// - minimax: the multipliers w of the minimax rows, normalised to a distribution (uniform if
+    ///   all vanish), replace π: `c_w[k,i] = Σ_j w_j W[j, (k,i)]` — the Bayes LP under the prior w,
+    ///   whose optimum never exceeds the minimax value.
     pub fn lagrangian_bound(&self, mu: &[f64]) -> f64 {
         let (n_obs, n_out) = (self.n_obs(), self.n_outputs());
-        assert_eq!(mu.len(), self.n_rows() - n_obs, "one multiplier per DP row");
+        assert_eq!(mu.len(), self.n_rows() - n_obs, "one multiplier per non-equality row");
         let e_eps = self.eps.exp();
-        let mut r = self.cost.t().to_owned(); // r[k, i]
+        let mut r = match &self.program.risk_rows {
+            None => self.cost.t().to_owned(), // r[k, i]
+            Some(w) => {
+                let off = self.n_rows() - n_obs - w.nrows();
+                let mut wts: Vec<f64> = mu[off..].iter().map(|m| m.max(0.0)).collect();
+                let total: f64 = wts.iter().sum();
+                if total > 0.0 && total.is_finite() {
+                    wts.iter_mut().for_each(|x| *x /= total);
+                } else {
+                    wts.fill(1.0 / w.nrows() as f64);
+                }
+                let mut r = Array2::zeros((n_out, n_obs));
+                for (j, &wj) in wts.iter().enumerate() {
+                    if wj == 0.0 {
+                        continue;
+                    }
+                    for i in 0..n_obs {
+                        for k in 0..n_out {
+                            r[[k, i]] += wj * w[[j, i * n_out + k]];
+                        }
+                    }
+                }
+                r
+            }
+        };
         for (e, (a, b)) in self.neighbours.edges().enumerate() {
             for k in 0..n_out {
                 let m0 = mu[2 * e * n_out + k].max(0.0);
@@ -220,8 +409,35 @@ impl Problem {
                 r[[k, b]] += m1 - e_eps * m0;
             }
         }
-        r.columns().into_iter().map(|c| c.iter().copied().fold(f64::INFINITY, f64::min)).sum()
+        let mut bound: f64 =
+            r.columns().into_iter().map(|c| c.iter().copied().fold(f64::INFINITY, f64::min)).sum();
+        if let Some(delta) = self.program.delta {
+            let n_dp = self.n_dp_rows();
+            for p in 0..2 * self.neighbours.edge_count() {
+                let nu = mu[n_dp + p].max(0.0);
+                let top = (0..n_out).map(|k| mu[p * n_out + k].max(0.0)).fold(nu, f64::max);
+                bound -= delta * top;
+            }
+        }
+        bound
     }
+}
+
+/// max over ordered neighbour pairs (a, b) of Σ_k max(0, P[k,a] − e^ε P[k,b]): the δ a mechanism
+/// spends at ε (the hockey-stick divergence between its columns).
+pub fn delta_spent(p: &Array2<f64>, neighbours: &Neighbours, eps: f64) -> f64 {
+    let e_eps = eps.exp();
+    let mut worst: f64 = 0.0;
+    for (a, b) in neighbours.edges() {
+        let (mut s_ab, mut s_ba) = (0.0, 0.0);
+        for k in 0..p.nrows() {
+            let (pa, pb) = (p[[k, a]], p[[k, b]]);
+            s_ab += (pa - e_eps * pb).max(0.0);
+            s_ba += (pb - e_eps * pa).max(0.0);
+        }
+        worst = worst.max(s_ab).max(s_ba);
+    }
+    worst
 }
 
 /// Largest P[k,a] − e^ε P[k,b] over ordered neighbour pairs (a, b) and outputs k.

@@ -56,4 +56,81 @@ impl Grid {
     pub fn values(&self) -> Vec<f64> {
         self.points.column(0).to_vec()
     }
+
+    /// Simplex lattice in d dimensions: θ = (n + ½)/(R + d/2) for every composition n of R into d
+    /// parts, in the order of [`compositions`]. All points are interior; for d = 2 the first
+    /// coordinates form the midpoint grid with R + 1 points.
+    pub fn simplex_lattice(dim: usize, resolution: usize) -> Self {
+        let comps = compositions(resolution as u64, dim);
+        let denom = resolution as f64 + dim as f64 / 2.0;
+        let mut points = Array2::zeros((comps.len(), dim));
+        for (j, n) in comps.iter().enumerate() {
+            for (d, &nd) in n.iter().enumerate() {
+                points[[j, d]] = (nd as f64 + 0.5) / denom;
+            }
+        }
+        Grid { points }
+    }
+}
+
+/// All vectors of `parts` non-negative integers summing to `total`, in lexicographic order
+/// (first coordinate slowest, ascending). There are C(total + parts − 1, parts − 1) of them.
+pub fn compositions(total: u64, parts: usize) -> Vec<Vec<u64>> {
+    fn rec(total: u64, parts: usize, prefix: &mut Vec<u64>, out: &mut Vec<Vec<u64>>) {
+        if parts == 1 {
+            prefix.push(total);
+            out.push(prefix.clone());
+            prefix.pop();
+            return;
+        }
+        for first in 0..=total {
+            prefix.push(first);
+            rec(total - first, parts - 1, prefix, out);
+            prefix.pop();
+        }
+    }
+    let mut out = Vec::new();
+    if parts > 0 {
+        rec(total, parts, &mut Vec::with_capacity(parts), &mut out);
+    }
+    out
+}
+
+/// C(total + parts − 1, parts − 1), the number of compositions, as f64 (no overflow).
+pub fn composition_count(total: u64, parts: usize) -> f64 {
+    use statrs::function::gamma::ln_gamma;
+    if parts == 0 {
+        return 0.0;
+    }
+    let (n, k) = (total as f64 + parts as f64 - 1.0, parts as f64 - 1.0);
+    (ln_gamma(n + 1.0) - ln_gamma(k + 1.0) - ln_gamma(n - k + 1.0)).exp().round()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compositions_count_and_order() {
+        let c = compositions(2, 3);
+        assert_eq!(c.len(), 6);
+        assert_eq!(c[0], vec![0, 0, 2]);
+        assert_eq!(c[5], vec![2, 0, 0]);
+        assert_eq!(composition_count(20, 3), 231.0);
+        assert_eq!(compositions(20, 3).len(), 231);
+    }
+
+    #[test]
+    fn simplex_lattice_in_two_dimensions_is_the_midpoint_grid() {
+        let s = Grid::simplex_lattice(2, 9);
+        let m = Grid::midpoint(0.0, 1.0, 10);
+        let mut first: Vec<f64> = s.points().column(0).to_vec();
+        first.sort_by(f64::total_cmp);
+        for (a, b) in first.iter().zip(m.values()) {
+            assert!((a - b).abs() < 1e-15);
+        }
+        for r in s.points().rows() {
+            assert!((r.sum() - 1.0).abs() < 1e-15);
+        }
+    }
 }

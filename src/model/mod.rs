@@ -1,6 +1,8 @@
 //! What the user specifies: a model file parsed ([`spec`]) and validated into a [`Model`] whose
 //! grids, prior weights, observation family, loss and neighbour relation are ready to use.
 
+pub mod csv;
+pub mod exact;
 pub mod family;
 pub mod grid;
 pub mod loss;
@@ -9,7 +11,11 @@ pub mod prior;
 pub mod spec;
 
 use std::path::Path;
+use std::sync::Arc;
 
+use ndarray::Array2;
+
+pub use exact::ExactBetaBinomial;
 pub use family::Family;
 pub use grid::Grid;
 pub use loss::Loss;
@@ -18,7 +24,16 @@ pub use prior::Prior;
 pub use spec::ModelSpec;
 
 use crate::{bail_input, Result};
-use spec::{GridSpec, LossSpec, ObservationSpec, OutputGridSpec, PriorSpec};
+use spec::{GridSpec, LossSpec, ObjectiveSpec, ObservationSpec, OutputGridSpec, PriorSpec};
+
+/// What the LP minimises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Objective {
+    /// Bayes risk Σ_j π_j R(θ_j) (the UBaPP program).
+    Bayes,
+    /// Worst-case risk max_j R(θ_j) over the parameter grid.
+    Minimax,
+}
 
 /// A validated model: everything needed to build the UBaPP linear program.
 #[derive(Debug, Clone)]
@@ -27,7 +42,8 @@ pub struct Model {
     pub spec: ModelSpec,
     /// Privacy levels ε to solve for, each finite and > 0.
     pub epsilons: Vec<f64>,
-    /// Parameter grid θ_1..θ_M.
+    /// Parameter grid θ_1..θ_M. With exact costs (`grid = { kind = "exact" }`) this is the output
+    /// grid, kept for reports only: the costs do not use it.
     pub theta: Grid,
     /// Prior weights π_j on the parameter grid (sum to 1).
     pub prior: Vec<f64>,
@@ -37,24 +53,59 @@ pub struct Model {
     pub outputs: Grid,
     /// The loss.
     pub loss: Loss,
+    /// Bayes or minimax.
+    pub objective: Objective,
+    /// δ of (ε, δ)-DP (0: pure ε-DP).
+    pub delta: f64,
+    /// Closed-form costs against a continuous conjugate prior, when the grid kind is `exact`.
+    pub exact: Option<ExactBetaBinomial>,
 }
 
 /// Largest grid we accept before even estimating memory (guards `usize` arithmetic).
 const MAX_POINTS: usize = 1 << 32;
 
+/// Largest |Y| we enumerate (multinomial count vectors, clipped Poisson sums).
+const MAX_OBSERVATIONS: f64 = 1e7;
+
+/// Where the parameter lives, which decides the admissible grids and priors.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Space {
+    /// An interval [lower, upper] (binomial: inside [0, 1]; Poisson: inside [0, ∞)).
+    Interval,
+    /// The simplex in R^d.
+    Simplex(usize),
+    /// Whatever a table's explicit grid says.
+    Table,
+}
+
 impl Model {
-    /// Read, parse and validate a model file.
+    /// Read, parse and validate a model file; CSV paths in it are relative to its directory.
     pub fn load(path: &Path) -> Result<Model> {
         let spec = ModelSpec::from_file(path)?;
-        Model::from_spec(spec).map_err(|e| match e {
+        let base = path.parent().unwrap_or(Path::new(""));
+        Model::from_spec_in(spec, base).map_err(|e| match e {
             crate::Error::Input(m) => crate::Error::Input(format!("{}: {m}", path.display())),
             other => other,
         })
     }
 
-    /// Validate a spec. Every error names the offending field.
+    /// Validate a spec (CSV paths relative to the current directory). Every error names the
+    /// offending field.
     pub fn from_spec(spec: ModelSpec) -> Result<Model> {
+        Model::from_spec_in(spec, Path::new(""))
+    }
+
+    /// Validate a spec whose CSV paths are relative to `base`. Every error names the offending
+    /// field (and the file, for CSV contents).
+    pub fn from_spec_in(spec: ModelSpec, base: &Path) -> Result<Model> {
         validate_epsilons(&spec.epsilon, "epsilon")?;
+        if !(spec.delta.is_finite() && (0.0..1.0).contains(&spec.delta)) {
+            bail_input!("delta must be a number in [0, 1) (got {})", spec.delta);
+        }
+        let objective = match spec.objective {
+            ObjectiveSpec::Bayes => Objective::Bayes,
+            ObjectiveSpec::Minimax => Objective::Minimax,
+        };
         let p = &spec.parameter;
         if !(p.lower.is_finite() && p.upper.is_finite() && p.lower < p.upper) {
             bail_input!(
@@ -63,66 +114,235 @@ impl Model {
                 p.upper
             );
         }
-        let prior = match p.prior {
-            PriorSpec::Uniform => Prior::Uniform,
-            PriorSpec::Beta { a, b } => {
-                for (name, v) in [("a", a), ("b", b)] {
-                    if !(v.is_finite() && v > 0.0) {
-                        bail_input!("parameter.prior.{name} must be a finite number > 0 (got {v})");
-                    }
+        let space = match &spec.observation {
+            ObservationSpec::Binomial { .. } | ObservationSpec::Poisson { .. } => Space::Interval,
+            ObservationSpec::Multinomial { categories, .. } => {
+                if *categories < 2 {
+                    bail_input!("observation.categories must be at least 2 (got {categories})");
                 }
-                Prior::Beta { a, b }
+                Space::Simplex(*categories)
             }
+            ObservationSpec::Table { .. } => Space::Table,
         };
-        let family = match spec.observation {
-            ObservationSpec::Binomial { trials } => {
-                if trials == 0 {
-                    bail_input!("observation.trials must be at least 1 (got 0)");
-                }
-                if trials as u128 >= MAX_POINTS as u128 {
-                    bail_input!("observation.trials = {trials} is too large (at most {})", MAX_POINTS - 1);
-                }
-                Family::Binomial { trials }
-            }
-        };
-        if family.parameter_dim() == 1 && matches!(family, Family::Binomial { .. }) && (p.lower < 0.0 || p.upper > 1.0) {
-            bail_input!(
+        match &spec.observation {
+            ObservationSpec::Binomial { .. } if p.lower < 0.0 || p.upper > 1.0 => bail_input!(
                 "parameter.lower and parameter.upper must lie in [0, 1] for the binomial family (got {} and {})",
                 p.lower,
                 p.upper
-            );
+            ),
+            ObservationSpec::Poisson { .. } if p.lower < 0.0 => {
+                bail_input!("parameter.lower must be ≥ 0 for the poisson family (a rate; got {})", p.lower)
+            }
+            ObservationSpec::Multinomial { .. } if p.lower != 0.0 || p.upper != 1.0 => bail_input!(
+                "parameter.lower and parameter.upper must be 0 and 1 (or omitted) for the multinomial family (got {} and {})",
+                p.lower,
+                p.upper
+            ),
+            _ => {}
         }
-        let (theta, weights) = match p.grid {
-            GridSpec::Midpoint { points } => {
-                check_points(points, "parameter.grid.points")?;
-                let theta = Grid::midpoint(p.lower, p.upper, points);
-                let Some(w) = prior.grid_weights(&theta.values(), p.lower, p.upper) else {
-                    bail_input!("parameter.prior puts no finite positive mass on the parameter grid");
+
+        // The parameter grid.
+        let mut exact = None;
+        let theta = match &p.grid {
+            GridSpec::Exact => {
+                let ObservationSpec::Binomial { trials } = spec.observation else {
+                    bail_input!("parameter.grid: kind = \"exact\" needs the binomial family (closed-form Beta–binomial costs)");
                 };
-                (theta, w)
+                let (a, b) = match &p.prior {
+                    PriorSpec::Uniform => (1.0, 1.0),
+                    PriorSpec::Beta { a, b } => (*a, *b),
+                    _ => bail_input!("parameter.grid: kind = \"exact\" needs a uniform or beta prior"),
+                };
+                if p.lower != 0.0 || p.upper != 1.0 {
+                    bail_input!("parameter.grid: kind = \"exact\" needs parameter.lower = 0 and parameter.upper = 1");
+                }
+                if objective == Objective::Minimax {
+                    bail_input!("objective = \"minimax\" needs a finite parameter grid, not parameter.grid.kind = \"exact\"");
+                }
+                if matches!(spec.output.grid, OutputGridSpec::Parameter) {
+                    bail_input!("output.grid must be a grid of its own (e.g. {{ kind = \"midpoint\", points = 100 }}) when parameter.grid.kind = \"exact\"");
+                }
+                exact = Some(ExactBetaBinomial { a, b, trials });
+                None
             }
-            GridSpec::PriorSamples { points, seed } => {
-                check_points(points, "parameter.grid.points")?;
-                let theta = Grid::from_values(prior.samples(points, seed, p.lower, p.upper));
-                (theta, vec![1.0 / points as f64; points])
-            }
+            g => Some(build_grid(g, "parameter.grid", space, p.lower, p.upper, &p.prior, base)?),
         };
+        // The output grid.
         let outputs = match &spec.output.grid {
-            OutputGridSpec::Parameter => theta.clone(),
-            OutputGridSpec::Own(GridSpec::Midpoint { points }) => {
-                check_points(*points, "output.grid.points")?;
-                Grid::midpoint(p.lower, p.upper, *points)
+            OutputGridSpec::Parameter => theta.clone().expect("exact grids have their own output grid"),
+            OutputGridSpec::Own(GridSpec::Exact) => {
+                bail_input!("output.grid: kind = \"exact\" applies to the parameter grid only")
             }
-            OutputGridSpec::Own(GridSpec::PriorSamples { points, seed }) => {
-                check_points(*points, "output.grid.points")?;
-                Grid::from_values(prior.samples(*points, *seed, p.lower, p.upper))
+            OutputGridSpec::Own(g) => build_grid(g, "output.grid", space, p.lower, p.upper, &p.prior, base)?,
+        };
+        let theta = theta.unwrap_or_else(|| outputs.clone());
+        if let (Space::Table, ObservationSpec::Table { .. }) = (space, &spec.observation) {
+            if outputs.dim() != theta.dim() {
+                bail_input!(
+                    "output.grid has points of dimension {} but parameter.grid has dimension {}",
+                    outputs.dim(),
+                    theta.dim()
+                );
+            }
+        }
+        let weights = prior_weights(&p.prior, &p.grid, &theta, space, p.lower, p.upper, base)?;
+
+        // The family.
+        let family = match &spec.observation {
+            ObservationSpec::Binomial { trials } => {
+                if *trials == 0 {
+                    bail_input!("observation.trials must be at least 1 (got 0)");
+                }
+                if *trials as u128 >= MAX_POINTS as u128 {
+                    bail_input!("observation.trials = {trials} is too large (at most {})", MAX_POINTS - 1);
+                }
+                Family::Binomial { trials: *trials }
+            }
+            ObservationSpec::Poisson { records, cap } => {
+                if *records == 0 {
+                    bail_input!("observation.records must be at least 1 (got 0)");
+                }
+                if *cap == 0 {
+                    bail_input!("observation.cap must be at least 1 (got 0): a cap of 0 clips every record to 0");
+                }
+                if (*records as f64) * (*cap as f64) >= MAX_OBSERVATIONS {
+                    bail_input!(
+                        "observation.records × observation.cap = {} is too large (|Y| = N·c + 1 must stay below {MAX_OBSERVATIONS:e})",
+                        *records as u128 * *cap as u128
+                    );
+                }
+                Family::Poisson { records: *records, cap: *cap }
+            }
+            ObservationSpec::Multinomial { categories, records } => {
+                if *records == 0 {
+                    bail_input!("observation.records must be at least 1 (got 0)");
+                }
+                let n = grid::composition_count(*records, *categories);
+                if n >= MAX_OBSERVATIONS {
+                    bail_input!(
+                        "observation: {categories} categories and {records} records give {n:e} count vectors, too many (at most {MAX_OBSERVATIONS:e})"
+                    );
+                }
+                Family::Multinomial { categories: *categories, records: *records }
+            }
+            ObservationSpec::Table { likelihood, neighbours } => {
+                let lpath = csv::resolve(base, likelihood);
+                let rows = csv::read_matrix(&lpath, "observation.likelihood")?;
+                if rows.nrows() != theta.len() {
+                    bail_input!(
+                        "{} (observation.likelihood): expected one row per parameter grid point ({}), found {} rows",
+                        lpath.display(),
+                        theta.len(),
+                        rows.nrows()
+                    );
+                }
+                for (j, r) in rows.rows().into_iter().enumerate() {
+                    if let Some(c) = r.iter().position(|&v| v < 0.0) {
+                        bail_input!(
+                            "{} (observation.likelihood): row {}, column {} is negative ({}); probabilities must be ≥ 0",
+                            lpath.display(),
+                            j + 1,
+                            c + 1,
+                            r[c]
+                        );
+                    }
+                    let s = r.sum();
+                    if (s - 1.0).abs() > 1e-9 {
+                        bail_input!(
+                            "{} (observation.likelihood): row {} sums to {s}, not 1 (each row is q_θ(·) for one grid point)",
+                            lpath.display(),
+                            j + 1
+                        );
+                    }
+                }
+                let n_obs = rows.ncols();
+                let npath = csv::resolve(base, neighbours);
+                let pairs = csv::read_matrix(&npath, "observation.neighbours")?;
+                if pairs.ncols() != 2 {
+                    bail_input!(
+                        "{} (observation.neighbours): expected 2 columns (a, b) per line, found {}",
+                        npath.display(),
+                        pairs.ncols()
+                    );
+                }
+                let mut edges = Vec::with_capacity(pairs.nrows());
+                for (line, r) in pairs.rows().into_iter().enumerate() {
+                    let (a, b) = (r[0], r[1]);
+                    for v in [a, b] {
+                        if v.fract() != 0.0 || v < 0.0 || v >= n_obs as f64 {
+                            bail_input!(
+                                "{} (observation.neighbours): row {}: index {v} is not an observation index in 0..{} (|Y| = {n_obs} from the likelihood's columns)",
+                                npath.display(),
+                                line + 1,
+                                n_obs - 1
+                            );
+                        }
+                    }
+                    let (a, b) = (a as usize, b as usize);
+                    if a == b {
+                        bail_input!(
+                            "{} (observation.neighbours): row {}: an observation ({a}) cannot be its own neighbour",
+                            npath.display(),
+                            line + 1
+                        );
+                    }
+                    edges.push((a.min(b), a.max(b)));
+                }
+                edges.sort_unstable();
+                edges.dedup();
+                Family::Table { q: Arc::new(rows.t().to_owned()), theta: theta.clone(), edges }
             }
         };
-        let loss = match spec.loss {
+        if let Some(e) = exact.as_mut() {
+            if let Family::Binomial { trials } = family {
+                e.trials = trials;
+            }
+        }
+
+        let loss = match &spec.loss {
             LossSpec::Squared => Loss::Squared,
             LossSpec::Absolute => Loss::Absolute,
+            LossSpec::ZeroOne { tolerance } => {
+                if !(tolerance.is_finite() && *tolerance >= 0.0) {
+                    bail_input!("loss.tolerance must be a finite number ≥ 0 (got {tolerance})");
+                }
+                Loss::ZeroOne { tolerance: *tolerance }
+            }
+            LossSpec::Matrix { file } => {
+                if exact.is_some() {
+                    bail_input!("loss.kind = \"matrix\" needs a finite parameter grid, not parameter.grid.kind = \"exact\"");
+                }
+                let path = csv::resolve(base, file);
+                let values = csv::read_matrix_shaped(
+                    &path,
+                    "loss.file",
+                    theta.len(),
+                    outputs.len(),
+                    "one row per parameter grid point, one column per output point",
+                )?;
+                if let Some(((j, k), v)) = values.indexed_iter().find(|(_, v)| **v < 0.0) {
+                    bail_input!(
+                        "{} (loss.file): row {}, column {} is negative ({v}); losses must be ≥ 0",
+                        path.display(),
+                        j + 1,
+                        k + 1
+                    );
+                }
+                Loss::Matrix { values: Arc::new(values), theta: theta.clone(), outputs: outputs.clone() }
+            }
         };
-        Ok(Model { epsilons: spec.epsilon.clone(), theta, prior: weights, family, outputs, loss, spec })
+        Ok(Model {
+            epsilons: spec.epsilon.clone(),
+            theta,
+            prior: weights,
+            family,
+            outputs,
+            loss,
+            objective,
+            delta: spec.delta,
+            exact,
+            spec,
+        })
     }
 
     /// The model's name.
@@ -130,14 +350,200 @@ impl Model {
         &self.spec.name
     }
 
-    /// The same model with another number of trials (for sweeps over K).
+    /// The same model with another number of trials (for sweeps over K; binomial family only).
     pub fn with_trials(&self, trials: u64) -> Result<Model> {
         let mut spec = self.spec.clone();
         match &mut spec.observation {
             ObservationSpec::Binomial { trials: t } => *t = trials,
+            _ => bail_input!("observation.trials exists only for the binomial family (this model is {})", self.family.name()),
         }
         Model::from_spec(spec)
     }
+
+    /// W[j, i·|Θ̃| + k] = q_{θ_j}(y_i) L(θ_j, θ̃_k): the risk R(θ_j) of a mechanism P is
+    /// Σ_{k,i} W[j, i·|Θ̃|+k] P[k,i] (rows of the minimax program).
+    pub fn risk_matrix(&self) -> Array2<f64> {
+        let q = self.family.likelihood_matrix(&self.theta);
+        let l = self.loss.matrix(&self.theta, &self.outputs);
+        let (n_obs, n_out) = (q.nrows(), l.ncols());
+        let mut w = Array2::zeros((self.theta.len(), n_obs * n_out));
+        for j in 0..self.theta.len() {
+            for i in 0..n_obs {
+                let qi = q[[i, j]];
+                if qi == 0.0 {
+                    continue;
+                }
+                for k in 0..n_out {
+                    w[[j, i * n_out + k]] = qi * l[[j, k]];
+                }
+            }
+        }
+        w
+    }
+}
+
+/// Build a grid of the given kind for the parameter space; `field` names it in errors.
+fn build_grid(g: &GridSpec, field: &str, space: Space, lower: f64, upper: f64, prior: &PriorSpec, base: &Path) -> Result<Grid> {
+    Ok(match g {
+        GridSpec::Midpoint { points } => {
+            if let Space::Simplex(_) = space {
+                bail_input!("{field}: the multinomial family needs kind = \"simplex\" (or \"explicit\"), not \"midpoint\"");
+            }
+            check_points(*points, &format!("{field}.points"))?;
+            Grid::midpoint(lower, upper, *points)
+        }
+        GridSpec::PriorSamples { points, seed } => {
+            check_points(*points, &format!("{field}.points"))?;
+            match (space, prior) {
+                (Space::Interval, PriorSpec::Uniform) => Grid::from_values(Prior::Uniform.samples(*points, *seed, lower, upper)),
+                (Space::Interval, PriorSpec::Beta { a, b }) => {
+                    check_beta(*a, *b)?;
+                    Grid::from_values(Prior::Beta { a: *a, b: *b }.samples(*points, *seed, lower, upper))
+                }
+                (Space::Simplex(d), PriorSpec::Uniform) => prior::dirichlet_samples(*points, *seed, &vec![1.0; d]),
+                (Space::Simplex(d), PriorSpec::Dirichlet { alpha }) => {
+                    check_dirichlet(alpha, d)?;
+                    prior::dirichlet_samples(*points, *seed, alpha)
+                }
+                _ => bail_input!(
+                    "{field}: kind = \"prior-samples\" needs a uniform or beta prior (interval) or a uniform or dirichlet prior (multinomial), and no table family"
+                ),
+            }
+        }
+        GridSpec::Simplex { resolution } => {
+            let Space::Simplex(d) = space else {
+                bail_input!("{field}: kind = \"simplex\" applies to the multinomial family only");
+            };
+            let n = grid::composition_count(*resolution as u64, d);
+            if n >= MAX_POINTS as f64 {
+                bail_input!("{field}.resolution = {resolution} gives {n:e} points, too many");
+            }
+            Grid::simplex_lattice(d, *resolution)
+        }
+        GridSpec::Explicit { values, file } => {
+            let (g, field) = match (values, file) {
+                (Some(v), None) => {
+                    if v.is_empty() {
+                        bail_input!("{field}.values must list at least one point");
+                    }
+                    if let Some(x) = v.iter().find(|x| !x.is_finite()) {
+                        bail_input!("{field}.values must be finite numbers (got {x})");
+                    }
+                    (Grid::from_values(v.clone()), format!("{field}.values"))
+                }
+                (None, Some(f)) => {
+                    let path = csv::resolve(base, f);
+                    let g = Grid::new(csv::read_matrix(&path, &format!("{field}.file"))?);
+                    (g, format!("{} ({field}.file)", path.display()))
+                }
+                _ => bail_input!("{field}: kind = \"explicit\" needs exactly one of `values` and `file`"),
+            };
+            match space {
+                Space::Interval => {
+                    if g.dim() != 1 {
+                        bail_input!("{field}: expected one-dimensional points, found {} columns", g.dim());
+                    }
+                    if let Some(x) = g.values().into_iter().find(|&x| x < lower || x > upper) {
+                        bail_input!("{field}: point {x} lies outside [parameter.lower, parameter.upper] = [{lower}, {upper}]");
+                    }
+                }
+                Space::Simplex(d) => {
+                    if g.dim() != d {
+                        bail_input!("{field}: expected points with {d} coordinates (one per category), found {}", g.dim());
+                    }
+                    for (j, r) in g.points().rows().into_iter().enumerate() {
+                        if r.iter().any(|&x| x < 0.0) || (r.sum() - 1.0).abs() > 1e-9 {
+                            bail_input!("{field}: point {} is not in the simplex (coordinates ≥ 0 summing to 1)", j + 1);
+                        }
+                    }
+                }
+                Space::Table => {}
+            }
+            g
+        }
+        GridSpec::Exact => bail_input!("{field}: kind = \"exact\" is handled by the caller"),
+    })
+}
+
+/// Prior weights π_j on the parameter grid.
+fn prior_weights(
+    prior: &PriorSpec,
+    grid: &GridSpec,
+    theta: &Grid,
+    space: Space,
+    lower: f64,
+    upper: f64,
+    base: &Path,
+) -> Result<Vec<f64>> {
+    let m = theta.len();
+    let uniform = || vec![1.0 / m as f64; m];
+    if let GridSpec::PriorSamples { .. } = grid {
+        if let PriorSpec::Weights { .. } = prior {
+            bail_input!("parameter.prior: kind = \"weights\" cannot be combined with a prior-samples grid (its weights are 1/M by construction)");
+        }
+        return Ok(uniform());
+    }
+    let none = || crate::Error::input("parameter.prior puts no finite positive mass on the parameter grid");
+    match prior {
+        PriorSpec::Uniform => match space {
+            Space::Interval => Prior::Uniform.grid_weights(&theta.values(), lower, upper).ok_or_else(none),
+            _ => Ok(uniform()),
+        },
+        PriorSpec::Beta { a, b } => {
+            check_beta(*a, *b)?;
+            if space != Space::Interval {
+                bail_input!("parameter.prior: kind = \"beta\" applies to one-dimensional parameters (binomial, poisson); use \"dirichlet\" or \"weights\"");
+            }
+            Prior::Beta { a: *a, b: *b }.grid_weights(&theta.values(), lower, upper).ok_or_else(none)
+        }
+        PriorSpec::Dirichlet { alpha } => {
+            let Space::Simplex(d) = space else {
+                bail_input!("parameter.prior: kind = \"dirichlet\" applies to the multinomial family only");
+            };
+            check_dirichlet(alpha, d)?;
+            prior::dirichlet_weights(theta, alpha).ok_or_else(none)
+        }
+        PriorSpec::Weights { values, file } => {
+            let (w, origin) = match (values, file) {
+                (Some(v), None) => (v.clone(), "parameter.prior.values".to_string()),
+                (None, Some(f)) => {
+                    let path = csv::resolve(base, f);
+                    (csv::read_vector(&path, "parameter.prior.file")?, format!("{} (parameter.prior.file)", path.display()))
+                }
+                _ => bail_input!("parameter.prior: kind = \"weights\" needs exactly one of `values` and `file`"),
+            };
+            if w.len() != m {
+                bail_input!("{origin}: expected {m} weights (one per parameter grid point), found {}", w.len());
+            }
+            if let Some((j, x)) = w.iter().enumerate().find(|(_, x)| !(x.is_finite() && **x >= 0.0)) {
+                bail_input!("{origin}: weight {} is {x}; weights must be finite and ≥ 0", j + 1);
+            }
+            let total: f64 = w.iter().sum();
+            if !(total > 0.0 && total.is_finite()) {
+                bail_input!("{origin}: the weights sum to {total}; they must have a positive finite sum");
+            }
+            Ok(w.into_iter().map(|x| x / total).collect())
+        }
+    }
+}
+
+fn check_beta(a: f64, b: f64) -> Result<()> {
+    for (name, v) in [("a", a), ("b", b)] {
+        if !(v.is_finite() && v > 0.0) {
+            bail_input!("parameter.prior.{name} must be a finite number > 0 (got {v})");
+        }
+    }
+    Ok(())
+}
+
+fn check_dirichlet(alpha: &[f64], d: usize) -> Result<()> {
+    if alpha.len() != d {
+        bail_input!("parameter.prior.alpha must have one entry per category ({d}), found {}", alpha.len());
+    }
+    if let Some((j, a)) = alpha.iter().enumerate().find(|(_, a)| !(a.is_finite() && **a > 0.0)) {
+        bail_input!("parameter.prior.alpha[{j}] must be a finite number > 0 (got {a})");
+    }
+    Ok(())
 }
 
 /// Every ε must be finite and > 0; `field` names the list in the message.

@@ -54,3 +54,83 @@ impl Prior {
         draws.into_iter().map(|u| lower + u * (upper - lower)).collect()
     }
 }
+
+/// Weights ∝ Dirichlet(α) density at the simplex points (rows of `points`, each summing to 1),
+/// normalised to sum to 1. Returns `None` if the density vanishes or is infinite somewhere on the grid
+/// in a way that leaves no finite positive total.
+pub fn dirichlet_weights(points: &crate::model::Grid, alpha: &[f64]) -> Option<Vec<f64>> {
+    // log density up to the normalising constant: Σ_d (α_d − 1) ln θ_d.
+    let logs: Vec<f64> = points
+        .points()
+        .rows()
+        .into_iter()
+        .map(|p| p.iter().zip(alpha).map(|(&t, &a)| if a == 1.0 { 0.0 } else { (a - 1.0) * t.ln() }).sum())
+        .collect();
+    let top = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if !top.is_finite() {
+        return None;
+    }
+    let w: Vec<f64> = logs.iter().map(|l| (l - top).exp()).collect();
+    let total: f64 = w.iter().sum();
+    if !(total.is_finite() && total > 0.0) {
+        return None;
+    }
+    Some(w.into_iter().map(|x| x / total).collect())
+}
+
+/// `points` i.i.d. draws from Dirichlet(α) (normalised Gamma(α_d, 1) draws), one per row.
+pub fn dirichlet_samples(points: usize, seed: u64, alpha: &[f64]) -> crate::model::Grid {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let gammas: Vec<statrs::distribution::Gamma> =
+        alpha.iter().map(|&a| statrs::distribution::Gamma::new(a, 1.0).expect("validated α > 0")).collect();
+    let d = alpha.len();
+    let mut out = ndarray::Array2::zeros((points, d));
+    for mut row in out.rows_mut() {
+        loop {
+            let g: Vec<f64> = gammas.iter().map(|g| g.sample(&mut rng)).collect();
+            let s: f64 = g.iter().sum();
+            if s > 0.0 && s.is_finite() {
+                for (x, v) in row.iter_mut().zip(g) {
+                    *x = v / s;
+                }
+                break;
+            }
+        }
+    }
+    crate::model::Grid::new(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dirichlet_samples_lie_on_the_simplex_with_the_right_mean() {
+        let alpha = [1.0, 2.0, 5.0];
+        let g = dirichlet_samples(20_000, 11, &alpha);
+        let mut mean = [0.0; 3];
+        for r in g.points().rows() {
+            assert!((r.sum() - 1.0).abs() < 1e-12 && r.iter().all(|&x| x >= 0.0));
+            for d in 0..3 {
+                mean[d] += r[d] / 20_000.0;
+            }
+        }
+        // E θ_d = α_d / Σα; sd of each coordinate ≤ 0.5, so 5 sd of the mean is ≤ 0.018.
+        for d in 0..3 {
+            assert!((mean[d] - alpha[d] / 8.0).abs() < 0.018, "{mean:?}");
+        }
+    }
+
+    #[test]
+    fn dirichlet_weights_are_the_normalised_density() {
+        let g = crate::model::Grid::simplex_lattice(3, 4);
+        let w = dirichlet_weights(&g, &[1.0, 1.0, 1.0]).unwrap();
+        assert!(w.iter().all(|&x| (x - 1.0 / 15.0).abs() < 1e-15));
+        let w = dirichlet_weights(&g, &[2.0, 3.0, 0.5]).unwrap();
+        let dens = |p: ndarray::ArrayView1<f64>| p[0] * p[1].powi(2) * p[2].powf(-0.5);
+        let total: f64 = g.points().rows().into_iter().map(dens).sum();
+        for (j, r) in g.points().rows().into_iter().enumerate() {
+            assert!((w[j] - dens(r) / total).abs() < 1e-14);
+        }
+    }
+}

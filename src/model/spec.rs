@@ -20,6 +20,13 @@ pub struct ModelSpec {
     pub description: String,
     /// Privacy levels ε; one LP per value.
     pub epsilon: Vec<f64>,
+    /// `"bayes"` (least Bayes risk, the paper's program) or `"minimax"` (least worst-case risk over
+    /// the parameter grid).
+    #[serde(default)]
+    pub objective: ObjectiveSpec,
+    /// δ of (ε, δ)-DP, in [0, 1); 0 (the default) is pure ε-DP.
+    #[serde(default)]
+    pub delta: f64,
     /// The parameter space Θ, its grid and its prior.
     pub parameter: ParameterSpec,
     /// The observation family and hence Y and its neighbour relation.
@@ -31,18 +38,39 @@ pub struct ModelSpec {
     pub loss: LossSpec,
 }
 
+/// What the LP minimises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ObjectiveSpec {
+    /// Bayes risk Σ_j π_j R(θ_j) (UBaPP).
+    #[default]
+    Bayes,
+    /// Worst-case risk max_j R(θ_j) over the parameter grid (epigraph form).
+    Minimax,
+}
+
 /// `[parameter]`: Θ = [lower, upper], discretised by `grid`, weighted by `prior`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ParameterSpec {
-    /// Lower end of Θ.
+    /// Lower end of Θ (default 0; must be 0 for the multinomial family).
+    #[serde(default = "default_lower")]
     pub lower: f64,
-    /// Upper end of Θ.
+    /// Upper end of Θ (default 1; must be 1 for the multinomial family).
+    #[serde(default = "default_upper")]
     pub upper: f64,
     /// How Θ is discretised.
     pub grid: GridSpec,
     /// The prior π on Θ.
     pub prior: PriorSpec,
+}
+
+fn default_lower() -> f64 {
+    0.0
+}
+
+fn default_upper() -> f64 {
+    1.0
 }
 
 /// A grid on an interval.
@@ -61,6 +89,25 @@ pub enum GridSpec {
         /// Seed of the draws, so the grid is reproducible.
         seed: u64,
     },
+    /// Simplex lattice (multinomial family): θ = (n + ½)/(R + d/2) for every composition n of R
+    /// into d parts; C(R + d − 1, d − 1) interior points (for d = 2, the midpoint grid with R + 1 points).
+    Simplex {
+        /// R, the lattice resolution.
+        resolution: usize,
+    },
+    /// Points given explicitly: `values` inline (one-dimensional) or `file` (CSV, one point per
+    /// line, one column per coordinate; path relative to the model file).
+    Explicit {
+        /// Inline one-dimensional points.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        values: Option<Vec<f64>>,
+        /// CSV file of points.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        file: Option<String>,
+    },
+    /// No parameter grid: costs integrated in closed form against the continuous conjugate prior
+    /// (binomial family with a uniform or Beta prior on [0, 1]); only the output set is discretised.
+    Exact,
 }
 
 /// A prior on the parameter.
@@ -76,6 +123,21 @@ pub enum PriorSpec {
         /// Second shape parameter, > 0.
         b: f64,
     },
+    /// Dirichlet(α_1..α_d) on the simplex (multinomial family).
+    Dirichlet {
+        /// Concentrations, one per category, each > 0.
+        alpha: Vec<f64>,
+    },
+    /// Explicit weights on the parameter grid (normalised to sum 1): `values` inline or `file`
+    /// (CSV, one weight per line, path relative to the model file).
+    Weights {
+        /// Inline weights, one per grid point.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        values: Option<Vec<f64>>,
+        /// CSV file of weights.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        file: Option<String>,
+    },
 }
 
 /// `[observation]`: the sufficient statistic y and its distribution q_θ(y).
@@ -86,6 +148,31 @@ pub enum ObservationSpec {
     Binomial {
         /// K, the number of trials (records).
         trials: u64,
+    },
+    /// y = Σ_r min(x_r, c) for N records x_r ~ Poisson(λ) clipped at a public cap c;
+    /// Y = {0..Nc}; neighbours |y − y'| ≤ c (a band). The parameter is λ on [lower, upper].
+    Poisson {
+        /// N, the number of records.
+        records: u64,
+        /// c ≥ 1, the per-record cap.
+        cap: u64,
+    },
+    /// y = the count vector of K records over d categories with probabilities θ in the simplex;
+    /// neighbours move one record between two categories.
+    Multinomial {
+        /// d ≥ 2, the number of categories.
+        categories: usize,
+        /// K ≥ 1, the number of records.
+        records: u64,
+    },
+    /// Anything else: a likelihood matrix (CSV, one row per parameter grid point, one column per
+    /// observation, rows summing to 1) and a neighbour list (CSV, one pair `a, b` of 0-based
+    /// observation indices per line). Paths are relative to the model file.
+    Table {
+        /// CSV file of q_θ(y): row j = θ_j, column i = y_i.
+        likelihood: String,
+        /// CSV file of neighbouring observation pairs.
+        neighbours: String,
     },
 }
 
@@ -144,10 +231,22 @@ impl<'de> Deserialize<'de> for OutputGridSpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum LossSpec {
-    /// (θ − θ̃)².
+    /// (θ − θ̃)², summed over coordinates for vectors (squared Euclidean); alias `squared-euclidean`.
+    #[serde(alias = "squared-euclidean")]
     Squared,
-    /// |θ − θ̃|.
+    /// |θ − θ̃| (summed over coordinates for vectors).
     Absolute,
+    /// 1 when ‖θ − θ̃‖₂ > tolerance, else 0.
+    ZeroOne {
+        /// Tolerance ≥ 0.
+        tolerance: f64,
+    },
+    /// A custom matrix L[j, k] (CSV: one row per parameter grid point, one column per output
+    /// point; path relative to the model file).
+    Matrix {
+        /// CSV file of losses.
+        file: String,
+    },
 }
 
 impl ModelSpec {

@@ -1,7 +1,7 @@
 //! Clarabel backend (direct): a pure-Rust interior-point solver.
 //!
 //! Clarabel's form is `min qᵀx s.t. Ax + s = b, s ∈ K`. Our equality rows go to the zero cone,
-//! DP rows (≤ 0) and the bounds x ≥ 0 (as −x + s = 0) to the non-negative cone.
+//! the other rows (≤ b) and the finite variable bounds (x ≥ l as −x + s = −l) to the non-negative cone.
 
 use clarabel::algebra::CscMatrix;
 use clarabel::solver::{DefaultSettings, DefaultSettingsBuilder, DefaultSolver, IPSolver, SolverStatus, SupportedConeT};
@@ -48,28 +48,58 @@ impl LpSolver for ClarabelSolver {
 
     fn solve(&self, problem: &Problem) -> Result<RawSolution> {
         let (m, n) = (problem.n_rows(), problem.n_vars());
-        // Stack [A; −I]: each column gets one more entry, row m + j, value −1 (x_j ≥ 0).
+        // Stack [A; bound rows]: a finite lower bound l_j becomes −x_j + s = −l_j, a finite upper
+        // bound u_j becomes x_j + s = u_j, both with s in the non-negative cone.
+        let bounds: Vec<(f64, f64)> = (0..n).map(|j| problem.col_bounds(j)).collect();
+        let mut bound_rows: Vec<(usize, f64, f64)> = Vec::new(); // (variable, coefficient, rhs)
+        for (j, &(lo, hi)) in bounds.iter().enumerate() {
+            if lo.is_finite() {
+                bound_rows.push((j, -1.0, -lo));
+            }
+            if hi.is_finite() {
+                bound_rows.push((j, 1.0, hi));
+            }
+        }
+        let mut rows_of_var: Vec<Vec<(usize, f64)>> = vec![Vec::new(); n];
+        for (t, &(j, c, _)) in bound_rows.iter().enumerate() {
+            rows_of_var[j].push((m + t, c));
+        }
         let a = &problem.a;
         let mut colptr = Vec::with_capacity(n + 1);
-        let mut rowval = Vec::with_capacity(a.nnz() + n);
-        let mut nzval = Vec::with_capacity(a.nnz() + n);
+        let mut rowval = Vec::with_capacity(a.nnz() + bound_rows.len());
+        let mut nzval = Vec::with_capacity(a.nnz() + bound_rows.len());
         colptr.push(0);
         for (j, col) in a.outer_iterator().enumerate() {
             for (r, &v) in col.iter() {
                 rowval.push(r);
                 nzval.push(v);
             }
-            rowval.push(m + j);
-            nzval.push(-1.0);
+            for &(r, v) in &rows_of_var[j] {
+                rowval.push(r);
+                nzval.push(v);
+            }
             colptr.push(rowval.len());
         }
-        let a_stacked = CscMatrix::new(m + n, n, colptr, rowval, nzval);
+        let n_bound = bound_rows.len();
+        let a_stacked = CscMatrix::new(m + n_bound, n, colptr, rowval, nzval);
         let p = CscMatrix::<f64>::zeros((n, n));
-        let mut b = vec![0.0; m + n];
-        b[..problem.n_eq()].fill(1.0);
+        let mut b = vec![0.0; m + n_bound];
+        for (r, br) in b.iter_mut().enumerate().take(m) {
+            let (lo, hi) = problem.row_bounds(r);
+            *br = if r < problem.n_eq() {
+                debug_assert_eq!(lo, hi);
+                hi
+            } else {
+                debug_assert!(lo == f64::NEG_INFINITY, "non-equality rows are ≤ rows");
+                hi
+            };
+        }
+        for (t, &(_, _, rhs)) in bound_rows.iter().enumerate() {
+            b[m + t] = rhs;
+        }
         let cones = [
             SupportedConeT::ZeroConeT(problem.n_eq()),
-            SupportedConeT::NonnegativeConeT(m - problem.n_eq() + n),
+            SupportedConeT::NonnegativeConeT(m - problem.n_eq() + n_bound),
         ];
         let q = problem.scaled_costs();
         let mut solver = DefaultSolver::new(&p, &q, &a_stacked, &b, &cones, self.settings()?)

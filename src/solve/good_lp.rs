@@ -58,7 +58,19 @@ impl LpSolver for GoodLpSolver {
 
     fn solve(&self, problem: &Problem) -> Result<RawSolution> {
         let mut vars = ProblemVariables::new();
-        let x: Vec<Variable> = vars.add_vector(variable().min(0.0), problem.n_vars());
+        let x: Vec<Variable> = (0..problem.n_vars())
+            .map(|j| {
+                let (lo, hi) = problem.col_bounds(j);
+                let mut v = variable();
+                if lo.is_finite() {
+                    v = v.min(lo);
+                }
+                if hi.is_finite() {
+                    v = v.max(hi);
+                }
+                vars.add(v)
+            })
+            .collect();
         let costs = problem.scaled_costs();
         let mut objective = Expression::with_capacity(x.len());
         for (&v, &c) in x.iter().zip(&costs) {
@@ -77,6 +89,7 @@ impl LpSolver for GoodLpSolver {
                 if lo == hi {
                     e.eq(hi)
                 } else {
+                    debug_assert!(lo == f64::NEG_INFINITY, "rows are equalities or ≤ rows");
                     e.leq(hi)
                 }
             })

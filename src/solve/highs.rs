@@ -57,7 +57,14 @@ impl LpSolver for HighsSolver {
             .collect();
         let costs = problem.scaled_costs();
         for (j, col) in problem.a.outer_iterator().enumerate() {
-            pb.add_column(costs[j], 0.0.., col.iter().map(|(r, &v)| (rows[r], v)));
+            let (lo, hi) = problem.col_bounds(j);
+            let entries = col.iter().map(|(r, &v)| (rows[r], v));
+            match (lo.is_finite(), hi.is_finite()) {
+                (true, true) => pb.add_column(costs[j], lo..=hi, entries),
+                (true, false) => pb.add_column(costs[j], lo.., entries),
+                (false, true) => pb.add_column(costs[j], ..=hi, entries),
+                (false, false) => pb.add_column(costs[j], f64::NEG_INFINITY..f64::INFINITY, entries),
+            }
         }
         let mut model = pb.try_optimise(Sense::Minimise).map_err(|e| Error::Solver(format!("HiGHS rejected the LP: {e:?}")))?;
         let set = |m: &mut highs::Model, k: &str, v: &str| {

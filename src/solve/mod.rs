@@ -21,7 +21,7 @@ use std::time::Instant;
 use ndarray::Array2;
 use serde::Serialize;
 
-use crate::lp::{cost_matrix, Problem};
+use crate::lp::{cost_matrix, Problem, Program};
 use crate::model::Model;
 use crate::{Error, Result};
 
@@ -245,8 +245,18 @@ pub struct Solution {
     pub min_entry: f64,
     /// Lagrangian lower bound on the optimum from the returned multipliers (if any).
     pub dual_bound: Option<f64>,
-    /// (bayes_risk − dual_bound) / bayes_risk.
+    /// (objective − dual_bound) / objective.
     pub relative_gap: Option<f64>,
+    /// The LP's objective at the returned P, unscaled: the Bayes risk, or for a minimax program the
+    /// worst-case risk over the parameter grid.
+    pub objective: f64,
+    /// max_j R(θ_j) over the parameter grid (minimax programs only).
+    pub worst_case_risk: Option<f64>,
+    /// δ of the program (0 for pure ε-DP).
+    pub delta: f64,
+    /// δ the returned P actually spends at ε: max over ordered neighbour pairs of
+    /// Σ_k max(0, P[k,a] − e^ε P[k,b]).
+    pub delta_spent: f64,
     /// The mechanism P (|Θ̃| × |Y|).
     #[serde(skip)]
     pub p: Array2<f64>,
@@ -275,9 +285,17 @@ pub fn solve_problem(problem: &Problem, solver: &dyn LpSolver, assembly_seconds:
         let mu: Vec<f64> = mu.iter().map(|m| m * problem.scale).collect();
         problem.lagrangian_bound(&mu)
     });
-    let relative_gap = dual_bound.map(|d| (bayes_risk - d) / bayes_risk.abs().max(f64::MIN_POSITIVE));
-    let confirmed = max_dp_violation <= CHECK_TOLERANCE
-        && max_column_error <= CHECK_TOLERANCE
+    let objective = problem.objective_value(&p);
+    let worst_case_risk = problem.program.risk_rows.as_ref().map(|_| objective);
+    let delta = problem.program.delta.unwrap_or(0.0);
+    let delta_spent = problem.delta_spent(&p);
+    let relative_gap = dual_bound.map(|d| (objective - d) / objective.abs().max(f64::MIN_POSITIVE));
+    // Pure ε: every DP row holds; (ε, δ): every ordered pair spends at most δ.
+    let private = match problem.program.delta {
+        None => max_dp_violation <= CHECK_TOLERANCE,
+        Some(d) => delta_spent <= d + CHECK_TOLERANCE,
+    };
+    let confirmed = private && max_column_error <= CHECK_TOLERANCE
         && min_entry >= -CHECK_TOLERANCE
         && relative_gap.is_none_or(|g| g <= CHECK_TOLERANCE);
     let status = match raw.status {
@@ -301,6 +319,10 @@ pub fn solve_problem(problem: &Problem, solver: &dyn LpSolver, assembly_seconds:
         min_entry,
         dual_bound,
         relative_gap,
+        objective,
+        worst_case_risk,
+        delta,
+        delta_spent,
         p,
     })
 }
@@ -360,12 +382,17 @@ pub fn solve_model(model: &Model, epsilons: Option<&[f64]>, choice: SolverChoice
     choice.backend()?;
     let start = Instant::now();
     let cost = Arc::new(cost_matrix(model)?);
+    if model.objective == crate::model::Objective::Minimax {
+        let (n_obs, n_out) = cost.dim();
+        crate::lp::check_dense_size(&[(model.theta.len(), n_obs * n_out)], 0)?;
+    }
+    let program = Program::for_model(model);
     let cost_seconds = start.elapsed().as_secs_f64();
     eps_list
         .iter()
         .map(|&eps| {
             let t = Instant::now();
-            let problem = Problem::try_new(cost.clone(), model.family.neighbours(), eps)?;
+            let problem = Problem::try_with_program(cost.clone(), model.family.neighbours(), eps, program.clone())?;
             let assembly = cost_seconds + t.elapsed().as_secs_f64();
             solve_with_choice(&problem, choice, assembly)
         })
