@@ -39,6 +39,7 @@
 
 pub mod error;
 pub mod lp;
+pub mod mechanism;
 pub mod model;
 pub mod output;
 pub mod solve;

@@ -1,3 +1,6 @@
 //! One module per subcommand: validate flags, call the library, print.
 
+pub mod audit;
+pub mod sample;
 pub mod solve;
+pub mod verify;
