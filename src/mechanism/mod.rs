@@ -73,6 +73,26 @@ pub struct Provenance {
     /// What the repair did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repair: Option<RepairReport>,
+    /// Bayes risk of the certified mechanism each repair method produced (the lower one is kept).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repair_candidates: Vec<RepairCandidate>,
+    /// The solver's Lagrangian lower bound on the optimal risk (valid for every ε-DP mechanism on
+    /// this output grid), if it gave multipliers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dual_bound: Option<f64>,
+    /// (bayes_risk − dual_bound)/bayes_risk: how far the certified mechanism can be from optimal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub optimality_gap: Option<f64>,
+}
+
+/// One repair method's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RepairCandidate {
+    /// The method.
+    pub method: RepairMethod,
+    /// Bayes risk of its certified mechanism, or `None` if it failed.
+    pub bayes_risk: Option<f64>,
 }
 
 /// The solver that produced the float P.
@@ -116,10 +136,12 @@ impl Mechanism {
         let neighbours = model.family.neighbours();
         let mut best: Option<Mechanism> = None;
         let mut last_err = None;
+        let mut candidates = Vec::new();
         for method in [RepairMethod::Mix, RepairMethod::LiftMix] {
             match repair::repair_and_quantise(&neighbours, eps, p, DEFAULT_TOTAL, method) {
                 Ok((columns, certified_eps, report)) => {
                     let bayes_risk = weights_risk(&cost, &columns, DEFAULT_TOTAL);
+                    candidates.push(RepairCandidate { method, bayes_risk: Some(bayes_risk) });
                     if best.as_ref().is_none_or(|b| bayes_risk < b.bayes_risk) {
                         let lp_risk = (&cost.t() * p).sum();
                         let provenance = Provenance {
@@ -127,6 +149,7 @@ impl Mechanism {
                             repair_risk_cost: Some(bayes_risk - lp_risk),
                             solver: None,
                             repair: Some(report),
+                            ..Provenance::default()
                         };
                         best = Some(Mechanism::assemble(
                             model.clone(),
@@ -139,10 +162,15 @@ impl Mechanism {
                         ));
                     }
                 }
-                Err(e) => last_err = Some(e),
+                Err(e) => {
+                    candidates.push(RepairCandidate { method, bayes_risk: None });
+                    last_err = Some(e)
+                }
             }
         }
-        best.ok_or_else(|| last_err.expect("one of the two attempts failed"))
+        let mut best = best.ok_or_else(|| last_err.expect("one of the two attempts failed"))?;
+        best.provenance.repair_candidates = candidates;
+        Ok(best)
     }
 
     /// [`Mechanism::certify_from_float`] on a solved LP, recording the solver in the provenance.
@@ -153,6 +181,8 @@ impl Mechanism {
             status: solution.status.to_string(),
             detail: solution.solver_detail.clone(),
         });
+        m.provenance.dual_bound = solution.dual_bound;
+        m.provenance.optimality_gap = solution.dual_bound.map(|d| (m.bayes_risk - d) / m.bayes_risk);
         Ok(m)
     }
 
