@@ -9,6 +9,7 @@
 //!
 //! ```text
 //! model file ─► Model ─► lp::Problem ─► solve::LpSolver ─► solve::Solution (P, risk, checks)
+//!                                                          ─► mechanism::Mechanism (integer weights, exact ε certificate, sampler)
 //! ```
 //!
 //! ```
