@@ -125,8 +125,8 @@ pub struct Mechanism {
 
 impl Mechanism {
     /// Build a certified mechanism from a solver's float P (|Θ̃| × |Y|, `p[k,i] = Pr(θ̃_k | y_i)`)
-    /// for `model` at target `eps`: repair, quantise to total 2^52 and check exactly. Both repair
-    /// methods ([`RepairMethod`]) are tried and the one with the lower Bayes risk is kept.
+    /// for `model` at target `eps`: repair, quantise to total 2^52 and check exactly. All repair
+    /// methods ([`RepairMethod`]) are tried and the one with the lowest Bayes risk is kept.
     pub fn certify_from_float(model: &Model, eps: f64, p: &Array2<f64>) -> Result<Mechanism> {
         let expect = (model.outputs.len(), model.family.observation_count());
         if p.dim() != expect {
@@ -137,7 +137,7 @@ impl Mechanism {
         let mut best: Option<Mechanism> = None;
         let mut last_err = None;
         let mut candidates = Vec::new();
-        for method in [RepairMethod::Mix, RepairMethod::LiftMix] {
+        for method in [RepairMethod::Mix, RepairMethod::LiftMix, RepairMethod::TrimLiftMix] {
             match repair::repair_and_quantise(&neighbours, eps, p, DEFAULT_TOTAL, method) {
                 Ok((columns, certified_eps, report)) => {
                     let bayes_risk = weights_risk(&cost, &columns, DEFAULT_TOTAL);
@@ -168,7 +168,7 @@ impl Mechanism {
                 }
             }
         }
-        let mut best = best.ok_or_else(|| last_err.expect("one of the two attempts failed"))?;
+        let mut best = best.ok_or_else(|| last_err.expect("every attempt failed"))?;
         best.provenance.repair_candidates = candidates;
         Ok(best)
     }

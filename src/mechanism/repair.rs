@@ -4,7 +4,8 @@
 //! may sum to 1 ± 1e-10 and it may hold tiny negatives. The repair:
 //!
 //! 1. clamp negatives to 0 and normalise each column to sum 1;
-//! 2. optionally (*lift*) raise each row to the smallest vector above it that satisfies the ratio
+//! 2. optionally (*trim*) zero every row whose entries are all ≤ [`TRIM_LEVEL`], then
+//!    (*lift*) raise each row to the smallest vector above it that satisfies the ratio
 //!    constraints, `L[k,i] = max_j Q[k,j] ρ^{−d(i,j)}` (d = graph distance; a max-plus closure,
 //!    costs O(violation) instead of O(violation/(ρ−1))), then normalise columns again;
 //! 3. mix in a column-independent non-negative vector g (per output row k, the same for every
@@ -36,7 +37,14 @@ pub enum RepairMethod {
     Mix,
     /// Row-wise lift, then mixing for the rounding margin (steps 1–5).
     LiftMix,
+    /// As [`RepairMethod::LiftMix`], after setting to zero every output row whose largest entry is
+    /// ≤ [`TRIM_LEVEL`] (solver noise where the optimum has an unused output; a zero row needs no
+    /// rounding margin, which matters at tiny ε where the margin costs 1/(T(e^ε − 1)) per row).
+    TrimLiftMix,
 }
+
+/// Rows of P whose entries are all ≤ this are treated as zero by [`RepairMethod::TrimLiftMix`].
+pub const TRIM_LEVEL: f64 = 1e-9;
 
 /// What the repair did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -107,8 +115,18 @@ pub fn repair_and_quantise(
 
     // Steps 1–2.
     let mut q = p.mapv(|v| v.max(0.0));
+    if method == RepairMethod::TrimLiftMix {
+        for mut row in q.rows_mut() {
+            if row.iter().all(|&v| v <= TRIM_LEVEL) {
+                row.fill(0.0);
+            }
+        }
+        if q.columns().into_iter().any(|c| c.sum() <= 0.0) {
+            return Err(Error::Solver("trimming tiny rows emptied a column".into()));
+        }
+    }
     normalise_columns(&mut q);
-    if method == RepairMethod::LiftMix {
+    if method != RepairMethod::Mix {
         lift_rows(&mut q, neighbours, &edges, rho);
         normalise_columns(&mut q);
     }
@@ -328,7 +346,7 @@ mod tests {
         let (hi, lo) = (e / (1.0 + e) + 1e-10, 1.0 / (1.0 + e) - 1e-10);
         let p = Array2::from_shape_vec((2, 2), vec![hi, lo, lo, hi]).unwrap();
         let chain = Neighbours::Chain { len: 2 };
-        for method in [RepairMethod::Mix, RepairMethod::LiftMix] {
+        for method in [RepairMethod::Mix, RepairMethod::LiftMix, RepairMethod::TrimLiftMix] {
             let (w, certified, report) = repair_and_quantise(&chain, 1.0, &p, 1 << 52, method).unwrap();
             assert!(certified <= 1.0 && certified > 1.0 - 1e-6, "{certified}");
             assert!(report.input_dp_violation > 0.0);
