@@ -9,6 +9,7 @@ use std::convert::Infallible;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use statrs::distribution::{ChiSquared, ContinuousCDF};
+use ubapp::mechanism::audit::{audit, AuditOptions};
 use ubapp::mechanism::sampler::uniform_below;
 use ubapp::mechanism::Mechanism;
 use ubapp::model::{Model, ModelSpec};
@@ -138,4 +139,32 @@ fn artifact_round_trips_through_json() {
     // The certified mechanism is a distribution per observation and within a hair of the LP's risk.
     let rel = (m.bayes_risk() - sol.bayes_risk).abs() / sol.bayes_risk;
     assert!(rel < 1e-6, "repair changed the risk by {rel:e} relative");
+}
+
+#[test]
+fn audit_finds_most_of_a_known_epsilon_and_never_more() {
+    // Weights (10, 6) vs (6, 10): the true ε is ln(10/6) = 0.511. With 400k draws per column the
+    // Clopper–Pearson bounds (level 0.05/8 each) are within ~1% of each probability, so the
+    // empirical lower bound must land in (0.45, 0.511].
+    let m = Mechanism::from_weights(model(1, 2), 0.6, 16, vec![vec![10, 6], vec![6, 10]]).unwrap();
+    let mut rng = StdRng::seed_from_u64(5);
+    let mut calls = 0;
+    let r = audit(&m, AuditOptions { samples: 400_000, alpha: 0.05, max_pairs: 10 }, &mut rng, &mut |_, _| calls += 1)
+        .unwrap();
+    assert_eq!(calls, 2);
+    assert!(r.empirical_eps_lower > 0.45 && r.empirical_eps_lower <= m.certified_eps(), "{r:?}");
+    assert!(r.consistent);
+    assert_eq!((r.pairs_tested, r.pairs_total, r.columns_sampled), (1, 1, 2));
+}
+
+#[test]
+fn audit_tests_a_bounded_subset_of_pairs() {
+    let model = model(20, 10);
+    let sol = solve_model(&model, Some(&[0.5]), SolverChoice::Auto).unwrap().remove(0);
+    let m = Mechanism::from_solution(&model, &sol).unwrap();
+    let mut rng = StdRng::seed_from_u64(6);
+    let r = audit(&m, AuditOptions { samples: 2_000, alpha: 0.05, max_pairs: 4 }, &mut rng, &mut |_, _| {}).unwrap();
+    assert_eq!((r.pairs_tested, r.pairs_total), (4, 20));
+    assert!(r.columns_sampled <= 8);
+    assert!(r.empirical_eps_lower <= r.certified_eps);
 }

@@ -355,4 +355,22 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn repair_handles_huge_and_tiny_eps() {
+        // Randomised response on two observations at ε = 50 (e^ε beyond the 2^60 cap) and 1e-7.
+        let chain = Neighbours::Chain { len: 2 };
+        for eps in [50.0f64, 1e-7] {
+            let e = eps.exp();
+            let (hi, lo) = (e / (1.0 + e), 1.0 / (1.0 + e));
+            let p = Array2::from_shape_vec((2, 2), vec![hi, lo, lo, hi]).unwrap();
+            for method in [RepairMethod::Mix, RepairMethod::LiftMix, RepairMethod::TrimLiftMix] {
+                let (w, certified, _) = repair_and_quantise(&chain, eps, &p, 1 << 52, method).unwrap();
+                assert!(certified <= eps, "{method:?}: {certified} > {eps}");
+                assert!(w.iter().all(|c| c.iter().all(|&v| v > 0)), "{method:?}: {w:?}");
+                let moved = (w[0][0] as f64 / (1u64 << 52) as f64 - hi).abs();
+                assert!(moved < 1e-6, "{method:?} at ε = {eps}: moved {moved:e}");
+            }
+        }
+    }
 }
