@@ -187,7 +187,7 @@ pub enum CertifyError {
         /// Neighbouring observation with zero weight.
         b: usize,
     },
-    /// w[k,a] > (num/den)·w[k,b]: the ratio exceeds the lower bound of e^ε.
+    /// `w[k,a]` > (num/den)·`w[k,b]`: the ratio exceeds the lower bound of e^ε.
     Exceeds {
         /// Output index.
         k: usize,
@@ -195,13 +195,13 @@ pub enum CertifyError {
         a: usize,
         /// Neighbouring observation.
         b: usize,
-        /// ln(w[k,a]/w[k,b]), rounded up.
+        /// ln(`w[k,a]`/`w[k,b]`), rounded up.
         log_ratio: f64,
     },
 }
 
 /// The certified ε of integer weights `columns[i][k]` (all columns with the same total) under the
-/// undirected neighbour `edges`: max over edges and outputs of ln(w[k,a]/w[k,b]), rounded up, after
+/// undirected neighbour `edges`: max over edges and outputs of ln(`w[k,a]`/`w[k,b]`), rounded up, after
 /// checking every ratio exactly against [`RatioBound::for_eps`]`(eps)`. Returns a value ≤ eps.
 pub fn certify_weights(
     columns: &[Vec<u64>],
@@ -225,7 +225,7 @@ pub fn certify_weights(
                     return Err(CertifyError::Exceeds { k, a, b, log_ratio: ln_ratio_upper(wa, wb) });
                 }
                 // wa/wb > bestA/bestB  ⇔  wa·bestB > bestA·wb  (products < 2^106).
-                if best.is_none_or(|(ba, bb)| wa as u128 * bb as u128 > ba as u128 * wb as u128) {
+                if best.map_or(true, |(ba, bb)| wa as u128 * bb as u128 > ba as u128 * wb as u128) {
                     best = Some((wa, wb));
                 }
             }

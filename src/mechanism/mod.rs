@@ -13,12 +13,12 @@
 //! `w[k,a]·den ≤ num·w[k,b]` in exact integer arithmetic, where `num/den ≤ e^ε`
 //! ([`exact::RatioBound`]), then the sampled mechanism is ε-DP.
 //!
-//! **Proof.** Pr(θ̃_k | y_a) = w[k,a]/T ≤ (num/den)·w[k,b]/T ≤ e^ε Pr(θ̃_k | y_b) for every k;
+//! **Proof.** Pr(θ̃_k | y_a) = `w[k,a]`/T ≤ (num/den)·`w[k,b]`/T ≤ e^ε Pr(θ̃_k | y_b) for every k;
 //! summing over any set of outputs gives the DP inequality for every event. Neighbouring datasets
 //! map to neighbouring (or equal) observations y = S(x), and the release depends on x only through
 //! y, so the bound holds for datasets too. □
 //!
-//! `certified_eps` is max over neighbours and outputs of ln(w[k,a]/w[k,b]), rounded up
+//! `certified_eps` is max over neighbours and outputs of ln(`w[k,a]`/`w[k,b]`), rounded up
 //! ([`exact::ln_ratio_upper`]: the smallest float f near the log whose rigorous lower bound of e^f
 //! is ≥ the exact integer ratio), so e^{certified_eps} ≥ every ratio: the mechanism is also
 //! certified_eps-DP. A zero weight facing a non-zero neighbour would need ε = ∞ and is refused.
@@ -114,7 +114,7 @@ pub struct Mechanism {
     eps: f64,
     certified_eps: f64,
     total: u64,
-    /// columns[i][k] = w[k, i].
+    /// columns[i][k] = `w[k, i]`.
     columns: Vec<Vec<u64>>,
     /// Prefix sums per column, for the inverse CDF.
     cum: Vec<Vec<u64>>,
@@ -142,7 +142,7 @@ impl Mechanism {
                 Ok((columns, certified_eps, report)) => {
                     let bayes_risk = weights_risk(&cost, &columns, DEFAULT_TOTAL);
                     candidates.push(RepairCandidate { method, bayes_risk: Some(bayes_risk) });
-                    if best.as_ref().is_none_or(|b| bayes_risk < b.bayes_risk) {
+                    if best.as_ref().map_or(true, |b| bayes_risk < b.bayes_risk) {
                         let lp_risk = (&cost.t() * p).sum();
                         let provenance = Provenance {
                             lp_bayes_risk: Some(lp_risk),
@@ -248,7 +248,7 @@ impl Mechanism {
         self.model.outputs.point(k)
     }
 
-    /// Bayes risk Σ c[k,i] w[k,i]/T of the certified mechanism under the model's discretised prior.
+    /// Bayes risk Σ `c[k,i]` `w[k,i]`/T of the certified mechanism under the model's discretised prior.
     pub fn bayes_risk(&self) -> f64 {
         self.bayes_risk
     }
@@ -266,7 +266,7 @@ impl Mechanism {
         (obs.dim() == 1).then(|| obs.values().iter().position(|&v| v == y)).flatten()
     }
 
-    /// Draw one output index for observation index `i`: exact, Pr(k) = w[k,i]/T (see module docs).
+    /// Draw one output index for observation index `i`: exact, Pr(k) = `w[k,i]`/T (see module docs).
     /// Panics if `i` ≥ |Y|.
     pub fn sample<R: Rng + ?Sized>(&self, i: usize, rng: &mut R) -> usize {
         let u = sampler::uniform_below(rng, self.total);
@@ -347,7 +347,7 @@ impl Mechanism {
             Error::Input(m) => fail(m),
             other => other,
         })?;
-        if !(file.certified_eps >= certified) {
+        if file.certified_eps.is_nan() || file.certified_eps < certified {
             return Err(fail(format!(
                 "certified_eps = {} claims less than the weights certify ({certified})",
                 file.certified_eps
@@ -355,7 +355,8 @@ impl Mechanism {
         }
         let cost = cost_matrix(&model)?;
         let risk = weights_risk(&cost, &file.columns, file.total);
-        if !((risk - file.bayes_risk).abs() <= 1e-9 * risk.abs().max(f64::MIN_POSITIVE)) {
+        let risk_matches = (risk - file.bayes_risk).abs() <= 1e-9 * risk.abs().max(f64::MIN_POSITIVE);
+        if !risk_matches {
             return Err(fail(format!(
                 "bayes_risk = {} does not match the risk of the weights ({risk}): columns were edited or reordered",
                 file.bayes_risk
@@ -443,7 +444,7 @@ fn check_weights(model: &Model, eps: f64, total: u64, columns: &[Vec<u64>]) -> R
     })
 }
 
-/// Σ_{i,k} C[i,k] w[k,i] / T.
+/// Σ_{i,k} `C[i,k]` `w[k,i]` / T.
 fn weights_risk(cost: &Array2<f64>, columns: &[Vec<u64>], total: u64) -> f64 {
     let t = total as f64;
     columns

@@ -57,9 +57,9 @@ pub struct RepairReport {
     pub margin: f64,
     /// Attempts needed (1 = the first margin sufficed).
     pub attempts: u32,
-    /// Largest P[k,a] − e^ε P[k,b] in the input (> 0: violated).
+    /// Largest `P[k,a]` − e^ε `P[k,b]` in the input (> 0: violated).
     pub input_dp_violation: f64,
-    /// Largest |Σ_k P[k,i] − 1| in the input.
+    /// Largest |Σ_k `P[k,i]` − 1| in the input.
     pub input_column_error: f64,
     /// Smallest entry of the input.
     pub input_min_entry: f64,
@@ -89,7 +89,7 @@ pub fn repair_and_quantise(
     if !(eps.is_finite() && eps > 0.0) {
         return Err(Error::input(format!("eps must be a finite number > 0 (got {eps})")));
     }
-    if !total.is_power_of_two() || total > super::MAX_TOTAL || total < 2 {
+    if !total.is_power_of_two() || !(2..=super::MAX_TOTAL).contains(&total) {
         return Err(Error::Solver(format!("total must be a power of two in [2, 2^52] (got {total})")));
     }
     if let Some(bad) = p.iter().find(|v| !v.is_finite()) {
@@ -192,7 +192,7 @@ fn normalise_columns(q: &mut Array2<f64>) {
     }
 }
 
-/// Row-wise max-plus closure: `L[k,i] = max_j Q[k,j] ρ^{−d(i,j)}`, the smallest row ≥ Q[k,·] with
+/// Row-wise max-plus closure: `L[k,i] = max_j Q[k,j] ρ^{−d(i,j)}`, the smallest row ≥ `Q[k,·]` with
 /// `L[k,a] ≤ ρ L[k,b]` for all neighbours (d = graph distance). A chain takes one forward and one
 /// backward pass; a general graph a Dijkstra-like sweep from the largest values down.
 fn lift_rows(q: &mut Array2<f64>, neighbours: &Neighbours, edges: &[(usize, usize)], rho: f64) {
@@ -235,9 +235,18 @@ fn lift_rows(q: &mut Array2<f64>, neighbours: &Neighbours, edges: &[(usize, usiz
 }
 
 /// A total order on non-NaN floats for the heap.
-#[derive(PartialEq, PartialOrd)]
 struct OrdF64(f64);
+impl PartialEq for OrdF64 {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
 impl Eq for OrdF64 {}
+impl PartialOrd for OrdF64 {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
 impl Ord for OrdF64 {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.0.total_cmp(&other.0)

@@ -31,7 +31,7 @@ pub fn prefix_sums(weights: &[u64]) -> Vec<u64> {
         .collect()
 }
 
-/// The output index k with `cum[k−1] ≤ u < cum[k]` (so Pr(k) = w[k]/total exactly for u uniform
+/// The output index k with `cum[k−1] ≤ u < cum[k]` (so Pr(k) = `w[k]`/total exactly for u uniform
 /// below total; zero-weight outputs are never returned).
 pub fn inverse_cdf(cum: &[u64], u: u64) -> usize {
     cum.partition_point(|&c| c <= u)
