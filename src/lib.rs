@@ -9,6 +9,7 @@
 //!
 //! ```text
 //! model file ─► Model ─► lp::Problem ─► solve::LpSolver ─► solve::Solution (P, risk, checks)
+//!                                                          ─► mechanism::Mechanism (integer weights, exact ε certificate, sampler)
 //! ```
 //!
 //! ```
@@ -41,6 +42,7 @@ pub mod baselines;
 pub mod error;
 pub mod eval;
 pub mod lp;
+pub mod mechanism;
 pub mod model;
 pub mod output;
 pub mod report;

@@ -31,7 +31,7 @@ enum Command {
         /// Print only a JSON array, one object per ε.
         #[arg(long)]
         json: bool,
-        /// Write the solved P with its grids as JSON (one ε only).
+        /// Write the certified mechanism as a JSON artifact (one ε only; see `ubapp verify`).
         #[arg(long)]
         out: Option<PathBuf>,
     },
@@ -76,6 +76,52 @@ enum Command {
         #[arg(default_value = "models")]
         dir: PathBuf,
     },
+    /// Re-derive a mechanism file's ε certificate from its integer weights; exit 2 if it fails.
+    Verify {
+        /// Mechanism file written by `ubapp solve --out`.
+        file: PathBuf,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Release values from a verified mechanism file for an observation y (exact sampler).
+    Sample {
+        /// Mechanism file written by `ubapp solve --out`.
+        file: PathBuf,
+        /// The observation value, e.g. 37 successes.
+        #[arg(long, allow_negative_numbers = true)]
+        y: f64,
+        /// How many independent releases to draw.
+        #[arg(long, default_value_t = 1)]
+        n: usize,
+        /// Seed for reproducible tests only; without it fresh OS randomness is used (as a real
+        /// release must).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Print a JSON array instead of one value per line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Empirical DP test of a mechanism file: sample neighbouring columns, report an ε lower bound.
+    Audit {
+        /// Mechanism file written by `ubapp solve --out`.
+        file: PathBuf,
+        /// Draws per observation column.
+        #[arg(long, default_value_t = 200_000)]
+        samples: u64,
+        /// Seed of the draws.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Simultaneous false-alarm probability of all confidence bounds.
+        #[arg(long, default_value_t = 0.05)]
+        alpha: f64,
+        /// Test at most this many neighbour pairs (evenly spaced over the model's edge list).
+        #[arg(long, default_value_t = 1000)]
+        max_pairs: usize,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -99,6 +145,11 @@ fn main() -> ExitCode {
             })
         }
         Command::Models { dir } => cli::models::run(&dir),
+        Command::Verify { file, json } => cli::verify::run(&file, json),
+        Command::Sample { file, y, n, seed, json } => cli::sample::run(&file, y, n, seed, json),
+        Command::Audit { file, samples, seed, alpha, max_pairs, json } => {
+            cli::audit::run(&file, samples, seed, alpha, max_pairs, json)
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

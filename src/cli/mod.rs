@@ -1,5 +1,8 @@
 //! One module per subcommand: validate flags, call the library, print.
 
+pub mod audit;
 pub mod compare;
-pub mod solve;
 pub mod models;
+pub mod sample;
+pub mod solve;
+pub mod verify;

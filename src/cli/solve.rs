@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use ubapp::model::Model;
-use ubapp::output::{solution_json, write_atomic};
+use ubapp::mechanism::Mechanism;
 use ubapp::solve::{solve_model, Solution, SolverChoice};
 use ubapp::{Error, Result};
 
@@ -22,14 +22,31 @@ pub fn run(model_path: &Path, eps: Option<&[f64]>, solver: &str, json: bool, out
         Error::Input(m) if !m.starts_with("--") => Error::Input(format!("{}: {m}", model_path.display())),
         other => other,
     })?;
-    if let Some(path) = out {
-        let text = serde_json::to_string_pretty(&solution_json(&model, &solutions[0])).expect("JSON values serialise");
-        write_atomic(path, text.as_bytes())?;
-    }
+    // The certified mechanism (repaired, quantised, checked exactly) is built before anything is
+    // written, so a failure leaves no file behind.
+    let mechanism = out.map(|_| Mechanism::from_solution(&model, &solutions[0])).transpose()?;
     if json {
         println!("{}", serde_json::to_string_pretty(&solutions).expect("solutions serialise"));
     } else {
         print_table(&model, &solutions);
+    }
+    if let (Some(path), Some(m)) = (out, &mechanism) {
+        m.save(path)?;
+        let cost = m.provenance.repair_risk_cost.unwrap_or(f64::NAN);
+        let note = format!(
+            "wrote {}: certified ε = {} (target {}), Bayes risk {:.10e} (repair and quantisation cost {:+.3e}, {:+.2e} relative)",
+            path.display(),
+            m.certified_eps(),
+            m.eps(),
+            m.bayes_risk(),
+            cost,
+            cost / m.bayes_risk()
+        );
+        if json {
+            eprintln!("{note}");
+        } else {
+            println!("{note}");
+        }
     }
     Ok(())
 }

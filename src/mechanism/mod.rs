@@ -1,0 +1,455 @@
+//! The released mechanism: integer weights certified ε-DP **as sampled**, an exact sampler, and
+//! the versioned JSON artifact (`ubapp solve --out`, `ubapp verify`, `ubapp sample`, `ubapp audit`).
+//!
+//! # The privacy claim and its proof
+//!
+//! A [`Mechanism`] holds, for each observation y_i, integer weights `w[k,i] ≥ 0` over the outputs
+//! θ̃_k with `Σ_k w[k,i] = T` (the same power of two T for every column). [`Mechanism::sample`]
+//! draws u uniformly from {0, …, T−1} (exactly: [`sampler::uniform_below`]) and releases the θ̃_k
+//! with `Σ_{j<k} w[j,i] ≤ u < Σ_{j≤k} w[j,i]`, so `Pr(θ̃_k | y_i) = w[k,i]/T` exactly, given a
+//! uniform random bit source.
+//!
+//! **Claim.** If for every neighbouring pair (a, b) (both orders) and every k,
+//! `w[k,a]·den ≤ num·w[k,b]` in exact integer arithmetic, where `num/den ≤ e^ε`
+//! ([`exact::RatioBound`]), then the sampled mechanism is ε-DP.
+//!
+//! **Proof.** Pr(θ̃_k | y_a) = `w[k,a]`/T ≤ (num/den)·`w[k,b]`/T ≤ e^ε Pr(θ̃_k | y_b) for every k;
+//! summing over any set of outputs gives the DP inequality for every event. Neighbouring datasets
+//! map to neighbouring (or equal) observations y = S(x), and the release depends on x only through
+//! y, so the bound holds for datasets too. □
+//!
+//! `certified_eps` is max over neighbours and outputs of ln(`w[k,a]`/`w[k,b]`), rounded up
+//! ([`exact::ln_ratio_upper`]: the smallest float f near the log whose rigorous lower bound of e^f
+//! is ≥ the exact integer ratio), so e^{certified_eps} ≥ every ratio: the mechanism is also
+//! certified_eps-DP. A zero weight facing a non-zero neighbour would need ε = ∞ and is refused.
+//! It never exceeds the target ε, because all ratios already passed the check against e^ε's bound.
+
+pub mod audit;
+pub mod exact;
+pub mod repair;
+pub mod sampler;
+
+use std::path::Path;
+
+use ndarray::{Array2, ArrayView1};
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use crate::lp::cost_matrix;
+use crate::model::{Model, ModelSpec};
+use crate::output::grid_json;
+use crate::solve::Solution;
+use crate::{Error, Result};
+use exact::CertifyError;
+pub use repair::{RepairMethod, RepairReport};
+
+/// Version of the mechanism file format written by [`Mechanism::to_json`].
+pub const FORMAT_VERSION: u32 = 1;
+
+/// The `format` tag of a mechanism file.
+pub const FORMAT_NAME: &str = "ubapp-mechanism";
+
+/// The column total used by [`Mechanism::certify_from_float`]: 2^52, so every weight is an
+/// integer a JSON number (an IEEE double) holds exactly.
+pub const DEFAULT_TOTAL: u64 = 1 << 52;
+
+/// Largest accepted column total (2^52; see [`DEFAULT_TOTAL`]).
+pub const MAX_TOTAL: u64 = 1 << 52;
+
+/// Where a mechanism came from (recorded in the artifact; not part of the certificate).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Provenance {
+    /// Bayes risk of the solver's float P (before repair), if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lp_bayes_risk: Option<f64>,
+    /// bayes_risk − lp_bayes_risk: what repair and quantisation cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repair_risk_cost: Option<f64>,
+    /// The solver's name, status and own words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub solver: Option<SolverInfo>,
+    /// What the repair did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repair: Option<RepairReport>,
+    /// Bayes risk of the certified mechanism each repair method produced (the lower one is kept).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repair_candidates: Vec<RepairCandidate>,
+    /// The solver's Lagrangian lower bound on the optimal risk (valid for every ε-DP mechanism on
+    /// this output grid), if it gave multipliers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dual_bound: Option<f64>,
+    /// (bayes_risk − dual_bound)/bayes_risk: how far the certified mechanism can be from optimal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub optimality_gap: Option<f64>,
+}
+
+/// One repair method's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RepairCandidate {
+    /// The method.
+    pub method: RepairMethod,
+    /// Bayes risk of its certified mechanism, or `None` if it failed.
+    pub bayes_risk: Option<f64>,
+}
+
+/// The solver that produced the float P.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SolverInfo {
+    /// Solver name, e.g. `clarabel`.
+    pub name: String,
+    /// Status after ubapp's own checks (`optimal`, `near-optimal`).
+    pub status: String,
+    /// The backend's own word on the outcome.
+    pub detail: String,
+}
+
+/// A certified mechanism: integer weights per observation, their ε certificate and exact sampler.
+#[derive(Debug, Clone)]
+pub struct Mechanism {
+    model: Model,
+    eps: f64,
+    certified_eps: f64,
+    total: u64,
+    /// columns[i][k] = `w[k, i]`.
+    columns: Vec<Vec<u64>>,
+    /// Prefix sums per column, for the inverse CDF.
+    cum: Vec<Vec<u64>>,
+    bayes_risk: f64,
+    /// Where it came from.
+    pub provenance: Provenance,
+}
+
+impl Mechanism {
+    /// Build a certified mechanism from a solver's float P (|Θ̃| × |Y|, `p[k,i] = Pr(θ̃_k | y_i)`)
+    /// for `model` at target `eps`: repair, quantise to total 2^52 and check exactly. All repair
+    /// methods ([`RepairMethod`]) are tried and the one with the lowest Bayes risk is kept.
+    pub fn certify_from_float(model: &Model, eps: f64, p: &Array2<f64>) -> Result<Mechanism> {
+        let expect = (model.outputs.len(), model.family.observation_count());
+        if p.dim() != expect {
+            return Err(Error::Solver(format!("P is {:?} but the model needs |Θ̃| × |Y| = {expect:?}", p.dim())));
+        }
+        let cost = cost_matrix(model)?;
+        let neighbours = model.family.neighbours();
+        let mut best: Option<Mechanism> = None;
+        let mut last_err = None;
+        let mut candidates = Vec::new();
+        for method in [RepairMethod::Mix, RepairMethod::LiftMix, RepairMethod::TrimLiftMix] {
+            match repair::repair_and_quantise(&neighbours, eps, p, DEFAULT_TOTAL, method) {
+                Ok((columns, certified_eps, report)) => {
+                    let bayes_risk = weights_risk(&cost, &columns, DEFAULT_TOTAL);
+                    candidates.push(RepairCandidate { method, bayes_risk: Some(bayes_risk) });
+                    if best.as_ref().map_or(true, |b| bayes_risk < b.bayes_risk) {
+                        let lp_risk = (&cost.t() * p).sum();
+                        let provenance = Provenance {
+                            lp_bayes_risk: Some(lp_risk),
+                            repair_risk_cost: Some(bayes_risk - lp_risk),
+                            solver: None,
+                            repair: Some(report),
+                            ..Provenance::default()
+                        };
+                        best = Some(Mechanism::assemble(
+                            model.clone(),
+                            eps,
+                            certified_eps,
+                            DEFAULT_TOTAL,
+                            columns,
+                            bayes_risk,
+                            provenance,
+                        ));
+                    }
+                }
+                Err(e) => {
+                    candidates.push(RepairCandidate { method, bayes_risk: None });
+                    last_err = Some(e)
+                }
+            }
+        }
+        let mut best = best.ok_or_else(|| last_err.expect("every attempt failed"))?;
+        best.provenance.repair_candidates = candidates;
+        Ok(best)
+    }
+
+    /// [`Mechanism::certify_from_float`] on a solved LP, recording the solver in the provenance.
+    pub fn from_solution(model: &Model, solution: &Solution) -> Result<Mechanism> {
+        let mut m = Mechanism::certify_from_float(model, solution.eps, &solution.p)?;
+        m.provenance.solver = Some(SolverInfo {
+            name: solution.solver.clone(),
+            status: solution.status.to_string(),
+            detail: solution.solver_detail.clone(),
+        });
+        m.provenance.dual_bound = solution.dual_bound;
+        m.provenance.optimality_gap = solution.dual_bound.map(|d| (m.bayes_risk - d) / m.bayes_risk);
+        Ok(m)
+    }
+
+    /// Build from integer weights `columns[i][k]`, checking everything [`Mechanism::from_json_str`]
+    /// checks about the weights (shape, totals, exact certificate ≤ eps). Input errors name the field.
+    pub fn from_weights(model: Model, eps: f64, total: u64, columns: Vec<Vec<u64>>) -> Result<Mechanism> {
+        let certified = check_weights(&model, eps, total, &columns)?;
+        let cost = cost_matrix(&model)?;
+        let risk = weights_risk(&cost, &columns, total);
+        Ok(Mechanism::assemble(model, eps, certified, total, columns, risk, Provenance::default()))
+    }
+
+    fn assemble(
+        model: Model,
+        eps: f64,
+        certified_eps: f64,
+        total: u64,
+        columns: Vec<Vec<u64>>,
+        bayes_risk: f64,
+        provenance: Provenance,
+    ) -> Mechanism {
+        let cum = columns.iter().map(|c| sampler::prefix_sums(c)).collect();
+        Mechanism { model, eps, certified_eps, total, columns, cum, bayes_risk, provenance }
+    }
+
+    /// The model it was designed for.
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// The target ε.
+    pub fn eps(&self) -> f64 {
+        self.eps
+    }
+
+    /// The ε the weights certify (≤ [`Mechanism::eps`]), rounded up.
+    pub fn certified_eps(&self) -> f64 {
+        self.certified_eps
+    }
+
+    /// The common column total T (a power of two).
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// Weights `w[k, i]` of observation `i` (index into Y), one per output.
+    pub fn column(&self, i: usize) -> &[u64] {
+        &self.columns[i]
+    }
+
+    /// |Y|.
+    pub fn n_observations(&self) -> usize {
+        self.columns.len()
+    }
+
+    /// |Θ̃|.
+    pub fn n_outputs(&self) -> usize {
+        self.model.outputs.len()
+    }
+
+    /// Output θ̃_k.
+    pub fn output(&self, k: usize) -> ArrayView1<'_, f64> {
+        self.model.outputs.point(k)
+    }
+
+    /// Bayes risk Σ `c[k,i]` `w[k,i]`/T of the certified mechanism under the model's discretised prior.
+    pub fn bayes_risk(&self) -> f64 {
+        self.bayes_risk
+    }
+
+    /// The probabilities w/T as floats (|Θ̃| × |Y|), for evaluation (not for sampling).
+    pub fn probabilities(&self) -> Array2<f64> {
+        let t = self.total as f64;
+        Array2::from_shape_fn((self.n_outputs(), self.n_observations()), |(k, i)| self.columns[i][k] as f64 / t)
+    }
+
+    /// The index of observation value `y` (exact match on the first coordinate for a
+    /// one-dimensional Y), or `None` if y ∉ Y.
+    pub fn observation_index(&self, y: f64) -> Option<usize> {
+        let obs = self.model.family.observations();
+        (obs.dim() == 1).then(|| obs.values().iter().position(|&v| v == y)).flatten()
+    }
+
+    /// Draw one output index for observation index `i`: exact, Pr(k) = `w[k,i]`/T (see module docs).
+    /// Panics if `i` ≥ |Y|.
+    pub fn sample<R: Rng + ?Sized>(&self, i: usize, rng: &mut R) -> usize {
+        let u = sampler::uniform_below(rng, self.total);
+        sampler::inverse_cdf(&self.cum[i], u)
+    }
+
+    /// `n` independent draws for observation index `i`.
+    pub fn sample_batch<R: Rng + ?Sized>(&self, i: usize, n: usize, rng: &mut R) -> Vec<usize> {
+        (0..n).map(|_| self.sample(i, rng)).collect()
+    }
+
+    /// The versioned JSON artifact (see the README, "Deploying a mechanism"). Weights are JSON
+    /// integers; the total is at most 2^52, so every weight is exactly representable as a double.
+    pub fn to_json(&self) -> Value {
+        let mut v = json!({
+            "format": FORMAT_NAME,
+            "format_version": FORMAT_VERSION,
+            "tool_version": env!("CARGO_PKG_VERSION"),
+            "model": self.model.spec,
+            "eps": self.eps,
+            "certified_eps": self.certified_eps,
+            "bayes_risk": self.bayes_risk,
+            "outputs": grid_json(&self.model.outputs),
+            "observations": grid_json(&self.model.family.observations()),
+            "total": self.total,
+            "columns": self.columns,
+        });
+        let prov = serde_json::to_value(&self.provenance).expect("provenance serialises");
+        if let (Value::Object(m), Value::Object(p)) = (&mut v, prov) {
+            m.insert("provenance".into(), Value::Object(p));
+        }
+        v
+    }
+
+    /// Parse and verify a mechanism file's text; `origin` names it in messages. Re-derives the
+    /// certificate from the weights alone (the stored `certified_eps` is only compared against it).
+    pub fn from_json_str(text: &str, origin: &str) -> Result<Mechanism> {
+        let fail = |msg: String| Error::Input(format!("{origin}: {msg}"));
+        let value: Value = serde_json::from_str(text).map_err(|e| {
+            fail(if e.is_eof() {
+                "the file ends early (truncated?): not a complete JSON document".to_string()
+            } else {
+                format!("not valid JSON ({e})")
+            })
+        })?;
+        let Value::Object(obj) = &value else {
+            return Err(fail("not a ubapp mechanism file (expected a JSON object)".into()));
+        };
+        match obj.get("format").and_then(Value::as_str) {
+            Some(FORMAT_NAME) => {}
+            other => {
+                return Err(fail(format!(
+                    "not a ubapp mechanism file (its \"format\" is {}, expected \"{FORMAT_NAME}\")",
+                    other.map_or("missing".to_string(), |s| format!("\"{s}\""))
+                )))
+            }
+        }
+        match obj.get("format_version").and_then(Value::as_u64) {
+            Some(v) if v == FORMAT_VERSION as u64 => {}
+            other => {
+                return Err(fail(format!(
+                    "format_version is {}, but this ubapp ({}) reads version {FORMAT_VERSION}",
+                    other.map_or("missing or not an integer".to_string(), |v| v.to_string()),
+                    env!("CARGO_PKG_VERSION")
+                )))
+            }
+        }
+        let file: MechanismFile = serde_path_to_error::deserialize(value.clone())
+            .map_err(|e| fail(format!("{}: {}", e.path(), e.inner())))?;
+        let model = Model::from_spec(file.model).map_err(|e| fail(format!("model: {e}")))?;
+        if grid_json(&model.outputs) != file.outputs {
+            return Err(fail("outputs differ from the output grid of the embedded model".into()));
+        }
+        if grid_json(&model.family.observations()) != file.observations {
+            return Err(fail("observations differ from the observation space of the embedded model".into()));
+        }
+        let certified = check_weights(&model, file.eps, file.total, &file.columns).map_err(|e| match e {
+            Error::Input(m) => fail(m),
+            other => other,
+        })?;
+        if file.certified_eps.is_nan() || file.certified_eps < certified {
+            return Err(fail(format!(
+                "certified_eps = {} claims less than the weights certify ({certified})",
+                file.certified_eps
+            )));
+        }
+        let cost = cost_matrix(&model)?;
+        let risk = weights_risk(&cost, &file.columns, file.total);
+        let risk_matches = (risk - file.bayes_risk).abs() <= 1e-9 * risk.abs().max(f64::MIN_POSITIVE);
+        if !risk_matches {
+            return Err(fail(format!(
+                "bayes_risk = {} does not match the risk of the weights ({risk}): columns were edited or reordered",
+                file.bayes_risk
+            )));
+        }
+        Ok(Mechanism::assemble(model, file.eps, certified, file.total, file.columns, risk, file.provenance))
+    }
+
+    /// Read and verify a mechanism file (input errors name the file).
+    pub fn load(path: &Path) -> Result<Mechanism> {
+        let bytes = std::fs::read(path)
+            .map_err(|e| Error::input(format!("cannot read mechanism file {}: {e}", path.display())))?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| Error::input(format!("{}: not valid JSON (the file is not UTF-8 text)", path.display())))?;
+        Mechanism::from_json_str(&text, &path.display().to_string())
+    }
+
+    /// Write the artifact atomically (temporary file + rename).
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let text = serde_json::to_string_pretty(&self.to_json()).expect("JSON values serialise");
+        crate::output::write_atomic(path, (text + "\n").as_bytes())
+    }
+}
+
+/// The artifact as stored (format and version are checked before this is parsed).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)] // format, format_version and tool_version are checked or kept for humans
+struct MechanismFile {
+    format: String,
+    format_version: u32,
+    tool_version: String,
+    model: ModelSpec,
+    eps: f64,
+    certified_eps: f64,
+    bayes_risk: f64,
+    outputs: Value,
+    observations: Value,
+    total: u64,
+    columns: Vec<Vec<u64>>,
+    #[serde(default)]
+    provenance: Provenance,
+}
+
+/// Shape, totals and the exact certificate; returns the certified ε (≤ eps).
+fn check_weights(model: &Model, eps: f64, total: u64, columns: &[Vec<u64>]) -> Result<f64> {
+    if !(eps.is_finite() && eps > 0.0) {
+        return Err(Error::input(format!("eps must be a finite number > 0 (got {eps})")));
+    }
+    if !(total.is_power_of_two() && (2..=MAX_TOTAL).contains(&total)) {
+        return Err(Error::input(format!("total must be a power of two between 2 and 2^52 (got {total})")));
+    }
+    let (n_obs, n_out) = (model.family.observation_count(), model.outputs.len());
+    if columns.len() != n_obs {
+        return Err(Error::input(format!(
+            "columns has {} entries but the model has |Y| = {n_obs} observations",
+            columns.len()
+        )));
+    }
+    for (i, c) in columns.iter().enumerate() {
+        if c.len() != n_out {
+            return Err(Error::input(format!(
+                "columns[{i}] has {} weights but the model has |Θ̃| = {n_out} outputs",
+                c.len()
+            )));
+        }
+        let s: u128 = c.iter().map(|&w| w as u128).sum();
+        if s != total as u128 {
+            return Err(Error::input(format!("columns[{i}] sums to {s}, not to total = {total}")));
+        }
+    }
+    let obs = model.family.observations().values();
+    let out = model.outputs.values();
+    exact::certify_weights(columns, model.family.neighbours().edges(), eps).map_err(|e| {
+        Error::Input(match e {
+            CertifyError::Unbounded { k, a, b } => format!(
+                "output θ̃ = {} has weight > 0 at y = {} but 0 at its neighbour y = {}: no finite ε holds",
+                out[k], obs[a], obs[b]
+            ),
+            CertifyError::Exceeds { k, a, b, log_ratio } => format!(
+                "the weights of θ̃ = {} at neighbours y = {} and y = {} have ratio e^{log_ratio:.6e} > e^eps (eps = {eps}): not eps-DP",
+                out[k], obs[a], obs[b]
+            ),
+        })
+    })
+}
+
+/// Σ_{i,k} `C[i,k]` `w[k,i]` / T.
+fn weights_risk(cost: &Array2<f64>, columns: &[Vec<u64>], total: u64) -> f64 {
+    let t = total as f64;
+    columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| c.iter().enumerate().map(|(k, &w)| cost[[i, k]] * (w as f64 / t)).sum::<f64>())
+        .sum()
+}

@@ -1,0 +1,385 @@
+//! From a solver's float P to integer weights that are ε-DP exactly.
+//!
+//! A solver stops at tolerances: its P may violate `P[k,a] ≤ e^ε P[k,b]` by ~1e-10, its columns
+//! may sum to 1 ± 1e-10 and it may hold tiny negatives. The repair:
+//!
+//! 1. clamp negatives to 0 and normalise each column to sum 1;
+//! 2. optionally (*trim*) zero every row whose entries are all ≤ [`TRIM_LEVEL`], then
+//!    (*lift*) raise each row to the smallest vector above it that satisfies the ratio
+//!    constraints, `L[k,i] = max_j Q[k,j] ρ^{−d(i,j)}` (d = graph distance; a max-plus closure,
+//!    costs O(violation) instead of O(violation/(ρ−1))), then normalise columns again;
+//! 3. mix in a column-independent non-negative vector g (per output row k, the same for every
+//!    column): `Q' = (Q + g)/(1 + Σg)`. Adding g_k to both sides of a ratio constraint adds slack
+//!    `g_k(ρ − 1)`, so `g_k = max(0, max_{a~b} Q[k,a] − ρQ[k,b] + m(1+ρ)) / (ρ − 1)` removes every
+//!    violation in row k and leaves an additive margin m for rounding; the common factor 1/(1+Σg)
+//!    keeps every ratio. Rows that are exactly zero stay zero (edges whose two ends are zero are
+//!    skipped: 0 ≤ ρ·0);
+//! 4. quantise each column to integers summing to `total` by largest remainders (|w − total·Q'| < 1,
+//!    zeros stay zero);
+//! 5. check exactly ([`super::exact::certify_weights`]); if rounding still broke a ratio, multiply
+//!    the margin by 4 and retry.
+//!
+//! Here ρ = [`RatioBound::for_eps`]`(ε)` — a rational lower bound of e^ε — so the float repair aims at
+//! the same bound the exact check uses.
+
+use ndarray::Array2;
+use serde::{Deserialize, Serialize};
+
+use super::exact::{certify_weights, CertifyError, RatioBound};
+use crate::model::Neighbours;
+use crate::{Error, Result};
+
+/// How the float P is made feasible before quantisation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RepairMethod {
+    /// Mixing with a column-independent vector sized from the violation (steps 1, 3–5).
+    Mix,
+    /// Row-wise lift, then mixing for the rounding margin (steps 1–5).
+    LiftMix,
+    /// As [`RepairMethod::LiftMix`], after setting to zero every output row whose largest entry is
+    /// ≤ [`TRIM_LEVEL`] (solver noise where the optimum has an unused output; a zero row needs no
+    /// rounding margin, which matters at tiny ε where the margin costs 1/(T(e^ε − 1)) per row).
+    TrimLiftMix,
+}
+
+/// Rows of P whose entries are all ≤ this are treated as zero by [`RepairMethod::TrimLiftMix`].
+pub const TRIM_LEVEL: f64 = 1e-9;
+
+/// What the repair did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RepairReport {
+    /// The method used.
+    pub method: RepairMethod,
+    /// Σ_k g_k: the mass mixed in (before the common renormalisation).
+    pub mixing_mass: f64,
+    /// The additive rounding margin m of the successful attempt (probability units).
+    pub margin: f64,
+    /// Attempts needed (1 = the first margin sufficed).
+    pub attempts: u32,
+    /// Largest `P[k,a]` − e^ε `P[k,b]` in the input (> 0: violated).
+    pub input_dp_violation: f64,
+    /// Largest |Σ_k `P[k,i]` − 1| in the input.
+    pub input_column_error: f64,
+    /// Smallest entry of the input.
+    pub input_min_entry: f64,
+}
+
+/// Input further than this from a mechanism is refused rather than repaired: repair is for
+/// solver round-off, not for hiding a wrong solution.
+pub const MAX_INPUT_ERROR: f64 = 1e-6;
+
+/// Repair and quantise `p` (|Θ̃| × |Y|, `p[k,i] = Pr(θ̃_k | y_i)`) into weights `columns[i][k]`
+/// summing to `total` per column, certified ε-DP under `neighbours`. Returns the weights, the
+/// certified ε (≤ eps) and a report.
+pub fn repair_and_quantise(
+    neighbours: &Neighbours,
+    eps: f64,
+    p: &Array2<f64>,
+    total: u64,
+    method: RepairMethod,
+) -> Result<(Vec<Vec<u64>>, f64, RepairReport)> {
+    let (n_out, n_obs) = p.dim();
+    if n_obs != neighbours.len() {
+        return Err(Error::Solver(format!("P has {n_obs} columns but Y has {} observations", neighbours.len())));
+    }
+    if n_out == 0 || n_obs == 0 {
+        return Err(Error::Solver("P is empty".into()));
+    }
+    if !(eps.is_finite() && eps > 0.0) {
+        return Err(Error::input(format!("eps must be a finite number > 0 (got {eps})")));
+    }
+    if !total.is_power_of_two() || !(2..=super::MAX_TOTAL).contains(&total) {
+        return Err(Error::Solver(format!("total must be a power of two in [2, 2^52] (got {total})")));
+    }
+    if let Some(bad) = p.iter().find(|v| !v.is_finite()) {
+        return Err(Error::Solver(format!("P contains a non-finite entry ({bad})")));
+    }
+    let edges: Vec<(usize, usize)> = neighbours.edges().collect();
+    let input_dp_violation = crate::lp::max_dp_violation(p, neighbours, eps);
+    let input_column_error = p.columns().into_iter().map(|c| (c.sum() - 1.0).abs()).fold(0.0, f64::max);
+    let input_min_entry = p.iter().copied().fold(f64::INFINITY, f64::min);
+    for (what, v) in [
+        ("largest DP violation", input_dp_violation),
+        ("largest column-sum error", input_column_error),
+        ("most negative entry", -input_min_entry),
+    ] {
+        if v > MAX_INPUT_ERROR {
+            return Err(Error::Solver(format!(
+                "P is not a near-feasible mechanism: its {what} is {v:.3e} (repair accepts up to {MAX_INPUT_ERROR:e})"
+            )));
+        }
+    }
+    let bound = RatioBound::for_eps(eps);
+    let rho = bound.value();
+
+    // Steps 1–2.
+    let mut q = p.mapv(|v| v.max(0.0));
+    if method == RepairMethod::TrimLiftMix {
+        for mut row in q.rows_mut() {
+            if row.iter().all(|&v| v <= TRIM_LEVEL) {
+                row.fill(0.0);
+            }
+        }
+        if q.columns().into_iter().any(|c| c.sum() <= 0.0) {
+            return Err(Error::Solver("trimming tiny rows emptied a column".into()));
+        }
+    }
+    normalise_columns(&mut q);
+    if method != RepairMethod::Mix {
+        lift_rows(&mut q, neighbours, &edges, rho);
+        normalise_columns(&mut q);
+    }
+
+    // Steps 3–5.
+    let t = total as f64;
+    let mut margin = 2.0 / t;
+    for attempt in 1..=16u32 {
+        let g: Vec<f64> = (0..n_out)
+            .map(|k| {
+                let mut need = 0.0f64;
+                for &(a, b) in &edges {
+                    let (qa, qb) = (q[[k, a]], q[[k, b]]);
+                    if qa == 0.0 && qb == 0.0 {
+                        continue;
+                    }
+                    need = need.max(qa - rho * qb).max(qb - rho * qa);
+                }
+                let row_nonzero = q.row(k).iter().any(|&v| v > 0.0);
+                if row_nonzero && !edges.is_empty() {
+                    (need + margin * (1.0 + rho)).max(0.0) / (rho - 1.0)
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        let mixing_mass: f64 = g.iter().sum();
+        let columns: Vec<Vec<u64>> = (0..n_obs)
+            .map(|i| {
+                let col: Vec<f64> = (0..n_out).map(|k| q[[k, i]] + g[k]).collect();
+                quantise(&col, total)
+            })
+            .collect();
+        match certify_weights(&columns, edges.iter().copied(), eps) {
+            Ok(certified) => {
+                let report = RepairReport {
+                    method,
+                    mixing_mass,
+                    margin,
+                    attempts: attempt,
+                    input_dp_violation,
+                    input_column_error,
+                    input_min_entry,
+                };
+                return Ok((columns, certified, report));
+            }
+            Err(CertifyError::Unbounded { .. } | CertifyError::Exceeds { .. }) => margin *= 4.0,
+        }
+    }
+    Err(Error::Solver(format!(
+        "could not quantise P into exactly ε-DP weights at ε = {eps} with total {total} (margins up to {margin:.1e})"
+    )))
+}
+
+/// Divide each column by its sum (columns summing to 0 are left alone; they cannot occur after the
+/// input checks).
+fn normalise_columns(q: &mut Array2<f64>) {
+    for mut c in q.columns_mut() {
+        let s = c.sum();
+        if s > 0.0 {
+            c /= s;
+        }
+    }
+}
+
+/// Row-wise max-plus closure: `L[k,i] = max_j Q[k,j] ρ^{−d(i,j)}`, the smallest row ≥ `Q[k,·]` with
+/// `L[k,a] ≤ ρ L[k,b]` for all neighbours (d = graph distance). A chain takes one forward and one
+/// backward pass; a general graph a Dijkstra-like sweep from the largest values down.
+fn lift_rows(q: &mut Array2<f64>, neighbours: &Neighbours, edges: &[(usize, usize)], rho: f64) {
+    let n = neighbours.len();
+    if neighbours.is_chain() {
+        for mut row in q.rows_mut() {
+            for i in 1..n {
+                row[i] = row[i].max(row[i - 1] / rho);
+            }
+            for i in (0..n.saturating_sub(1)).rev() {
+                row[i] = row[i].max(row[i + 1] / rho);
+            }
+        }
+        return;
+    }
+    let mut adj: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for &(a, b) in edges {
+        adj[a].push(b);
+        adj[b].push(a);
+    }
+    for mut row in q.rows_mut() {
+        // Process vertices in decreasing order of their final value (like Dijkstra on −ln values).
+        let mut done = vec![false; n];
+        let mut heap: std::collections::BinaryHeap<(OrdF64, usize)> =
+            (0..n).map(|i| (OrdF64(row[i]), i)).collect();
+        while let Some((OrdF64(v), i)) = heap.pop() {
+            if done[i] || v < row[i] {
+                continue;
+            }
+            done[i] = true;
+            let w = v / rho;
+            for &j in &adj[i] {
+                if !done[j] && w > row[j] {
+                    row[j] = w;
+                    heap.push((OrdF64(w), j));
+                }
+            }
+        }
+    }
+}
+
+/// A total order on non-NaN floats for the heap.
+struct OrdF64(f64);
+impl PartialEq for OrdF64 {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+impl Eq for OrdF64 {}
+impl PartialOrd for OrdF64 {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for OrdF64 {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+/// Largest-remainder rounding of the non-negative vector `x` (any positive sum) to integers summing
+/// to `total`: floors of `total·x/Σx`, then one unit each to the largest remainders (only entries
+/// with x > 0 ever receive units, so zeros stay zero).
+pub fn quantise(x: &[f64], total: u64) -> Vec<u64> {
+    let s: f64 = x.iter().sum();
+    assert!(s > 0.0 && s.is_finite(), "quantise needs a positive finite sum");
+    let t = total as f64;
+    let targets: Vec<f64> = x.iter().map(|&v| (v / s * t).min(t)).collect();
+    let mut w: Vec<u64> = targets.iter().map(|&v| v.floor() as u64).collect();
+    let assigned: u128 = w.iter().map(|&v| v as u128).sum();
+    let mut order: Vec<usize> = (0..x.len()).filter(|&k| x[k] > 0.0).collect();
+    if assigned <= total as u128 {
+        // Hand out the deficit to the largest remainders (ties: lower index first).
+        order.sort_by(|&a, &b| {
+            let (ra, rb) = (targets[a] - targets[a].floor(), targets[b] - targets[b].floor());
+            rb.total_cmp(&ra).then(a.cmp(&b))
+        });
+        let mut deficit = total as u128 - assigned;
+        while deficit > 0 {
+            for &k in &order {
+                if deficit == 0 {
+                    break;
+                }
+                w[k] += 1;
+                deficit -= 1;
+            }
+        }
+    } else {
+        // Float round-off overshot: take units back from the smallest remainders of non-zero weights.
+        order.sort_by(|&a, &b| {
+            let (ra, rb) = (targets[a] - targets[a].floor(), targets[b] - targets[b].floor());
+            ra.total_cmp(&rb).then(a.cmp(&b))
+        });
+        let mut excess = assigned - total as u128;
+        while excess > 0 {
+            for &k in &order {
+                if excess > 0 && w[k] > 0 {
+                    w[k] -= 1;
+                    excess -= 1;
+                }
+            }
+        }
+    }
+    w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantise_sums_to_total_keeps_zeros_and_rounds_closely() {
+        let x = [0.5, 0.0, 0.25, 0.125, 0.125 + 1e-17, 0.0];
+        let w = quantise(&x, 1 << 20);
+        assert_eq!(w.iter().sum::<u64>(), 1 << 20);
+        assert_eq!((w[1], w[5]), (0, 0));
+        for (k, &v) in x.iter().enumerate() {
+            assert!((w[k] as f64 - v * (1 << 20) as f64).abs() < 1.0);
+        }
+        let w = quantise(&[1.0, 1.0, 1.0], 8);
+        assert_eq!(w, vec![3, 3, 2]);
+    }
+
+    #[test]
+    fn lift_is_the_smallest_feasible_row_above() {
+        let rho = 2.0;
+        let chain = Neighbours::Chain { len: 4 };
+        let mut q = Array2::from_shape_vec((1, 4), vec![8.0, 1.0, 0.0, 1.0]).unwrap();
+        lift_rows(&mut q, &chain, &chain.edges().collect::<Vec<_>>(), rho);
+        assert_eq!(q.row(0).to_vec(), vec![8.0, 4.0, 2.0, 1.0]);
+        // The same on a graph given explicitly (a star centred at 1, with 3 a leaf of 2).
+        let graph = Neighbours::Graph { len: 4, edges: vec![(0, 1), (1, 2), (2, 3)] };
+        let mut q = Array2::from_shape_vec((1, 4), vec![8.0, 1.0, 0.0, 1.0]).unwrap();
+        let mut as_graph = Neighbours::Graph { len: 4, edges: vec![(0, 1), (1, 3), (1, 2)] };
+        lift_rows(&mut q, &graph, &graph.edges().collect::<Vec<_>>(), rho);
+        assert_eq!(q.row(0).to_vec(), vec![8.0, 4.0, 2.0, 1.0]);
+        let mut q = Array2::from_shape_vec((1, 4), vec![8.0, 1.0, 0.0, 1.0]).unwrap();
+        let e: Vec<_> = as_graph.edges().collect();
+        lift_rows(&mut q, &as_graph, &e, rho);
+        assert_eq!(q.row(0).to_vec(), vec![8.0, 4.0, 2.0, 2.0]);
+        as_graph = Neighbours::Graph { len: 2, edges: vec![] };
+        let mut q = Array2::from_shape_vec((1, 2), vec![8.0, 1.0]).unwrap();
+        lift_rows(&mut q, &as_graph, &[], rho);
+        assert_eq!(q.row(0).to_vec(), vec![8.0, 1.0]);
+    }
+
+    #[test]
+    fn repair_refuses_far_from_feasible_input() {
+        let chain = Neighbours::Chain { len: 2 };
+        let p = Array2::from_shape_vec((2, 2), vec![1.0, 0.0, 0.0, 1.0]).unwrap();
+        let e = repair_and_quantise(&chain, 1.0, &p, 1 << 52, RepairMethod::Mix).unwrap_err();
+        assert!(e.to_string().contains("DP violation"), "{e}");
+    }
+
+    #[test]
+    fn repair_fixes_slightly_violated_input_exactly() {
+        // Two observations, two outputs, ε = 1: the optimal randomised response has
+        // P = [[e/(1+e), 1/(1+e)], [1/(1+e), e/(1+e)]]; perturb it by 1e-10 towards infeasibility.
+        let e = 1f64.exp();
+        let (hi, lo) = (e / (1.0 + e) + 1e-10, 1.0 / (1.0 + e) - 1e-10);
+        let p = Array2::from_shape_vec((2, 2), vec![hi, lo, lo, hi]).unwrap();
+        let chain = Neighbours::Chain { len: 2 };
+        for method in [RepairMethod::Mix, RepairMethod::LiftMix, RepairMethod::TrimLiftMix] {
+            let (w, certified, report) = repair_and_quantise(&chain, 1.0, &p, 1 << 52, method).unwrap();
+            assert!(certified <= 1.0 && certified > 1.0 - 1e-6, "{certified}");
+            assert!(report.input_dp_violation > 0.0);
+            for col in &w {
+                assert_eq!(col.iter().sum::<u64>(), 1 << 52);
+            }
+        }
+    }
+
+    #[test]
+    fn repair_handles_huge_and_tiny_eps() {
+        // Randomised response on two observations at ε = 50 (e^ε beyond the 2^60 cap) and 1e-7.
+        let chain = Neighbours::Chain { len: 2 };
+        for eps in [50.0f64, 1e-7] {
+            let e = eps.exp();
+            let (hi, lo) = (e / (1.0 + e), 1.0 / (1.0 + e));
+            let p = Array2::from_shape_vec((2, 2), vec![hi, lo, lo, hi]).unwrap();
+            for method in [RepairMethod::Mix, RepairMethod::LiftMix, RepairMethod::TrimLiftMix] {
+                let (w, certified, _) = repair_and_quantise(&chain, eps, &p, 1 << 52, method).unwrap();
+                assert!(certified <= eps, "{method:?}: {certified} > {eps}");
+                assert!(w.iter().all(|c| c.iter().all(|&v| v > 0)), "{method:?}: {w:?}");
+                let moved = (w[0][0] as f64 / (1u64 << 52) as f64 - hi).abs();
+                assert!(moved < 1e-6, "{method:?} at ε = {eps}: moved {moved:e}");
+            }
+        }
+    }
+}
