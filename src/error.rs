@@ -20,6 +20,9 @@ pub enum Error {
     /// A solver failed or returned something we cannot use.
     #[error("{0}")]
     Solver(String),
+    /// A check on a result failed (e.g. an empirical DP audit contradicted the certificate).
+    #[error("{0}")]
+    Check(String),
 }
 
 impl Error {

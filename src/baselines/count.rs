@@ -21,7 +21,7 @@ pub struct CountRelease {
     pub privacy: Privacy,
     /// The model's setting.
     pub setting: Setting,
-    /// centre[y], y = 0..K.
+    /// centre\[y\], y = 0..K.
     pub centres: Vec<f64>,
     /// The noise W.
     pub noise: Noise,
@@ -51,7 +51,7 @@ impl CountRelease {
         }
     }
 
-    /// E[L(θ, release) | y].
+    /// E\[L(θ, release) | y\].
     pub fn loss_given_count(&self, y: usize, theta: f64) -> f64 {
         match self.setting.loss {
             ScalarLoss::Squared => {

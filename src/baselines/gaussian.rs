@@ -15,10 +15,10 @@
 //! (bisection). For the pooled and conventional mechanisms D = Δ/σ. We use this exact calibration
 //! rather than the classical σ = Δ√(2 ln(1.25/δ))/ε, which holds only for ε < 1 and is looser.
 //! For CAPE the adversary (the aggregator with up to S_C = ⌈S/3⌉ − 1 colluding sites) sees
-//! y = [â_1..â_{S_H}, ê], Gaussian with covariance τ²Σ₁: Var â_s = 1, Cov(â_s, â_s') = −1/S,
+//! y = \[â_1..â_{S_H}, ê\], Gaussian with covariance τ²Σ₁: Var â_s = 1, Cov(â_s, â_s') = −1/S,
 //! Cov(â_s, ê) = 1 − S_H/S, Var ê = S_H (Theorem 1's setting); the privacy loss of changing site
 //! 1's mean by 1/N_s is Gaussian with μ = D²/2, σ² = D², D² = vᵀ(τ²Σ₁)⁻¹v, v = (1/N_s)e₁ — computed
-//! from the covariance directly (PAPERS.md §5 [fix]) and calibrated with the same exact δ(D), which
+//! from the covariance directly (PAPERS.md §5 \[fix\]) and calibrated with the same exact δ(D), which
 //! is tighter than the paper's 2Q((ε − μ_z)/σ_z) bound.
 
 use rand::Rng;

@@ -6,9 +6,10 @@ use rand::rngs::StdRng;
 use rand::SeedableRng;
 use ubapp::mechanism::audit::{audit, AuditOptions};
 use ubapp::mechanism::Mechanism;
-use ubapp::Result;
+use ubapp::{Error, Result};
 
-/// Run the command; progress goes to stderr every 10 % of the sampled columns.
+/// Run the command; progress goes to stderr every 10 % of the sampled columns. Exits 1 (an
+/// `Error::Check`) when the empirical bound contradicts the certificate.
 pub fn run(file: &Path, samples: u64, seed: u64, alpha: f64, max_pairs: usize, json: bool) -> Result<()> {
     let m = Mechanism::load(file)?;
     let mut rng = StdRng::seed_from_u64(seed);
@@ -21,9 +22,22 @@ pub fn run(file: &Path, samples: u64, seed: u64, alpha: f64, max_pairs: usize, j
         }
     };
     let r = audit(&m, AuditOptions { samples, alpha, max_pairs }, &mut rng, &mut progress)?;
+    let verdict = || {
+        if r.consistent {
+            Ok(())
+        } else {
+            Err(Error::Check(format!(
+                "audit of {}: the empirical ε lower bound {:.6} exceeds the certified ε {} (probability ≤ α = {} if the mechanism is correct)",
+                file.display(),
+                r.empirical_eps_lower,
+                r.certified_eps,
+                r.alpha
+            )))
+        }
+    };
     if json {
         println!("{}", serde_json::to_string_pretty(&r).expect("report serialises"));
-        return Ok(());
+        return verdict();
     }
     println!(
         "audit of {}: {} of {} neighbour pairs, {} columns × {} draws, Clopper–Pearson bounds at level {:.2e} each (α = {} overall)",
@@ -51,5 +65,5 @@ pub fn run(file: &Path, samples: u64, seed: u64, alpha: f64, max_pairs: usize, j
             "INCONSISTENT: the empirical bound exceeds the certified ε (probability ≤ α if the mechanism is correct)"
         }
     );
-    Ok(())
+    verdict()
 }

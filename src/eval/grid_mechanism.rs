@@ -1,4 +1,4 @@
-//! Mechanisms given as a matrix P[k, i] = Pr(release θ̃_k | y_i) on a finite output grid: the solved
+//! Mechanisms given as a matrix P\[k, i\] = Pr(release θ̃_k | y_i) on a finite output grid: the solved
 //! UBaPP LP, the geometric mechanism with its remap, and baselines rounded to the grid.
 
 use ndarray::Array2;
@@ -26,7 +26,7 @@ pub struct GridMechanism {
 }
 
 impl GridMechanism {
-    /// Σ_i q_θ(y_i) Σ_k P[k,i] L(θ, θ̃_k): exact.
+    /// Σ_i q_θ(y_i) Σ_k P\[k,i\] L(θ, θ̃_k): exact.
     pub fn exact_risk(&self, theta: f64) -> f64 {
         let q = binomial_pmf_all(self.setting.trials, theta);
         let losses: Vec<f64> = self.outputs.iter().map(|&o| self.setting.loss(theta, o)).collect();
@@ -93,7 +93,7 @@ impl GridMechanism {
 }
 
 /// Pr(nearest point of `outputs` to c + W is θ̃_k) for each k: the cells are cut at the midpoints
-/// between sorted outputs. Clamping to [lower, upper] ⊇ outputs moves mass only within the first and
+/// between sorted outputs. Clamping to \[lower, upper\] ⊇ outputs moves mass only within the first and
 /// last cells, so the same matrix serves the clamped release.
 pub fn rounded_column(c: f64, noise: &Noise, outputs: &[f64]) -> Vec<f64> {
     let mut order: Vec<usize> = (0..outputs.len()).collect();

@@ -1,6 +1,6 @@
 //! The UBaPP linear program in one canonical form that every backend translates.
 //!
-//! Variables: x[i·|Θ̃| + k] = P[k, i] = Pr(release θ̃_k | y_i) (column i of P is contiguous).
+//! Variables: x\[i·|Θ̃| + k\] = P\[k, i\] = Pr(release θ̃_k | y_i) (column i of P is contiguous).
 //!
 //! ```text
 //! min  Σ_{k,i} c[k,i] P[k,i],   c[k,i] = Σ_j π_j q_{θ_j}(y_i) L(θ_j, θ̃_k)     (UBaPP, tr(Q diag(π) L P))
@@ -44,7 +44,7 @@ use crate::model::Neighbours;
 pub struct Problem {
     /// The privacy level ε.
     pub eps: f64,
-    /// Cost matrix C[i, k] = c[k, i] (|Y| × |Θ̃|), unscaled: Bayes risk contributions.
+    /// Cost matrix C\[i, k\] = c\[k, i\] (|Y| × |Θ̃|), unscaled: Bayes risk contributions.
     pub cost: Arc<Array2<f64>>,
     /// Objective scale: solvers see c / scale.
     pub scale: f64,
@@ -62,7 +62,7 @@ pub struct Program {
     /// `Some(δ)`: the (ε, δ) program with auxiliary variables (`Some(0.0)` is pure ε in that
     /// formulation); `None`: the plain pure-ε rows.
     pub delta: Option<f64>,
-    /// `Some(W)`: minimise the worst-case risk max_j Σ_{k,i} W[j, i·|Θ̃|+k] P[k,i] (W from
+    /// `Some(W)`: minimise the worst-case risk max_j Σ_{k,i} W\[j, i·|Θ̃|+k\] P\[k,i\] (W from
     /// [`crate::model::Model::risk_matrix`]); `None`: minimise the Bayes risk.
     pub risk_rows: Option<Arc<Array2<f64>>>,
 }
@@ -243,7 +243,7 @@ impl Problem {
         }
     }
 
-    /// Per-grid-point risks R(θ_j) = Σ_{k,i} q_{θ_j}(y_i) L(θ_j, θ̃_k) P[k,i] of P (minimax programs only).
+    /// Per-grid-point risks R(θ_j) = Σ_{k,i} q_{θ_j}(y_i) L(θ_j, θ̃_k) P\[k,i\] of P (minimax programs only).
     pub fn grid_risks(&self, p: &Array2<f64>) -> Option<Vec<f64>> {
         let w = self.program.risk_rows.as_ref()?;
         let flat: Vec<f64> = (0..self.n_obs()).flat_map(|i| p.column(i).to_vec()).collect();
@@ -259,7 +259,7 @@ impl Problem {
         }
     }
 
-    /// δ actually spent by P: max over ordered neighbour pairs (a, b) of Σ_k max(0, P[k,a] − e^ε P[k,b])
+    /// δ actually spent by P: max over ordered neighbour pairs (a, b) of Σ_k max(0, P\[k,a\] − e^ε P\[k,b\])
     /// (0 for a pure ε-DP mechanism).
     pub fn delta_spent(&self, p: &Array2<f64>) -> f64 {
         delta_spent(p, &self.neighbours, self.eps)
@@ -290,7 +290,7 @@ impl Problem {
         self.n_obs()
     }
 
-    /// Variable index of P[k, i].
+    /// Variable index of P\[k, i\].
     pub fn var(&self, k: usize, i: usize) -> usize {
         i * self.n_outputs() + k
     }
@@ -313,7 +313,7 @@ impl Problem {
         c
     }
 
-    /// Row bounds (lower, upper): equality rows are [1, 1], DP and minimax rows (−∞, 0], δ rows (−∞, δ].
+    /// Row bounds (lower, upper): equality rows are \[1, 1\], DP and minimax rows (−∞, 0], δ rows (−∞, δ].
     pub fn row_bounds(&self, r: usize) -> (f64, f64) {
         if r < self.n_eq() {
             (1.0, 1.0)
@@ -345,17 +345,17 @@ impl Problem {
         Array2::from_shape_fn((n_out, n_obs), |(k, i)| x[i * n_out + k])
     }
 
-    /// The Bayes risk Σ c[k,i] P[k,i] of a mechanism P (|Θ̃| × |Y|), unscaled.
+    /// The Bayes risk Σ c\[k,i\] P\[k,i\] of a mechanism P (|Θ̃| × |Y|), unscaled.
     pub fn bayes_risk(&self, p: &Array2<f64>) -> f64 {
         (&self.cost.t() * p).sum()
     }
 
-    /// Largest P[k,a] − e^ε P[k,b] over ordered neighbour pairs and outputs (≤ 0 when feasible).
+    /// Largest P\[k,a\] − e^ε P\[k,b\] over ordered neighbour pairs and outputs (≤ 0 when feasible).
     pub fn max_dp_violation(&self, p: &Array2<f64>) -> f64 {
         max_dp_violation(p, &self.neighbours, self.eps)
     }
 
-    /// Largest |Σ_k P[k,i] − 1| over columns.
+    /// Largest |Σ_k P\[k,i\] − 1| over columns.
     pub fn max_column_error(&self, p: &Array2<f64>) -> f64 {
         p.columns().into_iter().map(|c| (c.sum() - 1.0).abs()).fold(0.0, f64::max)
     }
@@ -423,7 +423,7 @@ impl Problem {
     }
 }
 
-/// max over ordered neighbour pairs (a, b) of Σ_k max(0, P[k,a] − e^ε P[k,b]): the δ a mechanism
+/// max over ordered neighbour pairs (a, b) of Σ_k max(0, P\[k,a\] − e^ε P\[k,b\]): the δ a mechanism
 /// spends at ε (the hockey-stick divergence between its columns).
 pub fn delta_spent(p: &Array2<f64>, neighbours: &Neighbours, eps: f64) -> f64 {
     let e_eps = eps.exp();
@@ -440,7 +440,7 @@ pub fn delta_spent(p: &Array2<f64>, neighbours: &Neighbours, eps: f64) -> f64 {
     worst
 }
 
-/// Largest P[k,a] − e^ε P[k,b] over ordered neighbour pairs (a, b) and outputs k.
+/// Largest P\[k,a\] − e^ε P\[k,b\] over ordered neighbour pairs (a, b) and outputs k.
 pub fn max_dp_violation(p: &Array2<f64>, neighbours: &Neighbours, eps: f64) -> f64 {
     let e_eps = eps.exp();
     let mut worst = f64::NEG_INFINITY;
@@ -461,12 +461,12 @@ pub fn objective_scale(cost: &Array2<f64>) -> f64 {
         .unwrap_or(1.0)
 }
 
-/// Risk of the best constant estimator, min_k Σ_i c[k,i]: the UBaPP optimum as ε → 0.
+/// Risk of the best constant estimator, min_k Σ_i c\[k,i\]: the UBaPP optimum as ε → 0.
 pub fn best_constant_risk(cost: &Array2<f64>) -> f64 {
     cost.columns().into_iter().map(|c| c.sum()).fold(f64::INFINITY, f64::min)
 }
 
-/// Non-private Bayes risk on the output grid, Σ_i min_k c[k,i]: the UBaPP optimum as ε → ∞.
+/// Non-private Bayes risk on the output grid, Σ_i min_k c\[k,i\]: the UBaPP optimum as ε → ∞.
 pub fn non_private_risk(cost: &Array2<f64>) -> f64 {
     cost.rows().into_iter().map(|r| r.iter().copied().fold(f64::INFINITY, f64::min)).sum()
 }

@@ -70,7 +70,7 @@ const MAX_OBSERVATIONS: f64 = 1e7;
 /// Where the parameter lives, which decides the admissible grids and priors.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Space {
-    /// An interval [lower, upper] (binomial: inside [0, 1]; Poisson: inside [0, ∞)).
+    /// An interval \[lower, upper\] (binomial: inside \[0, 1\]; Poisson: inside [0, ∞)).
     Interval,
     /// The simplex in R^d.
     Simplex(usize),
@@ -360,8 +360,8 @@ impl Model {
         Model::from_spec(spec)
     }
 
-    /// W[j, i·|Θ̃| + k] = q_{θ_j}(y_i) L(θ_j, θ̃_k): the risk R(θ_j) of a mechanism P is
-    /// Σ_{k,i} W[j, i·|Θ̃|+k] P[k,i] (rows of the minimax program).
+    /// W\[j, i·|Θ̃| + k\] = q_{θ_j}(y_i) L(θ_j, θ̃_k): the risk R(θ_j) of a mechanism P is
+    /// Σ_{k,i} W\[j, i·|Θ̃|+k\] P\[k,i\] (rows of the minimax program).
     pub fn risk_matrix(&self) -> Array2<f64> {
         let q = self.family.likelihood_matrix(&self.theta);
         let l = self.loss.matrix(&self.theta, &self.outputs);

@@ -217,7 +217,7 @@ pub const CHECK_TOLERANCE: f64 = 1e-7;
 pub struct Solution {
     /// Privacy level ε.
     pub eps: f64,
-    /// Bayes risk Σ c[k,i] P[k,i] of the returned P under the discretised prior.
+    /// Bayes risk Σ c\[k,i\] P\[k,i\] of the returned P under the discretised prior.
     pub bayes_risk: f64,
     /// Solver name.
     pub solver: String,
@@ -237,9 +237,9 @@ pub struct Solution {
     pub variables: usize,
     /// LP rows.
     pub rows: usize,
-    /// Largest P[k,a] − e^ε P[k,b] in the returned P (≤ 0: no violation).
+    /// Largest P\[k,a\] − e^ε P\[k,b\] in the returned P (≤ 0: no violation).
     pub max_dp_violation: f64,
-    /// Largest |Σ_k P[k,i] − 1|.
+    /// Largest |Σ_k P\[k,i\] − 1|.
     pub max_column_error: f64,
     /// Smallest entry of P (negative values are solver round-off).
     pub min_entry: f64,
@@ -255,7 +255,7 @@ pub struct Solution {
     /// δ of the program (0 for pure ε-DP).
     pub delta: f64,
     /// δ the returned P actually spends at ε: max over ordered neighbour pairs of
-    /// Σ_k max(0, P[k,a] − e^ε P[k,b]).
+    /// Σ_k max(0, P\[k,a\] − e^ε P\[k,b\]).
     pub delta_spent: f64,
     /// The mechanism P (|Θ̃| × |Y|).
     #[serde(skip)]
