@@ -25,7 +25,8 @@ enum Command {
         /// Comma-separated privacy levels; default: the model's `epsilon` list.
         #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
         eps: Option<Vec<f64>>,
-        /// auto | highs | highs-simplex | highs-ipm | clarabel | good-lp | good-lp-microlp.
+        /// auto | highs | highs-simplex | highs-ipm | clarabel | good-lp | good-lp-microlp | chain
+        /// (auto = chain when the neighbour relation is y ~ y ± 1, else the fastest LP backend).
         #[arg(long, default_value = "auto")]
         solver: String,
         /// Print only a JSON array, one object per ε.

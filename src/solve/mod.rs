@@ -6,6 +6,7 @@
 //! unscaled units and a Lagrangian lower bound built from the returned multipliers. A solver's
 //! "optimal" becomes [`Status::NearOptimal`] when those checks do not confirm it.
 
+pub mod chain;
 #[cfg(feature = "clarabel")]
 pub mod clarabel;
 #[cfg(feature = "good_lp")]
@@ -109,12 +110,15 @@ pub enum SolverChoice {
     GoodLp,
     /// good_lp with microlp (pure-Rust simplex; small problems only).
     GoodLpMicrolp,
+    /// The structured chain solver (geometric + remap or column generation, certified);
+    /// [`solve_model`] picks it for `auto` whenever the neighbour relation is the chain.
+    Chain,
 }
 
 impl SolverChoice {
     /// All names accepted by `--solver`.
     pub const NAMES: &'static [&'static str] =
-        &["auto", "highs", "highs-simplex", "highs-ipm", "clarabel", "good-lp", "good-lp-microlp"];
+        &["auto", "highs", "highs-simplex", "highs-ipm", "clarabel", "good-lp", "good-lp-microlp", "chain"];
 
     /// The backend, or an input error if it was not compiled in.
     pub fn backend(self) -> Result<Box<dyn LpSolver>> {
@@ -152,6 +156,7 @@ impl SolverChoice {
             SolverChoice::GoodLpMicrolp => Ok(Box::new(good_lp::GoodLpSolver { backend: good_lp::Backend::Microlp })),
             #[cfg(not(feature = "good_lp"))]
             SolverChoice::GoodLp | SolverChoice::GoodLpMicrolp => missing("good_lp"),
+            SolverChoice::Chain => Ok(Box::new(chain::ChainSolver)),
         }
     }
 }
@@ -166,6 +171,7 @@ impl fmt::Display for SolverChoice {
             SolverChoice::Clarabel => 4,
             SolverChoice::GoodLp => 5,
             SolverChoice::GoodLpMicrolp => 6,
+            SolverChoice::Chain => 7,
         };
         f.write_str(Self::NAMES[i])
     }
@@ -182,6 +188,7 @@ impl FromStr for SolverChoice {
             "clarabel" => SolverChoice::Clarabel,
             "good-lp" | "good_lp" => SolverChoice::GoodLp,
             "good-lp-microlp" => SolverChoice::GoodLpMicrolp,
+            "chain" => SolverChoice::Chain,
             other => {
                 return Err(Error::input(format!(
                     "--solver: unknown solver \"{other}\" (expected one of {})",
@@ -288,10 +295,18 @@ pub fn solve_problem(problem: &Problem, solver: &dyn LpSolver, assembly_seconds:
     })
 }
 
-/// Solve a model for each ε in `epsilons` (the model's own list when `None`).
+/// Solve a model for each ε in `epsilons` (the model's own list when `None`). `Auto` uses the
+/// certified chain solver when the neighbour relation is the chain y ~ y ± 1.
 pub fn solve_model(model: &Model, epsilons: Option<&[f64]>, choice: SolverChoice) -> Result<Vec<Solution>> {
     let eps_list = epsilons.unwrap_or(&model.epsilons);
     crate::model::validate_epsilons(eps_list, "--eps")?;
+    let choice = match choice {
+        SolverChoice::Auto if model.family.neighbours().is_chain() => SolverChoice::Chain,
+        c => c,
+    };
+    if choice == SolverChoice::Chain {
+        return chain::solve_model(model, eps_list);
+    }
     let solver = choice.backend()?;
     let start = Instant::now();
     let cost = Arc::new(cost_matrix(model)?);
