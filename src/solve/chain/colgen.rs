@@ -30,7 +30,9 @@ pub struct ColumnGeneration {
     pub p: Array2<f64>,
     /// Master objective Σ c·P.
     pub bayes_risk: f64,
-    /// The last certificate.
+    /// The last master's column duals λ.
+    pub lambda: Vec<f64>,
+    /// What λ proves.
     pub certificate: Certificate,
     /// (bayes_risk − bound)/bayes_risk.
     pub relative_gap: f64,
@@ -164,6 +166,7 @@ pub fn column_generation(
         let finish = |columns: &[Column], detail: String| ColumnGeneration {
             p: assemble(columns, &w, n_out, n),
             bayes_risk,
+            lambda: lambda.clone(),
             certificate,
             relative_gap,
             iterations,

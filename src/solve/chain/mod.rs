@@ -119,6 +119,8 @@ pub struct DenseChain {
     pub bayes_risk: f64,
     /// The certified lower bound on the LP optimum.
     pub dual_bound: f64,
+    /// The column duals λ it was certified from.
+    pub lambda: Vec<f64>,
     /// (bayes_risk − dual_bound)/bayes_risk.
     pub relative_gap: f64,
     /// True when relative_gap ≤ [`GAP_TOLERANCE`].
@@ -146,6 +148,7 @@ pub fn solve_dense(cost: &Array2<f64>, eps: f64) -> DenseChain {
             p,
             bayes_risk,
             dual_bound: g.certificate.bound,
+            lambda: g.lambda.clone(),
             relative_gap: gap,
             certified: true,
             method: "chain",
@@ -157,6 +160,7 @@ pub fn solve_dense(cost: &Array2<f64>, eps: f64) -> DenseChain {
         p,
         bayes_risk,
         dual_bound: g.certificate.bound,
+        lambda: g.lambda.clone(),
         relative_gap: gap,
         certified: false,
         method: "chain",
@@ -173,6 +177,7 @@ pub fn solve_dense(cost: &Array2<f64>, eps: f64) -> DenseChain {
                     p: cg.p,
                     bayes_risk,
                     dual_bound: cg.certificate.bound,
+                    lambda: cg.lambda,
                     relative_gap: gap,
                     certified: gap <= GAP_TOLERANCE,
                     method: "chain-colgen",
