@@ -25,8 +25,12 @@ pub trait ChainCosts: Sync {
     fn at(&self, k: usize, i: usize) -> f64;
     /// Fill `out` (length |Y|) with c[k, ·].
     fn row(&self, k: usize, out: &mut [f64]) {
+        self.row_range(k, 0, out);
+    }
+    /// Fill `out` with c[k, start..start + out.len()].
+    fn row_range(&self, k: usize, start: usize, out: &mut [f64]) {
         for (i, o) in out.iter_mut().enumerate() {
-            *o = self.at(k, i);
+            *o = self.at(k, start + i);
         }
     }
     /// For squared loss on a 1-D grid: the smoothed-moment data that makes the remap a
@@ -69,8 +73,10 @@ impl ChainCosts for DenseCosts {
     fn at(&self, k: usize, i: usize) -> f64 {
         self.ct[[k, i]]
     }
-    fn row(&self, k: usize, out: &mut [f64]) {
-        out.copy_from_slice(self.ct.row(k).as_slice().expect("standard layout"));
+    fn row_range(&self, k: usize, start: usize, out: &mut [f64]) {
+        let row = self.ct.row(k);
+        let row = row.as_slice().expect("standard layout");
+        out.copy_from_slice(&row[start..start + out.len()]);
     }
 }
 
@@ -165,11 +171,13 @@ impl ChainCosts for SquaredMoments {
         let d = self.outputs[k] - self.reference[i];
         self.m0[i] * d * d - 2.0 * d * self.m1[i] + self.m2[i]
     }
-    fn row(&self, k: usize, out: &mut [f64]) {
+    fn row_range(&self, k: usize, start: usize, out: &mut [f64]) {
         let t = self.outputs[k];
-        for (i, o) in out.iter_mut().enumerate() {
-            let d = t - self.reference[i];
-            *o = self.m0[i] * d * d - 2.0 * d * self.m1[i] + self.m2[i];
+        let end = start + out.len();
+        let it = self.m0[start..end].iter().zip(&self.m1[start..end]).zip(&self.m2[start..end]).zip(&self.reference[start..end]);
+        for (o, (((&m0, &m1), &m2), &r)) in out.iter_mut().zip(it) {
+            let d = t - r;
+            *o = m0 * d * d - 2.0 * d * m1 + m2;
         }
     }
     fn squared(&self) -> Option<&SquaredMoments> {

@@ -122,6 +122,9 @@ pub fn run_values(costs: &dyn ChainCosts, kernel: &Kernel, remap: &[u32]) -> Vec
 /// Column duals λ from complementary slackness with the geometric rows (module docs).
 pub fn slackness_duals(costs: &dyn ChainCosts, kernel: &Kernel, remap: &[u32]) -> Vec<f64> {
     let n = remap.len();
+    if let Some(sq) = costs.squared() {
+        return squared_duals(sq, kernel, remap);
+    }
     let reach = kernel.reach();
     (0..n)
         .map(|z| {
@@ -136,6 +139,31 @@ pub fn slackness_duals(costs: &dyn ChainCosts, kernel: &Kernel, remap: &[u32]) -
                     let e = kernel.smooth_at(|y| costs.at(kp, y) - costs.at(k, y), zp, reach);
                     lam += kernel.inverse_offdiag(zp) * e;
                 }
+            }
+            lam
+        })
+        .collect()
+}
+
+/// Squared loss: c_{k'} − c_k = (θ̃_{k'} − θ̃_k)·((θ̃_{k'} + θ̃_k)·m0 − 2·m1_raw), so the smoothed
+/// difference at z' is (t' − t)((t' + t)A_{z'} − 2B_{z'}) with A = G m0, B = G m1_raw: O(|Y|) in all.
+fn squared_duals(sq: &SquaredMoments, kernel: &Kernel, remap: &[u32]) -> Vec<f64> {
+    let n = remap.len();
+    let raw1: Vec<f64> = (0..n).map(|i| sq.raw_first(i)).collect();
+    let (mut a, mut b, mut work) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    kernel.smooth(&sq.m0, &mut a, &mut work);
+    kernel.smooth(&raw1, &mut b, &mut work);
+    (0..n)
+        .map(|z| {
+            let k = remap[z] as usize;
+            let t = sq.outputs[k];
+            let mut lam = sq.at(k, z);
+            for zp in [z.wrapping_sub(1), z + 1] {
+                if zp >= n || remap[zp] as usize == k {
+                    continue;
+                }
+                let tp = sq.outputs[remap[zp] as usize];
+                lam += kernel.inverse_offdiag(zp) * (tp - t) * ((tp + t) * a[zp] - 2.0 * b[zp]);
             }
             lam
         })

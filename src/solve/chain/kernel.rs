@@ -134,7 +134,7 @@ mod tests {
 
     #[test]
     fn columns_sum_to_one_and_rows_are_extreme_rays() {
-        for &(n, eps) in &[(1usize, 0.3), (2, 0.5), (7, 0.1), (50, 2.0), (30, 1e-4)] {
+        for &(n, eps) in &[(1usize, 0.3f64), (2, 0.5), (7, 0.1), (50, 2.0), (30, 1e-4)] {
             let k = Kernel::new(n, eps);
             let g = k.dense();
             for y in 0..n {

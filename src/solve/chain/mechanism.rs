@@ -148,7 +148,8 @@ mod tests {
     }
 
     /// Chi-square goodness of fit of the sampler against to_dense_at(ε') on a small mechanism.
-    /// 9 cells, 8 degrees of freedom: the 1e-4 upper quantile is ≈ 31.8 (false-failure rate 1e-4).
+    /// 8 cells of positive probability, 7 degrees of freedom: the 1e-4 upper quantile is ≈ 29.9
+    /// (false-failure rate 1e-4 per observation).
     #[test]
     fn sampler_matches_dense_distribution() {
         let mech = ChainMechanism { eps: 0.7, remap: vec![0, 1, 1, 2, 3, 4, 5, 6, 8], n_outputs: 9 };
@@ -168,7 +169,7 @@ mod tests {
                     (counts[k] as f64 - e).powi(2) / e
                 })
                 .sum();
-            assert!(chi2 < 31.8, "y = {y}: χ² = {chi2}");
+            assert!(chi2 < 29.9, "y = {y}: χ² = {chi2}");
             assert_eq!(counts[7], 0, "output 7 is never in the remap");
         }
     }
