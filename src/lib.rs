@@ -37,6 +37,7 @@
 
 #![deny(missing_docs)]
 
+pub mod bench;
 pub mod error;
 pub mod lp;
 pub mod model;

@@ -36,6 +36,34 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Time the LP path and the chain solver on the Bernoulli model at the sizes
+    /// (each case in a child process; medians; peak memory from VmHWM).
+    Bench {
+        /// Privacy level of every case.
+        #[arg(long, default_value_t = 0.1, allow_negative_numbers = true)]
+        eps: f64,
+        /// LP backend for the LP path (auto, clarabel, highs, …).
+        #[arg(long, default_value = "clarabel")]
+        lp_solver: String,
+        /// Runs per case; the median is printed (LP cases above 1e5 variables run once).
+        #[arg(long, default_value_t = 3)]
+        repeat: usize,
+        /// Only the two smallest sizes.
+        #[arg(long)]
+        quick: bool,
+        /// Skip the LP path.
+        #[arg(long)]
+        no_lp: bool,
+        /// Skip LP cases with more than this many variables (K·M).
+        #[arg(long, default_value_t = 1_000_000)]
+        lp_max_vars: usize,
+        /// Print JSON rows instead of the table.
+        #[arg(long)]
+        json: bool,
+        /// Internal: run one case K,M,PATH in this process and print its JSON row.
+        #[arg(long, hide = true)]
+        single: Option<String>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -43,6 +71,9 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Solve { model, eps, solver, json, out } => {
             cli::solve::run(&model, eps.as_deref(), &solver, json, out.as_deref())
+        }
+        Command::Bench { eps, lp_solver, repeat, quick, no_lp, lp_max_vars, json, single } => {
+            cli::bench::run(&cli::bench::Options { eps, lp_solver: &lp_solver, repeat, quick, no_lp, lp_max_vars, json, single: single.as_deref() })
         }
     };
     match result {

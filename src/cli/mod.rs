@@ -1,3 +1,4 @@
 //! One module per subcommand: validate flags, call the library, print.
 
+pub mod bench;
 pub mod solve;

@@ -119,8 +119,10 @@ pub fn run_values(costs: &dyn ChainCosts, kernel: &Kernel, remap: &[u32]) -> Vec
     out
 }
 
-/// Column duals λ from complementary slackness with the geometric rows (module docs).
-pub fn slackness_duals(costs: &dyn ChainCosts, kernel: &Kernel, remap: &[u32]) -> Vec<f64> {
+/// Column duals λ from complementary slackness with the geometric rows (module docs), each with
+/// the magnitude of the terms it was computed from (the scale of its rounding error: λ_z is
+/// accurate to a small multiple of u·magnitude_z, amplified at run boundaries by |(G⁻¹)_{zz'}|).
+pub fn slackness_duals(costs: &dyn ChainCosts, kernel: &Kernel, remap: &[u32], values: &[f64]) -> (Vec<f64>, Vec<f64>) {
     let n = remap.len();
     if let Some(sq) = costs.squared() {
         return squared_duals(sq, kernel, remap);
@@ -130,6 +132,7 @@ pub fn slackness_duals(costs: &dyn ChainCosts, kernel: &Kernel, remap: &[u32]) -
         .map(|z| {
             let k = remap[z] as usize;
             let mut lam = costs.at(k, z);
+            let mut mag = lam.abs();
             for zp in [z.wrapping_sub(1), z + 1] {
                 if zp >= n {
                     continue;
@@ -137,17 +140,20 @@ pub fn slackness_duals(costs: &dyn ChainCosts, kernel: &Kernel, remap: &[u32]) -
                 let kp = remap[zp] as usize;
                 if kp != k {
                     let e = kernel.smooth_at(|y| costs.at(kp, y) - costs.at(k, y), zp, reach);
-                    lam += kernel.inverse_offdiag(zp) * e;
+                    let off = kernel.inverse_offdiag(zp);
+                    lam += off * e;
+                    // |G(c_k' − c_k)| ≤ G|c_k'| + G|c_k| ≈ 2 b_z' + |e| for the near-tied outputs here.
+                    mag += off.abs() * (e.abs() + 2.0 * values[zp].abs());
                 }
             }
-            lam
+            (lam, mag)
         })
-        .collect()
+        .unzip()
 }
 
 /// Squared loss: c_{k'} − c_k = (θ̃_{k'} − θ̃_k)·((θ̃_{k'} + θ̃_k)·m0 − 2·m1_raw), so the smoothed
 /// difference at z' is (t' − t)((t' + t)A_{z'} − 2B_{z'}) with A = G m0, B = G m1_raw: O(|Y|) in all.
-fn squared_duals(sq: &SquaredMoments, kernel: &Kernel, remap: &[u32]) -> Vec<f64> {
+fn squared_duals(sq: &SquaredMoments, kernel: &Kernel, remap: &[u32]) -> (Vec<f64>, Vec<f64>) {
     let n = remap.len();
     let raw1: Vec<f64> = (0..n).map(|i| sq.raw_first(i)).collect();
     let (mut a, mut b, mut work) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
@@ -158,14 +164,18 @@ fn squared_duals(sq: &SquaredMoments, kernel: &Kernel, remap: &[u32]) -> Vec<f64
             let k = remap[z] as usize;
             let t = sq.outputs[k];
             let mut lam = sq.at(k, z);
+            let d = t - sq.reference[z];
+            let mut mag = sq.m0[z] * d * d + (2.0 * d * sq.m1[z]).abs() + sq.m2[z];
             for zp in [z.wrapping_sub(1), z + 1] {
                 if zp >= n || remap[zp] as usize == k {
                     continue;
                 }
                 let tp = sq.outputs[remap[zp] as usize];
-                lam += kernel.inverse_offdiag(zp) * (tp - t) * ((tp + t) * a[zp] - 2.0 * b[zp]);
+                let off = kernel.inverse_offdiag(zp);
+                lam += off * (tp - t) * ((tp + t) * a[zp] - 2.0 * b[zp]);
+                mag += (off * (tp - t)).abs() * ((tp + t).abs() * a[zp] + 2.0 * b[zp].abs());
             }
-            lam
+            (lam, mag)
         })
-        .collect()
+        .unzip()
 }
