@@ -45,7 +45,7 @@ enum Command {
         /// LP backend for the LP path (auto, clarabel, highs, …).
         #[arg(long, default_value = "clarabel")]
         lp_solver: String,
-        /// Runs per case; the median is printed (LP cases above 1e5 variables run once).
+        /// Runs per case; the median is printed (LP cases above 5e4 variables run once).
         #[arg(long, default_value_t = 3)]
         repeat: usize,
         /// Only the two smallest sizes.

@@ -17,8 +17,8 @@ const CASES: &[(u64, usize, bool)] = &[
     (1_000_000, 1000, false),
 ];
 
-/// LP cases above this many variables run once whatever `--repeat` says.
-const LP_REPEAT_LIMIT: usize = 100_000;
+/// LP cases above this many variables run once whatever `--repeat` says (they take minutes).
+const LP_REPEAT_LIMIT: usize = 50_000;
 
 /// Options of `ubapp bench`.
 pub struct Options<'a> {
