@@ -122,11 +122,11 @@ fn print_row(r: &BenchRow, header: bool, reps: usize) {
     if header {
         println!(
             "{:>8} {:>6} {:>14} {:>10} {:>10} {:>10} {:>9} {:>10} {:>9} {:>14} {:>5} {:>12}",
-            "K", "M", "path", "assembly", "solve", "certif.", "peak MiB", "rel_gap", "status", "total/CVXPY", "runs", "bayes_risk"
+            "K", "M", "path", "assembly", "solve", "certif.", "peak MiB", "rel_gap", "status", "CVXPY/total", "runs", "bayes_risk"
         );
     }
     let total = r.assembly_seconds + r.solve_seconds + r.certificate_seconds;
-    let ratio = cvxpy_seconds(r.trials, r.points).map_or("-".into(), |c| format!("{:.3}", total / c));
+    let ratio = cvxpy_seconds(r.trials, r.points).map_or("-".into(), |c| format!("{:.2}x", c / total));
     println!(
         "{:>8} {:>6} {:>14} {:>9.4}s {:>9.4}s {:>9.4}s {:>9} {:>10} {:>9} {:>14} {:>5} {:>12.6e}",
         r.trials,
