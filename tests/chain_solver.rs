@@ -267,3 +267,24 @@ fn auto_picks_the_chain_solver_and_chain_is_a_backend() {
     let e = solve_problem(&problem, SolverChoice::Chain.backend().unwrap().as_ref(), 0.0).unwrap_err();
     assert!(e.is_input());
 }
+
+#[test]
+fn squared_moments_reproduce_the_dense_cost_matrix() {
+    use ubapp::solve::chain::ChainCosts;
+    for (trials, prior) in [(40u64, "{ kind = \"uniform\" }"), (500, "{ kind = \"beta\", a = 0.7, b = 3.0 }")] {
+        let text = format!(
+            "name = \"m\"\nepsilon = [1.0]\n[parameter]\nlower = 0.0\nupper = 1.0\ngrid = {{ kind = \"midpoint\", points = 37 }}\n\
+             prior = {prior}\n[observation]\nfamily = \"binomial\"\ntrials = {trials}\n[output]\n\
+             grid = {{ kind = \"midpoint\", points = 23 }}\n[loss]\nkind = \"squared\"\n"
+        );
+        let model = Model::from_spec(ModelSpec::from_toml(&text, "m").unwrap()).unwrap();
+        let dense = cost_matrix(&model).unwrap();
+        let moments = chain::squared_moments(&model).unwrap();
+        let scale = dense.iter().copied().fold(0.0, f64::max);
+        for ((i, k), &c) in dense.indexed_iter() {
+            let m = moments.at(k, i);
+            // Rounding (≈1e-13 of the largest cost) plus the pmf tail cut (≤ 2e-18 mass per grid point).
+            assert!((m - c).abs() <= 1e-12 * scale + 1e-17, "c[{k},{i}]: moments {m} vs dense {c}");
+        }
+    }
+}

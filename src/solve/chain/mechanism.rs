@@ -36,10 +36,15 @@ pub struct DyadicEps {
 }
 
 impl DyadicEps {
-    /// The largest s/2^p ≤ ε with s ≥ 2^31 (p ≤ 100); `None` if ε is not finite and > 0.
+    /// The largest s/2^p ≤ ε with s ≥ 2^31 (0 ≤ p ≤ 100); ε ≥ 2^100 gives 2^100 (nothing is
+    /// distinguishable from ∞ there). `None` if ε is not > 0, or so small (< 2^-100) that
+    /// no such s ≥ 1 exists.
     pub fn below(eps: f64) -> Option<DyadicEps> {
-        if !(eps.is_finite() && eps > 0.0) {
+        if !(eps > 0.0) {
             return None;
+        }
+        if eps >= 2f64.powi(100) {
+            return Some(DyadicEps { s: 1u128 << 100, t: 1 });
         }
         let p = (31 - eps.log2().floor() as i64).clamp(0, 100) as i32;
         let scaled = (eps * 2f64.powi(p)).floor(); // exact: power-of-two scaling, then floor
@@ -88,11 +93,22 @@ impl ChainMechanism {
     }
 
     /// Draw the index of the released output for observation `y` (exact; integer arithmetic).
+    /// For ε < 2^-100 it samples the ε' = 0 limit of G (z = 0 or n−1 with probability ½ each,
+    /// whatever y: 0-DP, hence ε-DP).
     pub fn sample(&self, y: usize, rng: &mut impl Rng) -> usize {
         assert!(y < self.n_obs(), "observation {y} outside Y = 0..{}", self.n_obs());
-        let e = self.sampling_eps().expect("a solved ε is finite and > 0");
-        let d = discrete_laplace(e.s, e.t, rng);
-        let z = (y as i128 + d).clamp(0, self.n_obs() as i128 - 1) as usize;
+        let n = self.n_obs();
+        let z = match self.sampling_eps() {
+            Some(e) => (y as i128 + discrete_laplace(e.s, e.t, rng)).clamp(0, n as i128 - 1) as usize,
+            None if n == 1 => 0,
+            None => {
+                if rng.random_bool(0.5) {
+                    0
+                } else {
+                    n - 1
+                }
+            }
+        };
         self.remap[z] as usize
     }
 }
@@ -145,6 +161,15 @@ mod tests {
             assert!(d.value() <= e && d.value() > e * (1.0 - 1e-9), "{e}: {}", d.value());
         }
         assert!(DyadicEps::below(0.0).is_none() && DyadicEps::below(f64::NAN).is_none());
+        assert!(DyadicEps::below(1e-40).is_none());
+        assert_eq!(DyadicEps::below(1e300).unwrap().value(), 2f64.powi(100));
+        // Extreme ε still sample without panicking: the huge one is the identity remapped.
+        let mut rng = StdRng::seed_from_u64(1);
+        let mech = |eps| ChainMechanism { eps, remap: vec![0, 1, 2, 3], n_outputs: 4 };
+        for y in 0..4 {
+            assert_eq!(mech(1e300).sample(y, &mut rng), y);
+            assert!([0, 3].contains(&mech(1e-40).sample(y, &mut rng)));
+        }
     }
 
     /// Chi-square goodness of fit of the sampler against to_dense_at(ε') on a small mechanism.
