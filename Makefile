@@ -24,6 +24,11 @@ demo: build
 test: deps
 	$(CARGO) test --release
 
+# Timing table (README, Performance): LP path and chain solver at the issue's sizes; criterion benches.
+bench: build
+	./target/release/ubapp bench
+	$(CARGO) bench --bench chain
+
 clean:
 	$(CARGO) clean
 

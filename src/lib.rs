@@ -39,6 +39,7 @@
 #![deny(missing_docs)]
 
 pub mod baselines;
+pub mod bench;
 pub mod error;
 pub mod eval;
 pub mod lp;

@@ -25,7 +25,9 @@ enum Command {
         /// Comma-separated privacy levels; default: the model's `epsilon` list.
         #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
         eps: Option<Vec<f64>>,
-        /// auto | highs | highs-simplex | highs-ipm | clarabel | good-lp | good-lp-highs | good-lp-clarabel | good-lp-microlp.
+        /// auto | highs | highs-simplex | highs-ipm | clarabel | good-lp | good-lp-highs |
+        /// good-lp-clarabel | good-lp-microlp | chain (auto = chain when the neighbour relation is
+        /// y ~ y ± 1 and the program is the plain Bayes one, else Clarabel then HiGHS).
         #[arg(long, default_value = "auto")]
         solver: String,
         /// Print only a JSON array, one object per ε.
@@ -122,6 +124,34 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Time the LP path and the chain solver on the Bernoulli model at the sizes
+    /// (each case in a child process; medians; peak memory from VmHWM).
+    Bench {
+        /// Privacy level of every case.
+        #[arg(long, default_value_t = 0.1, allow_negative_numbers = true)]
+        eps: f64,
+        /// LP backend for the LP path (auto, clarabel, highs, …).
+        #[arg(long, default_value = "clarabel")]
+        lp_solver: String,
+        /// Runs per case; the median is printed (LP cases above 5e4 variables run once).
+        #[arg(long, default_value_t = 3)]
+        repeat: usize,
+        /// Only the two smallest sizes.
+        #[arg(long)]
+        quick: bool,
+        /// Skip the LP path.
+        #[arg(long)]
+        no_lp: bool,
+        /// Skip LP cases with more than this many variables (K·M).
+        #[arg(long, default_value_t = 1_000_000)]
+        lp_max_vars: usize,
+        /// Print JSON rows instead of the table.
+        #[arg(long)]
+        json: bool,
+        /// Internal: run one case K,M,PATH in this process and print its JSON row.
+        #[arg(long, hide = true)]
+        single: Option<String>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -149,6 +179,9 @@ fn main() -> ExitCode {
         Command::Sample { file, y, n, seed, json } => cli::sample::run(&file, y, n, seed, json),
         Command::Audit { file, samples, seed, alpha, max_pairs, json } => {
             cli::audit::run(&file, samples, seed, alpha, max_pairs, json)
+        }
+        Command::Bench { eps, lp_solver, repeat, quick, no_lp, lp_max_vars, json, single } => {
+            cli::bench::run(&cli::bench::Options { eps, lp_solver: &lp_solver, repeat, quick, no_lp, lp_max_vars, json, single: single.as_deref() })
         }
     };
     match result {

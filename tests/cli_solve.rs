@@ -139,7 +139,7 @@ fn bad_flags_fail_with_exit_code_2() {
         (vec!["--eps", "nan"], "--eps[0]"),
         (vec!["--eps", "0.5,0"], "--eps[1]"),
         (vec!["--solver", "gurobi"], "gurobi"),
-        (vec!["--eps", "45"], "too large for the LP path"),
+        (vec!["--eps", "45", "--solver", "clarabel"], "too large for the LP path"),
         (vec!["--out", "x.json"], "exactly one"),
     ];
     for (extra, word) in cases {
@@ -161,7 +161,11 @@ fn a_problem_too_large_for_memory_is_refused_before_allocation() {
     let model = write(dir.path(), "m.toml", GOOD);
     let out = dir.path().join("out.json");
     std::fs::write(&out, "precious").unwrap();
-    let o = ubapp_env(&["solve", &model, "--eps", "1", "--out", out.to_str().unwrap()], &[("UBAPP_MEMORY_LIMIT", "20000")]);
+    // The LP path (the chain solver would need only O(|Θ̃|·|Y|) memory here).
+    let o = ubapp_env(
+        &["solve", &model, "--eps", "1", "--solver", "clarabel", "--out", out.to_str().unwrap()],
+        &[("UBAPP_MEMORY_LIMIT", "20000")],
+    );
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("memory") && err.contains("observation.trials"), "{err}");

@@ -1,0 +1,145 @@
+//! `ubapp bench [--eps E] [--lp-solver NAME] [--repeat N] [--quick] [--no-lp] [--json]`: time the
+//! LP path and the chain solver on the Bernoulli model, each case in a fresh child process
+//! (so the peak memory, VmHWM, is the case's own), and print medians.
+
+use std::process::Command;
+
+use ubapp::bench::{cvxpy_seconds, median, run_case, BenchPath, BenchRow};
+use ubapp::{Error, Result};
+
+/// Sizes (K, M) and whether the LP path runs there.
+const CASES: &[(u64, usize, bool)] = &[
+    (100, 100, true),
+    (300, 300, true),
+    (1000, 300, true),
+    (1000, 1000, true),
+    (10_000, 10_000, false),
+    (1_000_000, 1000, false),
+];
+
+/// LP cases above this many variables run once whatever `--repeat` says (they take minutes).
+const LP_REPEAT_LIMIT: usize = 50_000;
+
+/// Options of `ubapp bench`.
+pub struct Options<'a> {
+    /// ε of every case.
+    pub eps: f64,
+    /// LP backend name.
+    pub lp_solver: &'a str,
+    /// Runs per case (median reported).
+    pub repeat: usize,
+    /// Only the two smallest sizes.
+    pub quick: bool,
+    /// Skip the LP path.
+    pub no_lp: bool,
+    /// Skip LP cases with more variables than this.
+    pub lp_max_vars: usize,
+    /// Print JSON rows instead of the table.
+    pub json: bool,
+    /// Internal: run one case `K,M,PATH` in this process and print its JSON row.
+    pub single: Option<&'a str>,
+}
+
+/// Run the command.
+pub fn run(o: &Options<'_>) -> Result<()> {
+    ubapp::model::validate_epsilons(&[o.eps], "--eps")?;
+    if let Some(spec) = o.single {
+        let parts: Vec<&str> = spec.split(',').collect();
+        let bad = || Error::input(format!("--single: expected K,M,PATH (got \"{spec}\")"));
+        if parts.len() != 3 {
+            return Err(bad());
+        }
+        let k: u64 = parts[0].parse().map_err(|_| bad())?;
+        let m: usize = parts[1].parse().map_err(|_| bad())?;
+        let row = run_case(k, m, o.eps, BenchPath::parse(parts[2])?)?;
+        println!("{}", serde_json::to_string(&row).expect("rows serialise"));
+        return Ok(());
+    }
+    if o.repeat == 0 {
+        return Err(Error::input("--repeat must be at least 1"));
+    }
+    let lp = BenchPath::Lp(o.lp_solver.parse()?);
+    lp_backend_available(lp)?;
+    let exe = std::env::current_exe().map_err(|e| Error::Solver(format!("cannot find the ubapp executable: {e}")))?;
+    let mut rows = Vec::new();
+    for &(k, m, with_lp) in CASES.iter().take(if o.quick { 2 } else { CASES.len() }) {
+        let mut paths = Vec::new();
+        if with_lp && !o.no_lp && k as usize * m <= o.lp_max_vars {
+            paths.push(lp);
+        }
+        paths.push(BenchPath::Chain);
+        for path in paths {
+            let reps = if matches!(path, BenchPath::Lp(_)) && k as usize * m > LP_REPEAT_LIMIT { 1 } else { o.repeat };
+            let mut runs = Vec::new();
+            for _ in 0..reps {
+                let out = Command::new(&exe)
+                    .args(["bench", "--eps", &o.eps.to_string(), "--single", &format!("{k},{m},{}", path.name())])
+                    .output()
+                    .map_err(|e| Error::Solver(format!("cannot run a bench case: {e}")))?;
+                if !out.status.success() {
+                    return Err(Error::Solver(format!(
+                        "bench case K = {k}, M = {m}, {} failed: {}",
+                        path.name(),
+                        String::from_utf8_lossy(&out.stderr).trim()
+                    )));
+                }
+                let row: BenchRow = serde_json::from_slice(&out.stdout)
+                    .map_err(|e| Error::Solver(format!("bench case output unreadable: {e}")))?;
+                runs.push(row);
+            }
+            let row = median_row(runs);
+            if !o.json {
+                print_row(&row, rows.is_empty(), reps);
+            }
+            rows.push(row);
+        }
+    }
+    if o.json {
+        println!("{}", serde_json::to_string_pretty(&rows).expect("rows serialise"));
+    }
+    Ok(())
+}
+
+fn lp_backend_available(path: BenchPath) -> Result<()> {
+    if let BenchPath::Lp(c) = path {
+        c.backend()?;
+    }
+    Ok(())
+}
+
+/// Medians of the timings and memory; the other fields from the first run.
+fn median_row(runs: Vec<BenchRow>) -> BenchRow {
+    let med = |f: fn(&BenchRow) -> f64| median(runs.iter().map(f).collect());
+    let mut row = runs[0].clone();
+    row.assembly_seconds = med(|r| r.assembly_seconds);
+    row.solve_seconds = med(|r| r.solve_seconds);
+    row.certificate_seconds = med(|r| r.certificate_seconds);
+    row.peak_kib = runs.iter().map(|r| r.peak_kib).collect::<Option<Vec<u64>>>().map(|v| median(v.iter().map(|&x| x as f64).collect()) as u64);
+    row
+}
+
+fn print_row(r: &BenchRow, header: bool, reps: usize) {
+    if header {
+        println!(
+            "{:>8} {:>6} {:>14} {:>10} {:>10} {:>10} {:>9} {:>10} {:>9} {:>14} {:>5} {:>12}",
+            "K", "M", "path", "assembly", "solve", "certif.", "peak MiB", "rel_gap", "status", "CVXPY/total", "runs", "bayes_risk"
+        );
+    }
+    let total = r.assembly_seconds + r.solve_seconds + r.certificate_seconds;
+    let ratio = cvxpy_seconds(r.trials, r.points).map_or("-".into(), |c| format!("{:.2}x", c / total));
+    println!(
+        "{:>8} {:>6} {:>14} {:>9.4}s {:>9.4}s {:>9.4}s {:>9} {:>10} {:>9} {:>14} {:>5} {:>12.6e}",
+        r.trials,
+        r.points,
+        r.path,
+        r.assembly_seconds,
+        r.solve_seconds,
+        r.certificate_seconds,
+        r.peak_kib.map_or("-".into(), |k| format!("{:.1}", k as f64 / 1024.0)),
+        r.relative_gap.map_or("-".into(), |g| format!("{g:.1e}")),
+        r.status,
+        ratio,
+        reps,
+        r.bayes_risk
+    );
+}

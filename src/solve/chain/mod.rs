@@ -1,0 +1,348 @@
+//! An exact structured solver for chain neighbours (Y = {0..n−1}, y ~ y ± 1), with a dual
+//! certificate that does not trust the solver.
+//!
+//! 1. [`geometric`]: the truncated geometric mechanism ([`kernel`], Ghosh, Roughgarden &
+//!    Sundararajan 2009) followed by the Bayes-optimal deterministic remap, in O(|Θ̃|·|Y|) time and
+//!    O(|Y|) extra memory, with the column duals λ that complementary slackness assigns it.
+//! 2. [`certificate`]: every row of P lies in the DP cone whose extreme rays are zig-zags; an
+//!    O(|Y|) dynamic programme per output finds the most negative reduced cost over all 2^{|Y|−1}
+//!    rays, so Σλ (shifted if needed) is a rigorous lower bound on the LP optimum.
+//! 3. [`colgen`]: when geometric + remap is not optimal (arbitrary costs), column generation over
+//!    (output, ray) columns with the same DP as pricing, certified the same way.
+//! 4. [`mechanism`]: the compact form (geometric(ε), then a remap table) with an exact integer
+//!    sampler, so big problems never build a |Θ̃| × |Y| matrix.
+//!
+//! [`solve_model`] returns ordinary [`Solution`]s (dense P) whose `dual_bound`/`relative_gap` are
+//! the certificate's; when the gap cannot be certified to [`GAP_TOLERANCE`] it falls back to the
+//! general LP and says so in `solver_detail`. [`solve_model_compact`] handles large squared-loss
+//! binomial models in O(|Θ̃| + |Y|) memory.
+
+pub mod certificate;
+#[cfg(feature = "clarabel")]
+pub mod colgen;
+pub mod costs;
+pub mod geometric;
+pub mod kernel;
+pub mod mechanism;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use ndarray::Array2;
+use serde::Serialize;
+
+pub use certificate::{certify, Certificate};
+pub use costs::{ChainCosts, DenseCosts, SquaredMoments};
+pub use kernel::Kernel;
+pub use mechanism::ChainMechanism;
+
+use super::{solve_problem, LpSolver, RawSolution, Solution, SolverChoice, Status, FEASIBILITY_TOLERANCE};
+use crate::lp::{cost_matrix, max_dp_violation, Problem};
+use crate::model::{Family, Loss, Model, Neighbours};
+use crate::{Error, Result};
+
+/// Largest certified relative gap (bayes_risk − bound)/bayes_risk we call optimal.
+pub const GAP_TOLERANCE: f64 = 1e-9;
+
+/// Master solves column generation may use before giving up.
+pub const COLGEN_MAX_ITER: usize = 200;
+
+/// Seconds spent in each stage of the geometric solver.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct ChainTimings {
+    /// Remap (kernel sums and argmins).
+    pub remap: f64,
+    /// Duals from complementary slackness.
+    pub duals: f64,
+    /// The certificate's DP over all outputs.
+    pub certificate: f64,
+}
+
+/// Geometric + remap with its certificate, in compact form.
+#[derive(Debug, Clone)]
+pub struct ChainSolution {
+    /// The mechanism: geometric(ε), then `remap`.
+    pub mechanism: ChainMechanism,
+    /// Σ_z b_z: the Bayes risk of the mechanism.
+    pub bayes_risk: f64,
+    /// Column duals λ.
+    pub lambda: Vec<f64>,
+    /// What λ proves.
+    pub certificate: Certificate,
+    /// (bayes_risk − certificate.bound)/bayes_risk.
+    pub relative_gap: f64,
+    /// Stage timings.
+    pub timings: ChainTimings,
+}
+
+impl ChainSolution {
+    /// True when the certified relative gap is at most [`GAP_TOLERANCE`].
+    pub fn certified(&self) -> bool {
+        self.relative_gap <= GAP_TOLERANCE
+    }
+}
+
+fn relative_gap(value: f64, bound: f64) -> f64 {
+    (value - bound) / value.abs().max(f64::MIN_POSITIVE)
+}
+
+/// Geometric mechanism + optimal remap for costs on a chain, certified.
+pub fn solve_geometric(costs: &dyn ChainCosts, eps: f64) -> ChainSolution {
+    let n = costs.n_obs();
+    let kernel = Kernel::new(n, eps);
+    let t = Instant::now();
+    let r = geometric::optimal_remap(costs, &kernel);
+    let remap_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let (raw, magnitude) = geometric::slackness_duals(costs, &kernel, &r.remap, &r.values);
+    // Lower each λ_z by a margin at its rounding scale, so that rounding does not turn exactly
+    // tight rays into tiny violations; the certificate checks the result as it would any λ.
+    // Always 1024 ulps of |λ_z| (≈ 2e-13 of Σλ); also 16 ulps of the run-boundary terms, whose
+    // rounding G⁻¹ amplifies by up to (1 − α)⁻², either at once when that is cheap or as a second
+    // try when the first needs more than two escalations of the shift (the better bound is kept).
+    let with_margin = |boundary: f64| -> Vec<f64> {
+        raw.iter()
+            .zip(&magnitude)
+            .map(|(&l, &m)| l - 1024.0 * f64::EPSILON * l.abs() - boundary * f64::EPSILON * (m - l.abs()).max(0.0))
+            .collect()
+    };
+    let duals_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let bayes_risk = certificate::sum_lower(&r.values).max(r.values.iter().sum());
+    // If the boundary margin is cheap (< 1e-11 of the risk), use it straight away: one pass.
+    let boundary_cost: f64 = raw.iter().zip(&magnitude).map(|(l, m)| 16.0 * f64::EPSILON * (m - l.abs()).max(0.0)).sum();
+    let cheap = boundary_cost <= 1e-2 * GAP_TOLERANCE * bayes_risk.abs();
+    let mut lambda = with_margin(if cheap { 16.0 } else { 0.0 });
+    let mut certificate = certificate::certify_rounds(costs, eps, &lambda, 2);
+    if !cheap && relative_gap(bayes_risk, certificate.bound) > 1e-2 * GAP_TOLERANCE {
+        let second = with_margin(16.0);
+        let c2 = certify(costs, eps, &second);
+        if c2.bound > certificate.bound {
+            (lambda, certificate) = (second, c2);
+        }
+    } else if cheap && !certificate.shift.is_finite() {
+        certificate = certify(costs, eps, &lambda);
+    }
+    let cert_s = t.elapsed().as_secs_f64();
+    ChainSolution {
+        mechanism: ChainMechanism { eps, remap: r.remap, n_outputs: costs.n_outputs() },
+        bayes_risk,
+        relative_gap: relative_gap(bayes_risk, certificate.bound),
+        lambda,
+        certificate,
+        timings: ChainTimings { remap: remap_s, duals: duals_s, certificate: cert_s },
+    }
+}
+
+/// A chain solve with a dense P (moderate sizes).
+#[derive(Debug, Clone)]
+pub struct DenseChain {
+    /// P (|Θ̃| × |Y|).
+    pub p: Array2<f64>,
+    /// Σ c[k,i] P[k,i] of this P.
+    pub bayes_risk: f64,
+    /// The certified lower bound on the LP optimum.
+    pub dual_bound: f64,
+    /// The column duals λ it was certified from.
+    pub lambda: Vec<f64>,
+    /// (bayes_risk − dual_bound)/bayes_risk.
+    pub relative_gap: f64,
+    /// True when relative_gap ≤ [`GAP_TOLERANCE`].
+    pub certified: bool,
+    /// `chain` (geometric + remap) or `chain-colgen`.
+    pub method: &'static str,
+    /// How it went, in words.
+    pub detail: String,
+    /// The compact form, when P is geometric + remap.
+    pub mechanism: Option<ChainMechanism>,
+}
+
+/// Solve the chain LP for the dense cost matrix C[i, k] = c[k, i] of [`cost_matrix`]: geometric +
+/// remap, then column generation if that is not certified.
+pub fn solve_dense(cost: &Array2<f64>, eps: f64) -> DenseChain {
+    let costs = DenseCosts::new(cost);
+    let g = solve_geometric(&costs, eps);
+    let risk_of = |p: &Array2<f64>| (costs.rows() * p).sum();
+    let p = g.mechanism.to_dense();
+    let bayes_risk = risk_of(&p);
+    let gap = relative_gap(bayes_risk, g.certificate.bound);
+    let geometric_detail = format!("geometric + remap, certified relative gap {gap:.1e}");
+    if gap <= GAP_TOLERANCE {
+        return DenseChain {
+            p,
+            bayes_risk,
+            dual_bound: g.certificate.bound,
+            lambda: g.lambda.clone(),
+            relative_gap: gap,
+            certified: true,
+            method: "chain",
+            detail: geometric_detail,
+            mechanism: Some(g.mechanism),
+        };
+    }
+    let fallback = DenseChain {
+        p,
+        bayes_risk,
+        dual_bound: g.certificate.bound,
+        lambda: g.lambda.clone(),
+        relative_gap: gap,
+        certified: false,
+        method: "chain",
+        detail: geometric_detail.clone(),
+        mechanism: Some(g.mechanism.clone()),
+    };
+    #[cfg(feature = "clarabel")]
+    {
+        match colgen::column_generation(&costs, eps, &g.mechanism, GAP_TOLERANCE, COLGEN_MAX_ITER) {
+            Ok(cg) => {
+                let bayes_risk = risk_of(&cg.p);
+                let gap = relative_gap(bayes_risk, cg.certificate.bound);
+                DenseChain {
+                    p: cg.p,
+                    bayes_risk,
+                    dual_bound: cg.certificate.bound,
+                    lambda: cg.lambda,
+                    relative_gap: gap,
+                    certified: gap <= GAP_TOLERANCE,
+                    method: "chain-colgen",
+                    detail: format!(
+                        "{geometric_detail} (not optimal); column generation: {}, {} columns, certified relative gap {gap:.1e}",
+                        cg.detail, cg.columns
+                    ),
+                    mechanism: None,
+                }
+            }
+            Err(e) => DenseChain { detail: format!("{geometric_detail}; column generation failed: {e}"), ..fallback },
+        }
+    }
+    #[cfg(not(feature = "clarabel"))]
+    {
+        DenseChain { detail: format!("{geometric_detail}; column generation needs the `clarabel` feature"), ..fallback }
+    }
+}
+
+/// The chain solver behind the [`LpSolver`] trait (it reads only the problem's costs, ε and
+/// neighbours; the certificate's bound is in the detail text since the trait carries DP-row
+/// multipliers). Prefer [`solve_model`], which reports the bound in the [`Solution`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ChainSolver;
+
+impl LpSolver for ChainSolver {
+    fn name(&self) -> String {
+        "chain".into()
+    }
+
+    fn solve(&self, problem: &Problem) -> Result<RawSolution> {
+        if !problem.neighbours.is_chain() {
+            return Err(Error::input("--solver chain needs the chain neighbour relation y ~ y ± 1"));
+        }
+        let d = solve_dense(&problem.cost, problem.eps);
+        let (n_obs, n_out) = (problem.n_obs(), problem.n_outputs());
+        let mut x = vec![0.0; n_obs * n_out];
+        for ((k, i), &v) in d.p.indexed_iter() {
+            x[i * n_out + k] = v;
+        }
+        Ok(RawSolution {
+            x,
+            dp_multipliers: None,
+            status: if d.certified { Status::Optimal } else { Status::NearOptimal },
+            detail: format!("{}; dual bound {:e}", d.detail, d.dual_bound),
+        })
+    }
+}
+
+/// Solve a chain model for each ε with the chain solver, falling back to the general LP (and
+/// saying so in `solver_detail`) when the optimum cannot be certified.
+pub fn solve_model(model: &Model, eps_list: &[f64]) -> Result<Vec<Solution>> {
+    let neighbours = model.family.neighbours();
+    if !neighbours.is_chain() {
+        return Err(Error::input(format!(
+            "--solver chain needs the chain neighbour relation y ~ y ± 1 (model {} has another)",
+            model.name()
+        )));
+    }
+    let start = Instant::now();
+    let cost = Arc::new(cost_matrix(model)?);
+    let (n_obs, n_out) = cost.dim();
+    crate::lp::check_dense_size(&[(n_out, n_obs), (n_out, n_obs)], 0)?;
+    let assembly = start.elapsed().as_secs_f64();
+    eps_list.iter().map(|&eps| solve_one(&cost, &neighbours, eps, assembly)).collect()
+}
+
+fn solve_one(cost: &Arc<Array2<f64>>, neighbours: &Neighbours, eps: f64, assembly: f64) -> Result<Solution> {
+    let (n_obs, n_out) = cost.dim();
+    let t = Instant::now();
+    let d = solve_dense(cost, eps);
+    let seconds = t.elapsed().as_secs_f64();
+    if !d.certified {
+        let solver = SolverChoice::Auto.backend()?;
+        let t = Instant::now();
+        let problem = Problem::try_new(cost.clone(), neighbours.clone(), eps)?;
+        let mut s = solve_problem(&problem, solver.as_ref(), assembly + t.elapsed().as_secs_f64())?;
+        s.solver_detail = format!(
+            "chain solver could not certify its optimum ({}); fell back to the LP: {}",
+            d.detail, s.solver_detail
+        );
+        return Ok(s);
+    }
+    let p = d.p;
+    let max_dp_violation = max_dp_violation(&p, neighbours, eps);
+    let max_column_error = p.columns().into_iter().map(|c| (c.sum() - 1.0).abs()).fold(0.0, f64::max);
+    let min_entry = p.iter().copied().fold(f64::INFINITY, f64::min);
+    let checks = max_dp_violation <= FEASIBILITY_TOLERANCE
+        && max_column_error <= FEASIBILITY_TOLERANCE
+        && min_entry >= -FEASIBILITY_TOLERANCE;
+    Ok(Solution {
+        eps,
+        bayes_risk: d.bayes_risk,
+        solver: d.method.to_string(),
+        status: if checks { Status::Optimal } else { Status::NearOptimal },
+        solver_detail: d.detail,
+        seconds,
+        assembly_seconds: assembly,
+        outputs: n_out,
+        observations: n_obs,
+        variables: n_obs * n_out,
+        rows: n_obs + 2 * n_obs.saturating_sub(1) * n_out,
+        max_dp_violation,
+        max_column_error,
+        min_entry,
+        dual_bound: Some(d.dual_bound),
+        relative_gap: Some(d.relative_gap),
+        objective: d.bayes_risk,
+        worst_case_risk: None,
+        delta: 0.0,
+        delta_spent: 0.0,
+        p,
+    })
+}
+
+/// The O(|Y|)-memory squared-loss costs of a binomial model with a 1-D parameter grid (not exact
+/// conjugate costs), if it is one.
+pub fn squared_moments(model: &Model) -> Option<SquaredMoments> {
+    match (&model.family, &model.loss) {
+        (Family::Binomial { trials }, Loss::Squared) if model.theta.dim() == 1 && model.exact.is_none() => Some(SquaredMoments::binomial(
+            *trials,
+            &model.theta.values(),
+            &model.prior,
+            model.outputs.values(),
+        )),
+        _ => None,
+    }
+}
+
+/// Geometric + remap for a large squared-loss binomial model without any |Θ̃| × |Y| matrix;
+/// returns the compact mechanism, its risk and its certificate, and the seconds spent computing
+/// the moments (model assembly).
+pub fn solve_model_compact(model: &Model, eps: f64) -> Result<(ChainSolution, f64)> {
+    crate::model::validate_epsilons(&[eps], "--eps")?;
+    let t = Instant::now();
+    let Some(costs) = squared_moments(model) else {
+        return Err(Error::input(format!(
+            "model {}: the compact chain solver needs a binomial observation and squared loss",
+            model.name()
+        )));
+    };
+    let assembly = t.elapsed().as_secs_f64();
+    Ok((solve_geometric(&costs, eps), assembly))
+}
