@@ -86,7 +86,7 @@ fn print_table(model: &Model, solutions: &[Solution]) {
     for s in solutions {
         let opt = |v: Option<f64>, p: usize| v.map_or("-".to_string(), |x| format!("{x:.p$e}"));
         println!(
-            "{:>10}  {:>14.8e}  {:>14}  {:>10}  {:>12}  {:>9.3}  {:>10.1e}  {:>10}",
+            "{:>10}  {:>14.8e}  {:>14}  {:>10}  {:>12}  {:>9.5}  {:>10.1e}  {:>10}",
             s.eps,
             s.bayes_risk,
             opt(s.dual_bound, 8),
