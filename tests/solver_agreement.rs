@@ -2,7 +2,7 @@
 //! returned P must be a DP mechanism up to 1e-9. Each model is solved at the smallest and largest
 //! ε of its list (HiGHS's simplex is slowest at small ε; the whole list is exercised by `make demo`).
 //! Models whose LP has more than `MAX_VARIABLES` variables (the 3-way vote share: 15k variables ×
-//! 83k rows, minutes per solve) are left to `tests/breadth_models.rs`'s ignored test.
+//! 83k rows, a minute per solve with HiGHS) are solved once in `tests/breadth_models.rs`.
 
 /// Largest LP this test solves three times per ε.
 const MAX_VARIABLES: usize = 12_000;
