@@ -357,7 +357,7 @@ impl Problem {
 
     /// Largest |Σ_k P\[k,i\] − 1| over columns.
     pub fn max_column_error(&self, p: &Array2<f64>) -> f64 {
-        p.columns().into_iter().map(|c| (c.sum() - 1.0).abs()).fold(0.0, f64::max)
+        max_column_error(p)
     }
 
     /// Lagrangian lower bound on the optimum from multipliers of every non-equality row (unscaled;
@@ -438,6 +438,11 @@ pub fn delta_spent(p: &Array2<f64>, neighbours: &Neighbours, eps: f64) -> f64 {
         worst = worst.max(s_ab).max(s_ba);
     }
     worst
+}
+
+/// Largest |Σ_k P\[k,i\] − 1| over the columns of P.
+pub fn max_column_error(p: &Array2<f64>) -> f64 {
+    p.columns().into_iter().map(|c| (c.sum() - 1.0).abs()).fold(0.0, f64::max)
 }
 
 /// Largest P\[k,a\] − e^ε P\[k,b\] over ordered neighbour pairs (a, b) and outputs k.

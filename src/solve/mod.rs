@@ -226,6 +226,38 @@ pub const CHECK_TOLERANCE: f64 = 1e-7;
 /// risk 3e-7 below the certified optimum).
 pub const FEASIBILITY_TOLERANCE: f64 = 1e-9;
 
+/// What our checks measure of a returned P, and whether it passes them (FEASIBILITY_TOLERANCE).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Residuals {
+    /// Largest P\[k,a\] − e^ε P\[k,b\].
+    pub max_dp_violation: f64,
+    /// Largest |Σ_k P\[k,i\] − 1|.
+    pub max_column_error: f64,
+    /// Smallest entry.
+    pub min_entry: f64,
+}
+
+impl Residuals {
+    /// Measure P (|Θ̃| × |Y|) against the pure ε-DP rows of `neighbours`.
+    pub(crate) fn of(p: &Array2<f64>, neighbours: &crate::model::Neighbours, eps: f64) -> Residuals {
+        Residuals {
+            max_dp_violation: crate::lp::max_dp_violation(p, neighbours, eps),
+            max_column_error: crate::lp::max_column_error(p),
+            min_entry: p.iter().copied().fold(f64::INFINITY, f64::min),
+        }
+    }
+
+    /// Every column a distribution, to the tolerance.
+    pub(crate) fn is_distribution(&self) -> bool {
+        self.max_column_error <= FEASIBILITY_TOLERANCE && self.min_entry >= -FEASIBILITY_TOLERANCE
+    }
+
+    /// Every pure ε-DP row holds, to the tolerance.
+    pub(crate) fn is_private(&self) -> bool {
+        self.max_dp_violation <= FEASIBILITY_TOLERANCE
+    }
+}
+
 /// A solved UBaPP LP with everything measured about it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Solution {
@@ -292,9 +324,8 @@ pub fn solve_problem(problem: &Problem, solver: &dyn LpSolver, assembly_seconds:
     }
     let p = problem.mechanism_matrix(&raw.x);
     let bayes_risk = problem.bayes_risk(&p);
-    let max_dp_violation = problem.max_dp_violation(&p);
-    let max_column_error = problem.max_column_error(&p);
-    let min_entry = p.iter().copied().fold(f64::INFINITY, f64::min);
+    let residuals = Residuals::of(&p, &problem.neighbours, problem.eps);
+    let Residuals { max_dp_violation, max_column_error, min_entry } = residuals;
     let dual_bound = raw.dp_multipliers.as_ref().map(|mu| {
         let mu: Vec<f64> = mu.iter().map(|m| m * problem.scale).collect();
         problem.lagrangian_bound(&mu)
@@ -306,13 +337,10 @@ pub fn solve_problem(problem: &Problem, solver: &dyn LpSolver, assembly_seconds:
     let relative_gap = dual_bound.map(|d| (objective - d) / objective.abs().max(f64::MIN_POSITIVE));
     // Pure ε: every DP row holds; (ε, δ): every ordered pair spends at most δ.
     let private = match problem.program.delta {
-        None => max_dp_violation <= FEASIBILITY_TOLERANCE,
+        None => residuals.is_private(),
         Some(d) => delta_spent <= d + FEASIBILITY_TOLERANCE,
     };
-    let confirmed = private
-        && max_column_error <= FEASIBILITY_TOLERANCE
-        && min_entry >= -FEASIBILITY_TOLERANCE
-        && relative_gap.is_none_or(|g| g <= CHECK_TOLERANCE);
+    let confirmed = private && residuals.is_distribution() && relative_gap.is_none_or(|g| g <= CHECK_TOLERANCE);
     let status = match raw.status {
         Status::Optimal if !confirmed => Status::NearOptimal,
         s => s,

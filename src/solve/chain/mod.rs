@@ -36,8 +36,8 @@ pub use costs::{ChainCosts, DenseCosts, SquaredMoments};
 pub use kernel::Kernel;
 pub use mechanism::ChainMechanism;
 
-use super::{solve_problem, LpSolver, RawSolution, Solution, SolverChoice, Status, FEASIBILITY_TOLERANCE};
-use crate::lp::{cost_matrix, max_dp_violation, Problem};
+use super::{solve_problem, LpSolver, RawSolution, Solution, SolverChoice, Status, Residuals};
+use crate::lp::{cost_matrix, Problem};
 use crate::model::{Family, Loss, Model, Neighbours};
 use crate::{Error, Result};
 
@@ -139,7 +139,7 @@ pub fn solve_geometric(costs: &dyn ChainCosts, eps: f64) -> ChainSolution {
 pub struct DenseChain {
     /// P (|Θ̃| × |Y|).
     pub p: Array2<f64>,
-    /// Σ c[k,i] P[k,i] of this P.
+    /// Σ c\[k,i\] P\[k,i\] of this P.
     pub bayes_risk: f64,
     /// The certified lower bound on the LP optimum.
     pub dual_bound: f64,
@@ -157,7 +157,7 @@ pub struct DenseChain {
     pub mechanism: Option<ChainMechanism>,
 }
 
-/// Solve the chain LP for the dense cost matrix C[i, k] = c[k, i] of [`cost_matrix`]: geometric +
+/// Solve the chain LP for the dense cost matrix C\[i, k\] = c\[k, i\] of [`cost_matrix`]: geometric +
 /// remap, then column generation if that is not certified.
 pub fn solve_dense(cost: &Array2<f64>, eps: f64) -> DenseChain {
     let costs = DenseCosts::new(cost);
@@ -286,12 +286,9 @@ fn solve_one(cost: &Arc<Array2<f64>>, neighbours: &Neighbours, eps: f64, assembl
         return Ok(s);
     }
     let p = d.p;
-    let max_dp_violation = max_dp_violation(&p, neighbours, eps);
-    let max_column_error = p.columns().into_iter().map(|c| (c.sum() - 1.0).abs()).fold(0.0, f64::max);
-    let min_entry = p.iter().copied().fold(f64::INFINITY, f64::min);
-    let checks = max_dp_violation <= FEASIBILITY_TOLERANCE
-        && max_column_error <= FEASIBILITY_TOLERANCE
-        && min_entry >= -FEASIBILITY_TOLERANCE;
+    let residuals = Residuals::of(&p, neighbours, eps);
+    let Residuals { max_dp_violation, max_column_error, min_entry } = residuals;
+    let checks = residuals.is_private() && residuals.is_distribution();
     Ok(Solution {
         eps,
         bayes_risk: d.bayes_risk,
