@@ -3,9 +3,9 @@
 //! Clarabel's form is `min qᵀx s.t. Ax + s = b, s ∈ K`. Our equality rows go to the zero cone,
 //! the other rows (≤ b) and the finite variable bounds (x ≥ l as −x + s = −l) to the non-negative cone.
 //!
-//! In the plain pure-ε program with ε ≥ 0.1 a bound P[k,i] ≥ 0 is only added when observation i
-//! has no neighbour: for an edge (i, j) the two DP rows give P[k,i] ≤ e^ε P[k,j] ≤ e^{2ε} P[k,i], so
-//! (e^{2ε} − 1) P[k,i] ≥ 0 and, as ε > 0, P[k,i] ≥ 0 already. This removes a third of the KKT
+//! In the plain pure-ε program with ε ≥ 0.1 a bound P\[k,i\] ≥ 0 is only added when observation i
+//! has no neighbour: for an edge (i, j) the two DP rows give P\[k,i\] ≤ e^ε P\[k,j\] ≤ e^{2ε} P\[k,i\], so
+//! (e^{2ε} − 1) P\[k,i\] ≥ 0 and, as ε > 0, P\[k,i\] ≥ 0 already. This removes a third of the KKT
 //! system's rows on the UBaPP LP. (With δ > 0 the DP rows are relaxed, so every bound is kept.)
 
 use clarabel::algebra::CscMatrix;

@@ -1,9 +1,9 @@
 //! A dual certificate for the chain LP, checked without trusting whoever produced it.
 //!
-//! For the chain Y = {0..n−1}, each row p = P[k, ·] of a feasible mechanism lies in the cone
+//! For the chain Y = {0..n−1}, each row p = P\[k, ·\] of a feasible mechanism lies in the cone
 //! K = {p ≥ 0 : p_i ≤ e^ε p_{i±1}}. Its extreme rays are the zig-zag vectors with
 //! r_{i+1}/r_i ∈ {a, 1/a}, a = e^ε (n − 1 independent active constraints, one per edge).
-//! For any column duals λ ∈ ℝ^n and feasible P (Σ_k P[k,·] = 1),
+//! For any column duals λ ∈ ℝ^n and feasible P (Σ_k P\[k,·\] = 1),
 //!
 //! ```text
 //! Σ_{k,i} c[k,i] P[k,i] = Σ_i λ_i + Σ_k ⟨c_k − λ, P[k,·]⟩ ≥ Σ_i λ_i     if ⟨c_k − λ, r⟩ ≥ 0 ∀ k, rays r.
@@ -26,7 +26,7 @@
 //! downwards (a correctly rounded result is within half an ulp), a is replaced by an upper bound
 //! a⁺ ≥ e^ε (two ulps above `exp`), and g is monotone, so each computed value is ≤ the exact f_i
 //! for the exact e^ε. Σ λ_i uses compensated summation minus a bound on its error. The costs
-//! c[k, i] and the λ_i are taken as the exact numbers stored (the certificate is for the LP with
+//! c\[k, i\] and the λ_i are taken as the exact numbers stored (the certificate is for the LP with
 //! those float costs). It does not cover an overflow: if a value reaches −∞ the bound is −∞.
 
 use super::costs::ChainCosts;
@@ -76,7 +76,7 @@ fn down_fast(x: f64) -> f64 {
     x - (x.abs() * f64::EPSILON + f64::from_bits(1))
 }
 
-/// Lower bound on min over rays (r_{n−1} = 1) of Σ_i (c[k,i] − λ_i + δ) r_i for one output's
+/// Lower bound on min over rays (r_{n−1} = 1) of Σ_i (c\[k,i\] − λ_i + δ) r_i for one output's
 /// costs, with the (approximate) mass Σ_i r_i of the minimising ray.
 pub fn min_reduced_cost_lower(costs_k: &[f64], lambda: &[f64], shift: f64, a_up: f64) -> f64 {
     min_reduced_cost_with_mass(costs_k, lambda, shift, a_up, down(down(1.0 / a_up))).0

@@ -1,4 +1,4 @@
-//! Where the chain solver reads its costs c[k, i] (UBaPP: c[k,i] = Σ_j π_j q_{θ_j}(y_i) L(θ_j, θ̃_k)).
+//! Where the chain solver reads its costs c\[k, i\] (UBaPP: c\[k,i\] = Σ_j π_j q_{θ_j}(y_i) L(θ_j, θ̃_k)).
 //!
 //! [`DenseCosts`] wraps the |Y| × |Θ̃| matrix of [`crate::lp::cost_matrix`] (the LP's own costs,
 //! so that the chain and LP optima are comparable number for number). [`SquaredMoments`] never
@@ -15,19 +15,19 @@
 use ndarray::Array2;
 use statrs::function::gamma::ln_gamma;
 
-/// Costs c[k, i] of releasing output k at observation i, readable row by row.
+/// Costs c\[k, i\] of releasing output k at observation i, readable row by row.
 pub trait ChainCosts: Sync {
     /// |Y|.
     fn n_obs(&self) -> usize;
     /// |Θ̃|.
     fn n_outputs(&self) -> usize;
-    /// c[k, i].
+    /// c\[k, i\].
     fn at(&self, k: usize, i: usize) -> f64;
-    /// Fill `out` (length |Y|) with c[k, ·].
+    /// Fill `out` (length |Y|) with c\[k, ·\].
     fn row(&self, k: usize, out: &mut [f64]) {
         self.row_range(k, 0, out);
     }
-    /// Fill `out` with c[k, start..start + out.len()].
+    /// Fill `out` with c\[k, start..start + out.len()\].
     fn row_range(&self, k: usize, start: usize, out: &mut [f64]) {
         for (i, o) in out.iter_mut().enumerate() {
             *o = self.at(k, start + i);
@@ -40,24 +40,24 @@ pub trait ChainCosts: Sync {
     }
 }
 
-/// The LP's dense cost matrix, stored transposed (row k = c[k, ·] contiguous).
+/// The LP's dense cost matrix, stored transposed (row k = c\[k, ·\] contiguous).
 #[derive(Debug, Clone)]
 pub struct DenseCosts {
     ct: Array2<f64>,
 }
 
 impl DenseCosts {
-    /// From C[i, k] = c[k, i] (|Y| × |Θ̃|), as returned by [`crate::lp::cost_matrix`].
+    /// From C\[i, k\] = c\[k, i\] (|Y| × |Θ̃|), as returned by [`crate::lp::cost_matrix`].
     pub fn new(cost: &Array2<f64>) -> DenseCosts {
         DenseCosts { ct: cost.t().as_standard_layout().into_owned() }
     }
 
-    /// From c[k, i] given directly as a |Θ̃| × |Y| matrix.
+    /// From c\[k, i\] given directly as a |Θ̃| × |Y| matrix.
     pub fn from_rows(ct: Array2<f64>) -> DenseCosts {
         DenseCosts { ct }
     }
 
-    /// The matrix c[k, i] (|Θ̃| × |Y|).
+    /// The matrix c\[k, i\] (|Θ̃| × |Y|).
     pub fn rows(&self) -> &Array2<f64> {
         &self.ct
     }

@@ -2,15 +2,15 @@
 //! gives it (Ghosh, Roughgarden & Sundararajan 2009: optimal for count queries and a broad class
 //! of losses; here every instance is certified, see [`super::certificate`]).
 //!
-//! **Remap.** Release θ̃_{k(z)} with k(z) = argmin_k Σ_i c[k,i] G[z|i] = argmin_k (G c_k)_z:
+//! **Remap.** Release θ̃_{k(z)} with k(z) = argmin_k Σ_i c\[k,i\] G\[z|i\] = argmin_k (G c_k)_z:
 //! for each output, one O(|Y|) smoothing ([`Kernel::smooth`]). For squared loss the objective is
 //! the quadratic A_z θ̃² − 2 B_z θ̃ + C_z with A = G m0, B = G m1 (smoothed raw moments), so
 //! k(z) is the output point nearest to the smoothed posterior mean B_z / A_z.
 //!
-//! **Duals.** Row k of P = Σ_{z: k(z)=k} G[z|·] is a positive combination of the rays G[z|·],
-//! so complementary slackness asks ⟨c_{k(z)} − λ, G[z|·]⟩ = 0 for all z, i.e. G λ = b with
+//! **Duals.** Row k of P = Σ_{z: k(z)=k} G\[z|·\] is a positive combination of the rays G\[z|·\],
+//! so complementary slackness asks ⟨c_{k(z)} − λ, G\[z|·\]⟩ = 0 for all z, i.e. G λ = b with
 //! b_z = (G c_{k(z)})_z; Σ λ = Σ b = the primal value since G's columns sum to 1. As G⁻¹ is
-//! tridiagonal, λ_z = c[k(z), z] + Σ_{z' = z±1, k(z') ≠ k(z)} (G⁻¹)_{z z'} (G(c_{k(z')} − c_{k(z)}))_{z'}:
+//! tridiagonal, λ_z = c\[k(z), z\] + Σ_{z' = z±1, k(z') ≠ k(z)} (G⁻¹)_{z z'} (G(c_{k(z')} − c_{k(z)}))_{z'}:
 //! only run boundaries of the remap cost anything, and no large numbers cancel.
 
 use super::costs::{ChainCosts, SquaredMoments};
@@ -21,7 +21,7 @@ use super::kernel::Kernel;
 pub struct Remap {
     /// Output index released for each geometric outcome z.
     pub remap: Vec<u32>,
-    /// b_z = Σ_i c[k(z), i] G[z|i]; Σ_z b_z is the Bayes risk.
+    /// b_z = Σ_i c\[k(z), i\] G\[z|i\]; Σ_z b_z is the Bayes risk.
     pub values: Vec<f64>,
 }
 

@@ -9,9 +9,9 @@
 //! G[n−1|y] = α^{n−1−y} / (1 + α)                       (the tail z ≥ n−1 folded into n−1)
 //! ```
 //!
-//! (n = 1: G = [1].) Each column sums to 1: Σ_{z∈ℤ} κ α^{|z−y|} = 1 and Σ_{z≤0} κ α^{y−z} = α^y/(1+α).
-//! Each row z is, as a function of y, an extreme ray of the DP cone: G[z|y+1]/G[z|y] = α^{±1},
-//! so the DP constraint P[z,y] ≤ e^ε P[z,y±1] holds with equality on every edge.
+//! (n = 1: G = \[1\].) Each column sums to 1: Σ_{z∈ℤ} κ α^{|z−y|} = 1 and Σ_{z≤0} κ α^{y−z} = α^y/(1+α).
+//! Each row z is, as a function of y, an extreme ray of the DP cone: G\[z|y+1\]/G\[z|y\] = α^{±1},
+//! so the DP constraint P\[z,y\] ≤ e^ε P\[z,y±1\] holds with equality on every edge.
 //!
 //! The operations here never build G: applying G to a vector costs two linear recursions
 //! (forward L_z = c_z + α L_{z−1}, backward R_z = c_z + α R_{z+1}), and G⁻¹ is tridiagonal
@@ -54,12 +54,12 @@ impl Kernel {
         }
     }
 
-    /// G[z|y], from α^d = e^{−εd} evaluated directly (no accumulated powers).
+    /// G\[z|y\], from α^d = e^{−εd} evaluated directly (no accumulated powers).
     pub fn entry(&self, z: usize, y: usize) -> f64 {
         self.row_scale(z) * (-self.eps * z.abs_diff(y) as f64).exp()
     }
 
-    /// u = G c, u_z = Σ_y G[z|y] c_y, in O(n) with two recursions. `work` is scratch of length n.
+    /// u = G c, u_z = Σ_y G\[z|y\] c_y, in O(n) with two recursions. `work` is scratch of length n.
     pub fn smooth(&self, c: &[f64], u: &mut [f64], work: &mut [f64]) {
         let n = self.n;
         debug_assert!(c.len() == n && u.len() == n && work.len() == n);
@@ -87,7 +87,7 @@ impl Kernel {
         }
     }
 
-    /// u_z = Σ_y G[z|y] c_y at one point z, summing only |z − y| ≤ `reach` (the rest is below
+    /// u_z = Σ_y G\[z|y\] c_y at one point z, summing only |z − y| ≤ `reach` (the rest is below
     /// α^{reach+1}/(1 − α) · max|c| in absolute value).
     pub fn smooth_at(&self, c: impl Fn(usize) -> f64, z: usize, reach: usize) -> f64 {
         let lo = z.saturating_sub(reach);
@@ -122,7 +122,7 @@ impl Kernel {
         }
     }
 
-    /// The dense |Y| × |Y| matrix G[z, y] (tests and small cases only).
+    /// The dense |Y| × |Y| matrix G\[z, y\] (tests and small cases only).
     pub fn dense(&self) -> ndarray::Array2<f64> {
         ndarray::Array2::from_shape_fn((self.n, self.n), |(z, y)| self.entry(z, y))
     }

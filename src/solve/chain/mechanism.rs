@@ -20,7 +20,7 @@ use super::kernel::Kernel;
 pub struct ChainMechanism {
     /// The privacy level the geometric kernel was solved for.
     pub eps: f64,
-    /// remap[z] = index of the output released when the geometric mechanism gives z.
+    /// remap\[z\] = index of the output released when the geometric mechanism gives z.
     pub remap: Vec<u32>,
     /// |Θ̃| (outputs may be unused by the remap).
     pub n_outputs: usize,
@@ -66,7 +66,7 @@ impl ChainMechanism {
         self.remap.len()
     }
 
-    /// The dense P[k, y] = Σ_{z: remap z = k} G[z|y] at the solved ε (moderate sizes only).
+    /// The dense P\[k, y\] = Σ_{z: remap z = k} G\[z|y\] at the solved ε (moderate sizes only).
     pub fn to_dense(&self) -> Array2<f64> {
         self.to_dense_at(self.eps)
     }
