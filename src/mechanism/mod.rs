@@ -137,7 +137,7 @@ impl Mechanism {
         let mut best: Option<Mechanism> = None;
         let mut last_err = None;
         let mut candidates = Vec::new();
-        for method in [RepairMethod::Mix, RepairMethod::LiftMix, RepairMethod::TrimLiftMix] {
+        for method in RepairMethod::ALL {
             match repair::repair_and_quantise(&neighbours, eps, p, DEFAULT_TOTAL, method) {
                 Ok((columns, certified_eps, report)) => {
                     let bayes_risk = weights_risk(&cost, &columns, DEFAULT_TOTAL);

@@ -43,6 +43,11 @@ pub enum RepairMethod {
     TrimLiftMix,
 }
 
+impl RepairMethod {
+    /// Every method, cheapest first.
+    pub const ALL: [RepairMethod; 3] = [RepairMethod::Mix, RepairMethod::LiftMix, RepairMethod::TrimLiftMix];
+}
+
 /// Rows of P whose entries are all ≤ this are treated as zero by [`RepairMethod::TrimLiftMix`].
 pub const TRIM_LEVEL: f64 = 1e-9;
 
