@@ -329,28 +329,11 @@ pub fn solve_problem(problem: &Problem, solver: &dyn LpSolver, assembly_seconds:
     }
     let p = problem.mechanism_matrix(&raw.x);
     let bayes_risk = problem.bayes_risk(&p);
-    let residuals = Residuals::of(&p, &problem.neighbours, problem.eps);
+    let Assessment { residuals, delta_spent, objective, certified_objective, dual_bound, relative_gap, confirmed, .. } =
+        Assessment::of(problem, &p, &raw);
     let Residuals { max_dp_violation, max_column_error, min_entry } = residuals;
-    let dual_bound = raw.dp_multipliers.as_ref().map(|mu| {
-        let mu: Vec<f64> = mu.iter().map(|m| m * problem.scale).collect();
-        problem.lagrangian_bound(&mu)
-    });
-    let objective = problem.objective_value(&p);
     let worst_case_risk = problem.program.risk_rows.as_ref().map(|_| objective);
     let delta = problem.program.delta.unwrap_or(0.0);
-    let delta_spent = problem.delta_spent(&p);
-    let certified_objective = match problem.program.delta {
-        None => certified_objective(problem, &p),
-        Some(_) => None,
-    };
-    let upper = certified_objective.unwrap_or(objective);
-    let relative_gap = dual_bound.map(|d| (upper - d) / upper.abs().max(f64::MIN_POSITIVE));
-    // Pure ε: every DP row holds; (ε, δ): every ordered pair spends at most δ.
-    let private = match problem.program.delta {
-        None => residuals.is_private(),
-        Some(d) => delta_spent <= d + FEASIBILITY_TOLERANCE,
-    };
-    let confirmed = private && residuals.is_distribution() && relative_gap.is_none_or(|g| g <= CHECK_TOLERANCE);
     let status = match raw.status {
         Status::Optimal if !confirmed => Status::NearOptimal,
         s => s,
@@ -381,6 +364,51 @@ pub fn solve_problem(problem: &Problem, solver: &dyn LpSolver, assembly_seconds:
     })
 }
 
+/// The Lagrangian bound from a backend's multipliers (scaled objective → risk units).
+fn dual_bound(problem: &Problem, raw: &RawSolution) -> Option<f64> {
+    raw.dp_multipliers.as_ref().map(|mu| {
+        let mu: Vec<f64> = mu.iter().map(|m| m * problem.scale).collect();
+        problem.lagrangian_bound(&mu)
+    })
+}
+
+fn relative_gap(upper: f64, bound: f64) -> f64 {
+    (upper - bound) / upper.abs().max(f64::MIN_POSITIVE)
+}
+
+/// What our checks make of a backend's answer (the measurements [`solve_problem`] reports).
+pub(crate) struct Assessment {
+    pub residuals: Residuals,
+    pub delta_spent: f64,
+    pub objective: f64,
+    pub certified_objective: Option<f64>,
+    pub dual_bound: Option<f64>,
+    pub relative_gap: Option<f64>,
+    /// Private (pure ε: every DP row; (ε, δ): every pair spends ≤ δ) and a distribution to
+    /// FEASIBILITY_TOLERANCE.
+    pub feasible: bool,
+    /// Feasible, with a gap ≤ CHECK_TOLERANCE where a bound exists.
+    pub confirmed: bool,
+}
+
+impl Assessment {
+    pub(crate) fn of(problem: &Problem, p: &Array2<f64>, raw: &RawSolution) -> Assessment {
+        let residuals = Residuals::of(p, &problem.neighbours, problem.eps);
+        let delta_spent = problem.delta_spent(p);
+        let objective = problem.objective_value(p);
+        let certified_objective = certified_objective(problem, p);
+        let dual_bound = dual_bound(problem, raw);
+        let relative_gap = dual_bound.map(|d| relative_gap(certified_objective.unwrap_or(objective), d));
+        let private = match problem.program.delta {
+            None => residuals.is_private(),
+            Some(d) => delta_spent <= d + FEASIBILITY_TOLERANCE,
+        };
+        let feasible = private && residuals.is_distribution();
+        let confirmed = feasible && relative_gap.is_none_or(|g| g <= CHECK_TOLERANCE);
+        Assessment { residuals, delta_spent, objective, certified_objective, dual_bound, relative_gap, feasible, confirmed }
+    }
+}
+
 /// The objective of the mechanism `ubapp solve --out` would release from P: repaired and quantised
 /// into integer weights certified ε-DP exactly ([`crate::mechanism::repair`]), the cheapest of the
 /// repair methods. An interior-point P meets the DP rows only to a tolerance and can sit below the
@@ -388,6 +416,9 @@ pub fn solve_problem(problem: &Problem, solver: &dyn LpSolver, assembly_seconds:
 /// measured from P itself can pass while the released mechanism is far from optimal.
 fn certified_objective(problem: &Problem, p: &Array2<f64>) -> Option<f64> {
     use crate::mechanism::{repair, DEFAULT_TOTAL};
+    if problem.program.delta.is_some() {
+        return None; // the δ repair lives with the (ε, δ) artifact
+    }
     let total = DEFAULT_TOTAL as f64;
     repair::RepairMethod::ALL
         .into_iter()
