@@ -216,7 +216,9 @@ fn broken_files_get_one_sentence() {
     assert_rejected(d, "hello, I am not JSON", "not valid JSON");
     assert_rejected(d, "", "truncated");
     assert_rejected(d, "[1, 2, 3]", "not a ubapp mechanism file");
-    assert_rejected(d, &edited(&path, |v| v["format_version"] = Value::from(2)), "format_version is 2");
+    assert_rejected(d, &edited(&path, |v| v["format_version"] = Value::from(3)), "format_version is 3");
+    // A pure-ε (version 1) file relabelled as version 2 lacks the δ fields version 2 requires.
+    assert_rejected(d, &edited(&path, |v| v["format_version"] = Value::from(2)), "delta is missing");
     assert_rejected(d, &edited(&path, |v| { v.as_object_mut().unwrap().remove("format"); }), "not a ubapp mechanism file");
     assert_rejected(d, &edited(&path, |v| { v.as_object_mut().unwrap().remove("columns"); }), "columns");
     let o = ubapp(&["verify", "does-not-exist.json"], d);
