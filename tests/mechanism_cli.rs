@@ -332,47 +332,31 @@ fn delta_zero_writes_the_pure_eps_artifact_byte_for_byte() {
 /// A table model whose grid, prior weights, likelihood, neighbours and loss all come from CSV files
 /// in data/, and a multinomial model with an explicit 3-column grid file.
 fn write_csv_models(dir: &Path) {
-    let data = dir.join("data");
-    std::fs::create_dir_all(&data).unwrap();
-    std::fs::write(data.join("grid.csv"), "0.25\n0.75\n").unwrap();
-    std::fs::write(data.join("w.csv"), "1\n3\n").unwrap();
-    std::fs::write(data.join("lik.csv"), "0.5,0.3,0.2\n0.1,0.3,0.6\n").unwrap();
-    std::fs::write(data.join("nb.csv"), "# pairs\n0,1\n1,2\n").unwrap();
-    std::fs::write(data.join("loss.csv"), "0,1\n2,0\n").unwrap();
-    std::fs::write(data.join("pts.csv"), "0.2,0.3,0.5\n0.5,0.25,0.25\n0.1,0.8,0.1\n").unwrap();
-    std::fs::write(
-        dir.join("table.toml"),
-        r#"name = "csv-table"
-epsilon = [1.0]
-[parameter]
-grid = { kind = "explicit", file = "data/grid.csv" }
-prior = { kind = "weights", file = "data/w.csv" }
-[observation]
-family = "table"
-likelihood = "data/lik.csv"
-neighbours = "data/nb.csv"
-[loss]
-kind = "matrix"
-file = "data/loss.csv"
-"#,
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("multi.toml"),
-        r#"name = "csv-multinomial"
-epsilon = [1.0]
-[parameter]
-grid = { kind = "explicit", file = "data/pts.csv" }
-prior = { kind = "uniform" }
-[observation]
-family = "multinomial"
-categories = 3
-records = 2
-[loss]
-kind = "squared"
-"#,
-    )
-    .unwrap();
+    let files = [
+        ("data/grid.csv", "0.25\n0.75\n"),
+        ("data/w.csv", "1\n3\n"),
+        ("data/lik.csv", "0.5,0.3,0.2\n0.1,0.3,0.6\n"),
+        ("data/nb.csv", "# pairs\n0,1\n1,2\n"),
+        ("data/loss.csv", "0,1\n2,0\n"),
+        ("data/pts.csv", "0.2,0.3,0.5\n0.5,0.25,0.25\n0.1,0.8,0.1\n"),
+        (
+            "table.toml",
+            "name = \"csv-table\"\nepsilon = [1.0]\n[parameter]\n\
+             grid = { kind = \"explicit\", file = \"data/grid.csv\" }\nprior = { kind = \"weights\", file = \"data/w.csv\" }\n\
+             [observation]\nfamily = \"table\"\nlikelihood = \"data/lik.csv\"\nneighbours = \"data/nb.csv\"\n\
+             [loss]\nkind = \"matrix\"\nfile = \"data/loss.csv\"\n",
+        ),
+        (
+            "multi.toml",
+            "name = \"csv-multinomial\"\nepsilon = [1.0]\n[parameter]\n\
+             grid = { kind = \"explicit\", file = \"data/pts.csv\" }\nprior = { kind = \"uniform\" }\n\
+             [observation]\nfamily = \"multinomial\"\ncategories = 3\nrecords = 2\n[loss]\nkind = \"squared\"\n",
+        ),
+    ];
+    std::fs::create_dir_all(dir.join("data")).unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
 }
 
 #[test]

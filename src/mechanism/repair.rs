@@ -218,7 +218,8 @@ pub fn repair_and_quantise_delta(
         }
     };
     let mix = |t: f64| Array2::from_shape_fn((n_out, n_obs), |(k, i)| (1.0 - t) * q[[k, i]] + t * u[k]);
-    let spend = |t: f64| float_spend(&mix(t), &edges, rho);
+    // The float spend at ratio ρ (= e^{ln ρ} to a few ulps): a guide for t; the exact check decides.
+    let spend = |t: f64| crate::lp::delta_spent(&mix(t), neighbours, rho.ln());
     let s0 = spend(0.0);
     // Quantisation moves each weight by < 1 unit, so each term of a pair's spend by < (1 + ρ)/T:
     // the first margin covers that for every output; larger ones are tried if the exact check fails.
@@ -263,22 +264,6 @@ pub fn repair_and_quantise_delta(
     Err(Error::Solver(format!(
         "could not quantise P into weights spending at most δ = {delta} at ε = {eps} with total {total} (margins up to {margin:.1e})"
     )))
-}
-
-/// max over ordered pairs of Σ_k max(0, `q[k,a]` − ρ`q[k,b]`), in floats (a guide for the repair; the
-/// certificate is the exact check).
-fn float_spend(q: &Array2<f64>, edges: &[(usize, usize)], rho: f64) -> f64 {
-    let mut worst = 0.0f64;
-    for &(a, b) in edges {
-        let (mut sab, mut sba) = (0.0, 0.0);
-        for k in 0..q.nrows() {
-            let (x, y) = (q[[k, a]], q[[k, b]]);
-            sab += (x - rho * y).max(0.0);
-            sba += (y - rho * x).max(0.0);
-        }
-        worst = worst.max(sab).max(sba);
-    }
-    worst
 }
 
 /// What the input checks measured.
