@@ -26,7 +26,7 @@
 //!
 //! # (ε, δ)-DP (δ > 0)
 //!
-//! The model's `delta` (issue 6, item 4: Σ_k max(0, P[k,i] − e^ε P[k,i']) ≤ δ per ordered neighbour
+//! The model's `delta` (issue 6, item 4: `Σ_k max(0, P[k,i] − e^ε P[k,i']) ≤ δ` per ordered neighbour
 //! pair) is certified on the integer weights by [`exact::certify_weights_delta`].
 //!
 //! **Claim.** If for every ordered neighbouring pair (a, b)
@@ -34,9 +34,10 @@
 //! `num/den ≤ e^ε`, then the sampled mechanism is (ε, δ)-DP.
 //!
 //! **Proof.** For any set A of outputs,
-//! Pr(A | y_a) − e^ε Pr(A | y_b) = Σ_{k∈A} (w[k,a] − e^ε w[k,b])/T ≤ Σ_{k∈A} max(0, w[k,a] − (num/den) w[k,b])/T
-//! ≤ S_ab/(den·T) ≤ δ (the second step uses num/den ≤ e^ε and w ≥ 0). Datasets reach y through S
-//! as above. □
+//! `Pr(A | y_a) − e^ε Pr(A | y_b) = Σ_{k∈A} (w[k,a] − e^ε w[k,b])/T ≤ Σ_{k∈A} max(0, w[k,a] − (num/den)·w[k,b])/T
+//! ≤ Σ_k max(0, w[k,a] − (num/den)·w[k,b])/T = S_ab/(den·T) ≤ δ`: the first step uses
+//! num/den ≤ e^ε and w ≥ 0, the second adds non-negative terms. So Pr(A | y_a) ≤ e^ε Pr(A | y_b) + δ
+//! for every event A; datasets reach y through S as above. □
 //!
 //! `certified_delta` is max S_ab/(den·T) over ordered pairs, rounded *up* to a float, so the
 //! mechanism is (ε, certified_delta)-DP and certified_delta ≤ δ. A zero weight facing a non-zero

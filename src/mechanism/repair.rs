@@ -24,7 +24,7 @@
 //!
 //! # (ε, δ)
 //!
-//! For δ > 0 ([`repair_and_quantise_delta`]) the constraints are Σ_k max(0, P[k,a] − ρP[k,b]) ≤ δ
+//! For δ > 0 ([`repair_and_quantise_delta`]) the constraints are `Σ_k max(0, P[k,a] − ρP[k,b]) ≤ δ`
 //! per ordered neighbour pair (issue 6, item 4), and the solver's P spends δ up to its tolerance.
 //! Zero-spend mixing keeps the budget: for a column-independent distribution u (every column the
 //! same, so it spends nothing) and P_t = (1 − t)P + tU,

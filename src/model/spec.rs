@@ -2,7 +2,8 @@
 //!
 //! These types mirror the TOML exactly and are validated into a [`crate::model::Model`] by
 //! [`crate::model::Model::from_spec`]. Unknown or misspelled keys are rejected, so a typo never
-//! silently falls back to a default.
+//! silently falls back to a default. Every key naming a CSV file has an inline alternative; a
+//! validated model keeps its spec with the files' contents inline (see [`crate::model::Model::spec`]).
 
 use serde::{Deserialize, Serialize};
 use std::path::Path;
