@@ -13,14 +13,22 @@ fn main() {
     let t = Instant::now();
     let cost = Arc::new(cost_matrix(&model).unwrap());
     let tc = t.elapsed().as_secs_f64();
-    let problem = Problem::new(cost, model.family.neighbours(), eps);
+    let problem = Problem::new(cost.clone(), model.family.neighbours(), eps);
     let asm = t.elapsed().as_secs_f64();
     let solver: Box<dyn LpSolver> = match (a[4].as_str(), a.get(5)) {
         #[cfg(feature = "clarabel")]
-        ("clarabel", Some(tol)) => Box::new(ubapp::solve::clarabel::ClarabelSolver { gap_tolerance: tol.parse().unwrap(), feasibility_tolerance: tol.parse().unwrap(), max_iter: 400 }),
+        ("clarabel", Some(tol)) => Box::new(ubapp::solve::clarabel::ClarabelSolver { gap_tolerance: tol.parse().unwrap(), feasibility_tolerance: tol.parse().unwrap(), max_iter: 400, static_regularization: std::env::var("XREG").map(|v| v.parse().unwrap()).unwrap_or(1e-13) }),
         (name, _) => name.parse::<SolverChoice>().unwrap().backend().unwrap(),
     };
     let s = solve_problem(&problem, solver.as_ref(), asm).unwrap();
+    if std::env::var("XCHECK").is_ok() {
+        let chain = ubapp::solve::chain::solve_dense(&cost, eps);
+        let mech = ubapp::mechanism::Mechanism::certify_from_float(&model, eps, &s.p).unwrap();
+        let opt = chain.bayes_risk;
+        println!("chain optimum {opt:.12e} (gap {:.1e}); LP point {:+.2e} rel; certified {:+.2e} rel; min entry {:.1e} col err {:.1e}",
+            chain.relative_gap, (s.bayes_risk - opt) / opt, (mech.bayes_risk() - opt) / opt, s.min_entry, s.max_column_error);
+        if let Some(d) = s.dual_bound { println!("dual bound {:+.2e} rel to optimum; certified-vs-bound gap {:.2e}", (d - opt)/opt, (mech.bayes_risk() - d)/mech.bayes_risk()); }
+    }
     println!(
         "K={k} M={m} eps={eps} {}: cost {tc:.4}s assembly {asm:.4}s solve {:.3}s risk {:.10e} gap {:?} viol {:.1e} status {} ({})",
         s.solver, s.seconds, s.bayes_risk, s.relative_gap, s.max_dp_violation, s.status, s.solver_detail

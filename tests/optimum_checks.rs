@@ -99,3 +99,31 @@ fn lp_has_the_documented_shape() {
     let want: f64 = (0..3).map(|j| model.prior[j] * (1.0 - th[j]).powi(4) * (th[j] - th[1]).powi(2)).sum();
     assert!((c[[0, 1]] - want).abs() < 1e-15);
 }
+
+/// The gap an LP solution reports bounds how far its *released* (repaired, certified) mechanism
+/// is from the optimum — never measured from a returned P that sits below the optimum — checked
+/// against the chain solver's independently certified optimum.
+#[test]
+fn reported_gap_bounds_the_released_mechanisms_suboptimality() {
+    use ubapp::solve::{chain, Status, CHECK_TOLERANCE};
+    for eps in [0.1, 1.0] {
+        let model = ubapp::bench::bernoulli_model(100, 100, eps);
+        let cost = Arc::new(cost_matrix(&model).unwrap());
+        let exact = chain::solve_dense(&cost, eps);
+        assert!(exact.certified, "chain optimum not certified at ε = {eps}");
+        let problem = Problem::new(cost.clone(), model.family.neighbours(), eps);
+        for choice in [SolverChoice::Clarabel, SolverChoice::HighsSimplex] {
+            let Ok(backend) = choice.backend() else { continue };
+            let s = solve_problem(&problem, backend.as_ref(), 0.0).unwrap();
+            let released = s.certified_objective.expect("a near-feasible P is repaired");
+            let gap = s.relative_gap.expect("both backends give multipliers");
+            // A certified mechanism is feasible: never below the optimum's lower bound.
+            assert!(released >= exact.dual_bound * (1.0 - 1e-12), "{choice} ε = {eps}: {released} below optimum");
+            let true_gap = (released - exact.dual_bound) / released;
+            assert!(gap >= true_gap - 1e-10, "{choice} ε = {eps}: reported {gap:e} < true {true_gap:e}");
+            if s.status == Status::Optimal {
+                assert!(gap <= CHECK_TOLERANCE && true_gap <= CHECK_TOLERANCE, "{choice} ε = {eps}: {gap:e}");
+            }
+        }
+    }
+}

@@ -66,12 +66,18 @@ pub enum RepairMethod {
 }
 
 impl RepairMethod {
+    /// Every pure-ε method ([`repair_and_quantise`]), cheapest first.
+    pub const ALL: [RepairMethod; 3] = [RepairMethod::Mix, RepairMethod::LiftMix, RepairMethod::TrimLiftMix];
+
+    /// Every (ε, δ) method ([`repair_and_quantise_delta`]).
+    pub const ALL_DELTA: [RepairMethod; 2] = [RepairMethod::MixMean, RepairMethod::MixUniform];
+
     /// The methods that apply to pure ε (δ = 0) or to (ε, δ) with δ > 0.
     pub fn for_delta(delta: f64) -> &'static [RepairMethod] {
         if delta > 0.0 {
-            &[RepairMethod::MixMean, RepairMethod::MixUniform]
+            &Self::ALL_DELTA
         } else {
-            &[RepairMethod::Mix, RepairMethod::LiftMix, RepairMethod::TrimLiftMix]
+            &Self::ALL
         }
     }
 }

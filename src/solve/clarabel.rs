@@ -24,16 +24,21 @@ pub struct ClarabelSolver {
     pub feasibility_tolerance: f64,
     /// Iteration cap.
     pub max_iter: u32,
+    /// Static regularisation added to the KKT system's diagonal. Clarabel's default, 1e-8, caps
+    /// the accuracy on the UBaPP LP: at (K, M) = (300, 300), ε = 0.1 the primal residual stalls
+    /// near 1e-8 for 40 iterations (12 s) and P and the dual bound both land 3e-6 below the
+    /// optimum; with 1e-13 it converges in 23 iterations (4.7 s) to a certified gap of 3e-8.
+    pub static_regularization: f64,
 }
 
 impl Default for ClarabelSolver {
     fn default() -> Self {
-        ClarabelSolver { gap_tolerance: 1e-9, feasibility_tolerance: 1e-10, max_iter: 400 }
+        ClarabelSolver { gap_tolerance: 1e-9, feasibility_tolerance: 1e-10, max_iter: 400, static_regularization: 1e-13 }
     }
 }
 
 impl ClarabelSolver {
-    fn settings(&self) -> Result<DefaultSettings<f64>> {
+    fn settings(&self, static_regularization: f64) -> Result<DefaultSettings<f64>> {
         DefaultSettingsBuilder::default()
             .verbose(false)
             .max_iter(self.max_iter)
@@ -41,6 +46,7 @@ impl ClarabelSolver {
             .tol_gap_rel(self.gap_tolerance)
             .tol_feas(self.feasibility_tolerance)
             .presolve_enable(true)
+            .static_regularization_constant(static_regularization)
             .build()
             .map_err(|e| Error::Solver(format!("invalid Clarabel settings: {e}")))
     }
@@ -51,7 +57,28 @@ impl LpSolver for ClarabelSolver {
         "clarabel".into()
     }
 
+    /// Solve with [`ClarabelSolver::static_regularization`]; if Clarabel does not report the LP
+    /// solved (the light regularisation can break down: seen on a minimax epigraph LP,
+    /// `NumericalError` in 7 iterations), solve again with Clarabel's default.
     fn solve(&self, problem: &Problem) -> Result<RawSolution> {
+        let first = self.solve_with(problem, self.static_regularization)?;
+        if first.status == Status::Optimal || self.static_regularization >= DEFAULT_REGULARIZATION {
+            return Ok(first);
+        }
+        let mut second = self.solve_with(problem, DEFAULT_REGULARIZATION)?;
+        second.detail = format!(
+            "{} (regularisation {:e}: {}; retried with {DEFAULT_REGULARIZATION:e})",
+            second.detail, self.static_regularization, first.detail
+        );
+        Ok(second)
+    }
+}
+
+/// Clarabel's own static regularisation constant.
+const DEFAULT_REGULARIZATION: f64 = 1e-8;
+
+impl ClarabelSolver {
+    fn solve_with(&self, problem: &Problem, static_regularization: f64) -> Result<RawSolution> {
         let (m, n) = (problem.n_rows(), problem.n_vars());
         // Stack [A; bound rows]: a finite lower bound l_j becomes −x_j + s = −l_j, a finite upper
         // bound u_j becomes x_j + s = u_j, both with s in the non-negative cone. P ≥ 0 rows implied
@@ -109,7 +136,7 @@ impl LpSolver for ClarabelSolver {
             SupportedConeT::NonnegativeConeT(m - problem.n_eq() + n_bound),
         ];
         let q = problem.scaled_costs();
-        let mut solver = DefaultSolver::new(&p, &q, &a_stacked, &b, &cones, self.settings()?)
+        let mut solver = DefaultSolver::new(&p, &q, &a_stacked, &b, &cones, self.settings(static_regularization)?)
             .map_err(|e| Error::Solver(format!("Clarabel rejected the LP: {e}")))?;
         solver.solve();
         let sol = &solver.solution;

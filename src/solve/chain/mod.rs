@@ -307,6 +307,7 @@ fn solve_one(cost: &Arc<Array2<f64>>, neighbours: &Neighbours, eps: f64, assembl
         dual_bound: Some(d.dual_bound),
         relative_gap: Some(d.relative_gap),
         objective: d.bayes_risk,
+        certified_objective: None,
         worst_case_risk: None,
         delta: 0.0,
         delta_spent: 0.0,
