@@ -205,6 +205,21 @@ fn malformed_inputs_fail_with_one_sentence_naming_file_and_field() {
     expect_input_error(dir, &table_model("lik.csv", "nb.csv", uni, "kind = \"matrix\"\nfile = \"loss.csv\""), &["loss.csv", "loss.file", "expected 2 rows × 2 columns"]);
     std::fs::write(dir.join("lossneg.csv"), "0,1\n-1,0\n").unwrap();
     expect_input_error(dir, &table_model("lik.csv", "nb.csv", uni, "kind = \"matrix\"\nfile = \"lossneg.csv\""), &["lossneg.csv", "loss.file", "negative"]);
+    // The same data inline (the form artifacts embed): errors name the field instead of a file.
+    let inline = |lik: &str, nb: &str, loss: &str| {
+        table_model("X", "Y", uni, loss).replace("\"X\"", lik).replace("\"Y\"", nb)
+    };
+    let (lik, nb) = ("[[0.5, 0.5, 0.0], [0.2, 0.3, 0.5]]", "[[0, 1], [1, 2]]");
+    expect_input_error(dir, &inline("[[0.5, 0.4, 0.0], [0.2, 0.3, 0.5]]", nb, sq), &["model.toml", "observation.likelihood: row 1 sums to"]);
+    expect_input_error(dir, &inline("[[0.5, 0.5], [0.2, 0.3, 0.5]]", nb, sq), &["observation.likelihood: row 2 has 3 values but row 1 has 2"]);
+    expect_input_error(dir, &inline(lik, "[[0, 1], [1, 3]]", sq), &["observation.neighbours: row 2: index 3"]);
+    expect_input_error(dir, &inline("3", nb, sq), &["model.toml", "a CSV file path (a string) or an inline matrix"]);
+    expect_input_error(dir, &inline(lik, nb, "kind = \"matrix\"\nvalues = [[0.0, 1.0]]"), &["loss.values: expected 2 rows × 2 columns"]);
+    expect_input_error(dir, &inline(lik, nb, "kind = \"matrix\"\nvalues = [[0.0, 1.0]]\nfile = \"loss.csv\""), &["loss", "exactly one of `values` and `file`"]);
+    let grid_both = inline(lik, nb, sq).replace("values = [0.25, 0.75] }", "values = [0.25, 0.75], points = [[0.25], [0.75]] }");
+    expect_input_error(dir, &grid_both, &["parameter.grid", "exactly one of `values`, `points` and `file`"]);
+    let ragged = inline(lik, nb, sq).replace("values = [0.25, 0.75] }", "points = [[0.25], [0.75, 0.1]] }");
+    expect_input_error(dir, &ragged, &["parameter.grid.points: row 2 has 2 values but row 1 has 1"]);
     // Zero-one loss with a negative tolerance.
     expect_input_error(dir, &table_model("lik.csv", "nb.csv", uni, "kind = \"zero-one\"\ntolerance = -0.1"), &["model.toml", "loss.tolerance"]);
 

@@ -31,8 +31,18 @@ fn stderr(o: &Output) -> String {
 
 /// A temp dir with model.toml and a solved mech.json (ε = 1).
 fn setup() -> (tempfile::TempDir, PathBuf) {
+    setup_with(MODEL)
+}
+
+/// MODEL under (ε, 0.01)-DP.
+fn delta_model() -> String {
+    MODEL.replace("epsilon = [1.0]\n", "epsilon = [1.0]\ndelta = 0.01\n")
+}
+
+/// A temp dir with `model` as model.toml and its solved mech.json (ε = 1).
+fn setup_with(model: &str) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("model.toml"), MODEL).unwrap();
+    std::fs::write(dir.path().join("model.toml"), model).unwrap();
     let o = ubapp(&["solve", "model.toml", "--eps", "1", "--out", "mech.json"], dir.path());
     assert!(o.status.success(), "solve failed: {}", stderr(&o));
     let path = dir.path().join("mech.json");
@@ -216,7 +226,9 @@ fn broken_files_get_one_sentence() {
     assert_rejected(d, "hello, I am not JSON", "not valid JSON");
     assert_rejected(d, "", "truncated");
     assert_rejected(d, "[1, 2, 3]", "not a ubapp mechanism file");
-    assert_rejected(d, &edited(&path, |v| v["format_version"] = Value::from(2)), "format_version is 2");
+    assert_rejected(d, &edited(&path, |v| v["format_version"] = Value::from(3)), "format_version is 3");
+    // A pure-ε (version 1) file relabelled as version 2 lacks the δ fields version 2 requires.
+    assert_rejected(d, &edited(&path, |v| v["format_version"] = Value::from(2)), "delta is missing");
     assert_rejected(d, &edited(&path, |v| { v.as_object_mut().unwrap().remove("format"); }), "not a ubapp mechanism file");
     assert_rejected(d, &edited(&path, |v| { v.as_object_mut().unwrap().remove("columns"); }), "columns");
     let o = ubapp(&["verify", "does-not-exist.json"], d);
@@ -235,4 +247,150 @@ fn failed_solve_keeps_an_existing_artifact() {
     assert_eq!(std::fs::read(&path).unwrap(), before);
     let names: Vec<String> = listing(dir.path()).into_iter().map(|(n, _)| n).collect();
     assert_eq!(names, vec!["mech.json".to_string(), "model.toml".to_string()]);
+}
+
+#[test]
+fn delta_artifact_verifies_samples_and_audits() {
+    let (dir, path) = setup_with(&delta_model());
+    let d = dir.path();
+    let v = read_json(&path);
+    assert_eq!(v["format_version"], 2);
+    assert_eq!(v["delta"], 0.01);
+    assert_eq!(v["certified_eps"], 1.0, "for δ > 0 certified_eps is the ε of the (ε, δ) pair");
+    let certified = v["certified_delta"].as_f64().unwrap();
+    // The optimum spends its budget; repair keeps it within δ.
+    assert!(certified <= 0.01 && certified > 0.0099, "{certified}");
+
+    let o = ubapp(&["verify", "mech.json"], d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("(ε, δ)-DP with certified δ = "));
+    let o = ubapp(&["verify", "mech.json", "--json"], d);
+    let j: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!((j["delta"].as_f64(), j["certified_delta"].as_f64()), (Some(0.01), Some(certified)));
+
+    let o = ubapp(&["sample", "mech.json", "--y", "3", "--n", "5", "--seed", "1"], d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 5);
+
+    let o = ubapp(&["audit", "mech.json", "--samples", "20000", "--seed", "3", "--json"], d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["judged"], "delta");
+    assert_eq!(r["consistent"], true);
+    assert!(r["empirical_delta_lower"].as_f64().unwrap() <= certified);
+    let o = ubapp(&["audit", "mech.json", "--samples", "2000", "--seed", "3"], d);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("empirical δ lower bound"));
+}
+
+#[test]
+fn tampered_delta_files_are_rejected() {
+    let (dir, path) = setup_with(&delta_model());
+    let d = dir.path();
+    let v = read_json(&path);
+    let certified = v["certified_delta"].as_f64().unwrap();
+    // Move 5 % of y = 1's mass onto an output that y = 0 hardly uses, from an output where y = 1's
+    // weight is below e^ε times y = 0's (so the spend of (y = 1, y = 0) rises by about 5 %).
+    let t = v["total"].as_u64().unwrap();
+    let w = |i: usize| -> Vec<u64> { v["columns"][i].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect() };
+    let (w0, w1) = (w(0), w(1));
+    let m = t / 20;
+    let j = (0..w1.len()).find(|&j| w1[j] >= m && (w1[j] as f64) <= std::f64::consts::E * w0[j] as f64).expect("a source output");
+    let k = (0..w0.len()).filter(|&k| k != j).min_by_key(|&k| w0[k]).unwrap();
+    assert!(w0[k] < t / 200, "a target output y = 0 hardly uses");
+    assert_rejected(
+        d,
+        &edited(&path, |v| {
+            v["columns"][1][j] = Value::from(w1[j] - m);
+            v["columns"][1][k] = Value::from(w1[k] + m);
+        }),
+        "not (eps, delta)-DP",
+    );
+    // Claims that do not match the weights or the model.
+    assert_rejected(d, &edited(&path, |v| v["certified_delta"] = Value::from(certified / 2.0)), "certified_delta = ");
+    assert_rejected(d, &edited(&path, |v| v["delta"] = Value::from(0.02)), "larger than the embedded model's delta");
+    assert_rejected(d, &edited(&path, |v| v["model"]["delta"] = Value::from(0.005)), "larger than the embedded model's delta");
+    assert_rejected(d, &edited(&path, |v| v["delta"] = Value::from(0.001)), "not (eps, delta)-DP");
+    assert_rejected(d, &edited(&path, |v| v["delta"] = Value::from(1.5)), "delta must be a number in [0, 1)");
+    // The version and the δ fields go together.
+    assert_rejected(d, &edited(&path, |v| { v.as_object_mut().unwrap().remove("delta"); }), "delta is missing");
+    assert_rejected(d, &edited(&path, |v| { v.as_object_mut().unwrap().remove("certified_delta"); }), "certified_delta is missing");
+    assert_rejected(d, &edited(&path, |v| v["format_version"] = Value::from(1)), "not part of format_version 1");
+    // Read as pure ε (δ = 0 claimed), the weights are not ε-DP at all.
+    assert_rejected(d, &edited(&path, |v| v["delta"] = Value::from(0.0)), "eps");
+}
+
+#[test]
+fn delta_zero_writes_the_pure_eps_artifact_byte_for_byte() {
+    let (_d1, pure) = setup();
+    let (_d2, zero) = setup_with(&MODEL.replace("epsilon = [1.0]\n", "epsilon = [1.0]\ndelta = 0.0\n"));
+    assert_eq!(std::fs::read(&pure).unwrap(), std::fs::read(&zero).unwrap());
+    let v = read_json(&zero);
+    assert_eq!(v["format_version"], 1);
+    assert!(v.get("delta").is_none() && v.get("certified_delta").is_none(), "no δ fields in a pure-ε file");
+}
+
+/// A table model whose grid, prior weights, likelihood, neighbours and loss all come from CSV files
+/// in data/, and a multinomial model with an explicit 3-column grid file.
+fn write_csv_models(dir: &Path) {
+    let files = [
+        ("data/grid.csv", "0.25\n0.75\n"),
+        ("data/w.csv", "1\n3\n"),
+        ("data/lik.csv", "0.5,0.3,0.2\n0.1,0.3,0.6\n"),
+        ("data/nb.csv", "# pairs\n0,1\n1,2\n"),
+        ("data/loss.csv", "0,1\n2,0\n"),
+        ("data/pts.csv", "0.2,0.3,0.5\n0.5,0.25,0.25\n0.1,0.8,0.1\n"),
+        (
+            "table.toml",
+            "name = \"csv-table\"\nepsilon = [1.0]\n[parameter]\n\
+             grid = { kind = \"explicit\", file = \"data/grid.csv\" }\nprior = { kind = \"weights\", file = \"data/w.csv\" }\n\
+             [observation]\nfamily = \"table\"\nlikelihood = \"data/lik.csv\"\nneighbours = \"data/nb.csv\"\n\
+             [loss]\nkind = \"matrix\"\nfile = \"data/loss.csv\"\n",
+        ),
+        (
+            "multi.toml",
+            "name = \"csv-multinomial\"\nepsilon = [1.0]\n[parameter]\n\
+             grid = { kind = \"explicit\", file = \"data/pts.csv\" }\nprior = { kind = \"uniform\" }\n\
+             [observation]\nfamily = \"multinomial\"\ncategories = 3\nrecords = 2\n[loss]\nkind = \"squared\"\n",
+        ),
+    ];
+    std::fs::create_dir_all(dir.join("data")).unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+}
+
+#[test]
+fn csv_backed_artifacts_verify_from_any_directory_after_the_csv_files_move() {
+    let models = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    write_csv_models(models.path());
+    for name in ["table", "multi"] {
+        let art = out.path().join(format!("{name}.json"));
+        let o = ubapp(&["solve", &format!("{name}.toml"), "--out", art.to_str().unwrap()], models.path());
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        let v = read_json(&art);
+        let spec = serde_json::to_string(&v["model"]).unwrap();
+        assert!(!spec.contains(".csv"), "{name}: the embedded model still names a CSV file: {spec}");
+    }
+    // The table's data is inline, exactly as read (prior weights before normalisation).
+    let v = read_json(&out.path().join("table.json"));
+    assert_eq!(v["model"]["observation"]["likelihood"], serde_json::json!([[0.5, 0.3, 0.2], [0.1, 0.3, 0.6]]));
+    assert_eq!(v["model"]["observation"]["neighbours"], serde_json::json!([[0.0, 1.0], [1.0, 2.0]]));
+    assert_eq!(v["model"]["parameter"]["prior"]["values"], serde_json::json!([1.0, 3.0]));
+    assert_eq!(v["model"]["parameter"]["grid"]["values"], serde_json::json!([0.25, 0.75]));
+    assert_eq!(v["model"]["loss"]["values"], serde_json::json!([[0.0, 1.0], [2.0, 0.0]]));
+    let v = read_json(&out.path().join("multi.json"));
+    assert_eq!(v["model"]["parameter"]["grid"]["points"][1], serde_json::json!([0.5, 0.25, 0.25]));
+
+    std::fs::rename(models.path().join("data"), models.path().join("moved")).unwrap();
+    for name in ["table", "multi"] {
+        let art = out.path().join(format!("{name}.json"));
+        let o = ubapp(&["verify", art.to_str().unwrap()], elsewhere.path());
+        assert!(o.status.success(), "{name}: verify from another directory: {}", stderr(&o));
+    }
+    // (`sample --y` addresses one-dimensional observations, so only the table model here.)
+    let art = out.path().join("table.json");
+    let o = ubapp(&["sample", art.to_str().unwrap(), "--y", "1", "--n", "3", "--seed", "1"], elsewhere.path());
+    assert!(o.status.success(), "sample from another directory: {}", stderr(&o));
 }

@@ -6,6 +6,8 @@
 //! (`PROPTEST_CASES=2000 cargo test --release --test mechanism_properties`): the best method
 //! stays below 1e-9 relative, plain mixing reaches ~4e-8 at ε ≈ 1e-4 (violation/(e^ε − 1)).
 
+mod common;
+
 use std::sync::Arc;
 
 use ndarray::Array2;
@@ -16,6 +18,8 @@ use ubapp::mechanism::repair::{repair_and_quantise, RepairMethod};
 use ubapp::mechanism::DEFAULT_TOTAL;
 use ubapp::model::Neighbours;
 use ubapp::solve::{solve_problem, SolverChoice};
+
+use common::neighbours_strategy;
 
 /// Bound on |risk(certified) − risk(P)| / Σ_i max_k c[k,i] for the best repair method.
 const BEST_BOUND: f64 = 1e-8;
@@ -33,23 +37,6 @@ fn float_risk(cost: &Array2<f64>, p: &Array2<f64>) -> f64 {
 
 fn worst_risk(cost: &Array2<f64>) -> f64 {
     cost.rows().into_iter().map(|r| r.iter().copied().fold(0.0, f64::max)).sum()
-}
-
-/// A random neighbour relation on n observations: a chain, or a random graph (possibly
-/// disconnected) built from a list of candidate edges.
-fn neighbours_strategy() -> impl Strategy<Value = Neighbours> {
-    (2usize..7).prop_flat_map(|n| {
-        prop_oneof![
-            Just(Neighbours::Chain { len: n }),
-            proptest::collection::vec((0..n, 0..n), 1..12).prop_map(move |pairs| {
-                let mut edges: Vec<(usize, usize)> =
-                    pairs.into_iter().filter(|(a, b)| a != b).map(|(a, b)| (a.min(b), a.max(b))).collect();
-                edges.sort_unstable();
-                edges.dedup();
-                Neighbours::Graph { len: n, edges }
-            }),
-        ]
-    })
 }
 
 fn check(neighbours: &Neighbours, eps: f64, p: &Array2<f64>, cost: &Array2<f64>) -> Result<(), TestCaseError> {

@@ -1,4 +1,5 @@
-//! `ubapp audit FILE [--samples N] [--seed S]`: empirical DP test of a mechanism file.
+//! `ubapp audit FILE [--samples N] [--seed S]`: empirical DP test of a mechanism file (ε, or δ
+//! spent at ε for (ε, δ) files).
 
 use std::path::Path;
 
@@ -9,7 +10,8 @@ use ubapp::mechanism::Mechanism;
 use ubapp::{Error, Result};
 
 /// Run the command; progress goes to stderr every 10 % of the sampled columns. Exits 1 (an
-/// `Error::Check`) when the empirical bound contradicts the certificate.
+/// `Error::Check`) when the empirical bound contradicts the certificate: the ε bound for pure-ε
+/// files, the δ bound for (ε, δ) files.
 pub fn run(file: &Path, samples: u64, seed: u64, alpha: f64, max_pairs: usize, json: bool) -> Result<()> {
     let m = Mechanism::load(file)?;
     let mut rng = StdRng::seed_from_u64(seed);
@@ -22,15 +24,18 @@ pub fn run(file: &Path, samples: u64, seed: u64, alpha: f64, max_pairs: usize, j
         }
     };
     let r = audit(&m, AuditOptions { samples, alpha, max_pairs }, &mut rng, &mut progress)?;
+    let (what, found, certified) = if r.judged == "delta" {
+        ("δ", r.empirical_delta_lower, r.certified_delta)
+    } else {
+        ("ε", r.empirical_eps_lower, r.certified_eps)
+    };
     let verdict = || {
         if r.consistent {
             Ok(())
         } else {
             Err(Error::Check(format!(
-                "audit of {}: the empirical ε lower bound {:.6} exceeds the certified ε {} (probability ≤ α = {} if the mechanism is correct)",
+                "audit of {}: the empirical {what} lower bound {found:.6} exceeds the certified {what} {certified} (probability ≤ α = {} if the mechanism is correct)",
                 file.display(),
-                r.empirical_eps_lower,
-                r.certified_eps,
                 r.alpha
             )))
         }
@@ -49,20 +54,33 @@ pub fn run(file: &Path, samples: u64, seed: u64, alpha: f64, max_pairs: usize, j
         r.per_bound_level,
         r.alpha
     );
-    println!("certified ε            = {}", r.certified_eps);
-    println!("empirical ε lower bound = {:.6}  (at confidence {})", r.empirical_eps_lower, 1.0 - r.alpha);
-    if let Some(w) = &r.witness {
+    if r.judged == "delta" {
+        println!("certified (ε, δ)        = ({}, {})", r.eps, r.certified_delta);
         println!(
-            "  attained at θ̃ = {}: {} draws at y = {} vs {} at y = {}",
-            w.output, w.counts.0, w.y_a, w.counts.1, w.y_b
+            "empirical δ lower bound = {:.6}  (δ spent at ε = {}, at confidence {})",
+            r.empirical_delta_lower,
+            r.eps,
+            1.0 - r.alpha
         );
+        if let Some(w) = &r.delta_witness {
+            println!("  attained at y = {} against y = {} over {} outputs", w.y_a, w.y_b, w.outputs);
+        }
+    } else {
+        println!("certified ε            = {}", r.certified_eps);
+        println!("empirical ε lower bound = {:.6}  (at confidence {})", r.empirical_eps_lower, 1.0 - r.alpha);
+        if let Some(w) = &r.witness {
+            println!(
+                "  attained at θ̃ = {}: {} draws at y = {} vs {} at y = {}",
+                w.output, w.counts.0, w.y_a, w.counts.1, w.y_b
+            );
+        }
     }
     println!(
         "{}",
         if r.consistent {
-            "consistent: the empirical bound does not exceed the certified ε"
+            format!("consistent: the empirical bound does not exceed the certified {what}")
         } else {
-            "INCONSISTENT: the empirical bound exceeds the certified ε (probability ≤ α if the mechanism is correct)"
+            format!("INCONSISTENT: the empirical bound exceeds the certified {what} (probability ≤ α if the mechanism is correct)")
         }
     );
     verdict()

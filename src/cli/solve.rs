@@ -33,11 +33,14 @@ pub fn run(model_path: &Path, eps: Option<&[f64]>, solver: &str, json: bool, out
     if let (Some(path), Some(m)) = (out, &mechanism) {
         m.save(path)?;
         let cost = m.provenance.repair_risk_cost.unwrap_or(f64::NAN);
+        let claim = if m.delta() > 0.0 {
+            format!("certified (ε, δ) = ({}, {}) (target δ {})", m.eps(), m.certified_delta(), m.delta())
+        } else {
+            format!("certified ε = {} (target {})", m.certified_eps(), m.eps())
+        };
         let note = format!(
-            "wrote {}: certified ε = {} (target {}), Bayes risk {:.10e} (repair and quantisation cost {:+.3e}, {:+.2e} relative)",
+            "wrote {}: {claim}, Bayes risk {:.10e} (repair and quantisation cost {:+.3e}, {:+.2e} relative)",
             path.display(),
-            m.certified_eps(),
-            m.eps(),
             m.bayes_risk(),
             cost,
             cost / m.bayes_risk()

@@ -1,4 +1,5 @@
-//! `ubapp verify FILE [--json]`: re-derive the certificate of a mechanism file from its weights.
+//! `ubapp verify FILE [--json]`: re-derive the certificate of a mechanism file from its weights
+//! (certified ε, and for δ > 0 the certified δ).
 
 use std::path::Path;
 
@@ -6,7 +7,7 @@ use serde_json::json;
 use ubapp::mechanism::Mechanism;
 use ubapp::Result;
 
-/// Run the command: exit 0 with the certified ε, or an input error (exit 2) with one sentence.
+/// Run the command: exit 0 with the certificate, or an input error (exit 2) with one sentence.
 pub fn run(file: &Path, json: bool) -> Result<()> {
     let m = Mechanism::load(file)?;
     if json {
@@ -15,6 +16,8 @@ pub fn run(file: &Path, json: bool) -> Result<()> {
             "ok": true,
             "eps": m.eps(),
             "certified_eps": m.certified_eps(),
+            "delta": m.delta(),
+            "certified_delta": m.certified_delta(),
             "bayes_risk": m.bayes_risk(),
             "observations": m.n_observations(),
             "outputs": m.n_outputs(),
@@ -22,11 +25,14 @@ pub fn run(file: &Path, json: bool) -> Result<()> {
         });
         println!("{}", serde_json::to_string_pretty(&v).expect("JSON values serialise"));
     } else {
+        let claim = if m.delta() > 0.0 {
+            format!("(ε, δ)-DP with certified δ = {} ≤ delta = {} at eps = {}", m.certified_delta(), m.delta(), m.eps())
+        } else {
+            format!("certified ε = {} ≤ eps = {}", m.certified_eps(), m.eps())
+        };
         println!(
-            "{}: OK, certified ε = {} ≤ eps = {} (model {}, |Y| = {}, |Θ̃| = {}, total 2^{}, Bayes risk {:.10e})",
+            "{}: OK, {claim} (model {}, |Y| = {}, |Θ̃| = {}, total 2^{}, Bayes risk {:.10e})",
             file.display(),
-            m.certified_eps(),
-            m.eps(),
             m.model().name(),
             m.n_observations(),
             m.n_outputs(),

@@ -1,5 +1,6 @@
-//! Exact privacy arithmetic: a rational lower bound of e^ε, exact integer ratio checks and the
-//! certified ε of integer weights, rounded up.
+//! Exact privacy arithmetic: a rational lower bound of e^ε, exact integer ratio checks, the
+//! certified ε of integer weights, rounded up, and the exact δ check of (ε, δ)-DP
+//! ([`certify_weights_delta`]).
 //!
 //! Floats enter only through directed rounding: every operation of [`exp_lower`] is followed by a
 //! step to the next float *below*, so each intermediate is a lower bound of the exact real value.
@@ -175,6 +176,49 @@ pub fn ln_ratio_upper(a: u64, b: u64) -> f64 {
     f64::from_bits(hb)
 }
 
+/// S_ab = Σ_k max(0, `w[k,a]`·den − num·`w[k,b]`) for one ordered pair of columns, exactly: the δ the
+/// pair spends at ratio num/den, in units of 1/(den·T).
+///
+/// No overflow: weights are u64 < 2^64, den ≤ 2^52 and num ≤ 2^60 ([`RatioBound`]), so each
+/// product is < 2^124. Each positive term is ≤ `w[k,a]`·den, hence S_ab ≤ den·Σ_k `w[k,a]` =
+/// den·T ≤ 2^52·2^52 = 2^104 for columns summing to T ≤ 2^52. For arbitrary input the sum
+/// saturates at u128::MAX, which only over-states the spend (the safe direction).
+pub fn pair_spend(wa: &[u64], wb: &[u64], bound: RatioBound) -> u128 {
+    wa.iter().zip(wb).fold(0u128, |s, (&a, &b)| {
+        s.saturating_add((a as u128 * bound.den).saturating_sub(bound.num * b as u128))
+    })
+}
+
+/// ⌊x · 2^p⌋ exactly, for a float x ∈ [0, 1) and p ≤ 127 (so the result is < 2^p ≤ 2^127).
+pub fn floor_times_pow2(x: f64, p: u32) -> u128 {
+    assert!((0.0..1.0).contains(&x) && p <= 127, "floor_times_pow2 needs x ∈ [0, 1) and p ≤ 127");
+    if x == 0.0 {
+        return 0;
+    }
+    let (m, e) = decompose(x); // x = m·2^e, m < 2^53
+    let s = e + p as i32;
+    if s >= 0 {
+        (m as u128) << s // = x·2^p < 2^p: fits
+    } else if -s >= 64 {
+        0
+    } else {
+        (m >> -s) as u128
+    }
+}
+
+/// The smallest float ≥ s / 2^p (the exact rational rounded up), for p ≤ 1022.
+pub fn div_pow2_upper(s: u128, p: u32) -> f64 {
+    assert!(p <= 1022, "div_pow2_upper needs p ≤ 1022");
+    // `as f64` rounds to nearest; step up when that landed below s (`f as u128` is exact for an
+    // integral float below 2^128 and saturates above, where f ≥ s already).
+    let mut f = s as f64;
+    if (f as u128) < s {
+        f = next_up(f);
+    }
+    // Multiplying by 2^−p is exact: f is 0 or ≥ 1, so the result is 0 or a normal float ≥ 2^−p.
+    f * f64::from_bits(((1023 - p) as u64) << 52)
+}
+
 /// Why weights fail to certify.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CertifyError {
@@ -197,6 +241,15 @@ pub enum CertifyError {
         b: usize,
         /// ln(`w[k,a]`/`w[k,b]`), rounded up.
         log_ratio: f64,
+    },
+    /// (ε, δ): the ordered pair (a, b) spends more than δ.
+    DeltaExceeds {
+        /// Observation whose probabilities are bounded.
+        a: usize,
+        /// Neighbouring observation.
+        b: usize,
+        /// Σ_k max(0, `w[k,a]` − (num/den)`w[k,b]`)/T, rounded up (> δ).
+        spent: f64,
     },
 }
 
@@ -233,6 +286,38 @@ pub fn certify_weights(
     }
     // Every ratio is ≤ num/den ≤ e^eps, so eps itself is a valid (if loose) upper bound.
     Ok(best.map_or(0.0, |(a, b)| ln_ratio_upper(a, b).min(eps)))
+}
+
+/// The certified δ of integer weights `columns[i][k]` (every column summing to `total`, a power of
+/// two ≤ 2^52) at ε under the undirected neighbour `edges`, for a target δ ∈ [0, 1): checks
+/// S_ab ≤ δ·den·T for both orders of every edge exactly ([`pair_spend`], δ·den·T floored — S_ab is
+/// an integer, so S_ab ≤ δ·den·T ⇔ S_ab ≤ ⌊δ·den·T⌋), and returns max S_ab/(den·T) rounded up to
+/// a float, which is ≤ δ (δ is itself a float ≥ the exact value). With num/den ≤ e^ε the exact
+/// spend at e^ε is ≤ S_ab/(den·T), so the weights are (ε, certified δ)-DP.
+pub fn certify_weights_delta(
+    columns: &[Vec<u64>],
+    edges: impl Iterator<Item = (usize, usize)>,
+    eps: f64,
+    delta: f64,
+    total: u64,
+) -> std::result::Result<f64, CertifyError> {
+    assert!(total.is_power_of_two() && total <= 1 << 52, "total must be a power of two ≤ 2^52");
+    let bound = RatioBound::for_eps(eps);
+    debug_assert!(bound.den.is_power_of_two());
+    // den·T = 2^p with p ≤ 52 + 52.
+    let p = bound.den.trailing_zeros() + total.trailing_zeros();
+    let budget = floor_times_pow2(delta, p);
+    let mut worst = 0u128;
+    for (i, j) in edges {
+        for (a, b) in [(i, j), (j, i)] {
+            let s = pair_spend(&columns[a], &columns[b], bound);
+            if s > budget {
+                return Err(CertifyError::DeltaExceeds { a, b, spent: div_pow2_upper(s, p) });
+            }
+            worst = worst.max(s);
+        }
+    }
+    Ok(div_pow2_upper(worst, p))
 }
 
 #[cfg(test)]
@@ -288,6 +373,48 @@ mod tests {
             assert!(f <= truth + 1e-13, "{a}/{b}: {f} vs {truth}");
             assert!(float_times_ge(exp_lower(f), a, b));
         }
+    }
+
+    #[test]
+    fn pow2_helpers_are_exact_and_directed() {
+        assert_eq!(floor_times_pow2(0.75, 2), 3);
+        assert_eq!(floor_times_pow2(0.75, 1), 1);
+        assert_eq!(floor_times_pow2(0.001, 104), (0.001f64 * 2f64.powi(104)) as u128);
+        assert_eq!(floor_times_pow2(f64::from_bits(1), 127), 0);
+        assert_eq!(floor_times_pow2(0.0, 10), 0);
+        assert_eq!(div_pow2_upper(3, 2), 0.75);
+        assert_eq!(div_pow2_upper(0, 50), 0.0);
+        // 2^60 + 1 is not a float: rounding up gives the next float above 2^60.
+        let s = (1u128 << 60) + 1;
+        assert_eq!(div_pow2_upper(s, 60), next_up(1.0));
+        assert_eq!(div_pow2_upper(1u128 << 60, 60), 1.0);
+    }
+
+    #[test]
+    fn certify_weights_delta_counts_units_exactly() {
+        // ε = ln 2 is approximated from below, so num/den < 2: use weights where ratio 2 is not needed.
+        // Column totals 8; pair (0, 1): Σ max(0, a − ρb) with ρ ≈ e^1e-9 ≈ 1.
+        let cols = vec![vec![6, 2], vec![4, 4]];
+        let eps = 1e-12;
+        let r = RatioBound::for_eps(eps);
+        let s = pair_spend(&cols[0], &cols[1], r);
+        // 6·den − num·4 = 2·den − 4(num − den): positive and just below 2·den.
+        assert!(s < 2 * r.den && s > 2 * r.den - 8 * (r.num - r.den) - 1);
+        // δ = 2/8 holds (spend just below 2/8), δ just below does not.
+        let d = certify_weights_delta(&cols, [(0, 1)].into_iter(), eps, 0.25, 8).unwrap();
+        assert!(d <= 0.25 && d > 0.2499);
+        assert!(matches!(
+            certify_weights_delta(&cols, [(0, 1)].into_iter(), eps, 0.24, 8),
+            Err(CertifyError::DeltaExceeds { a: 0, b: 1, .. })
+        ));
+        // A zero facing a positive weight only spends δ.
+        let cols = vec![vec![0, 8], vec![1, 7]];
+        let d = certify_weights_delta(&cols, [(0, 1)].into_iter(), 1.0, 0.125, 8).unwrap();
+        assert_eq!(d, 0.125);
+        // δ = 0 is the pure-ε check.
+        assert!(certify_weights_delta(&cols, [(0, 1)].into_iter(), 1.0, 0.0, 8).is_err());
+        let cols = vec![vec![2, 6], vec![3, 5]];
+        assert_eq!(certify_weights_delta(&cols, [(0, 1)].into_iter(), 1.0, 0.0, 8), Ok(0.0));
     }
 
     #[test]

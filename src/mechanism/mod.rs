@@ -23,6 +23,36 @@
 //! is ≥ the exact integer ratio), so e^{certified_eps} ≥ every ratio: the mechanism is also
 //! certified_eps-DP. A zero weight facing a non-zero neighbour would need ε = ∞ and is refused.
 //! It never exceeds the target ε, because all ratios already passed the check against e^ε's bound.
+//!
+//! # (ε, δ)-DP (δ > 0)
+//!
+//! The model's `delta` (issue 6, item 4: `Σ_k max(0, P[k,i] − e^ε P[k,i']) ≤ δ` per ordered neighbour
+//! pair) is certified on the integer weights by [`exact::certify_weights_delta`].
+//!
+//! **Claim.** If for every ordered neighbouring pair (a, b)
+//! `S_ab = Σ_k max(0, w[k,a]·den − num·w[k,b]) ≤ δ·den·T` in exact integer arithmetic, with
+//! `num/den ≤ e^ε`, then the sampled mechanism is (ε, δ)-DP.
+//!
+//! **Proof.** For any set A of outputs,
+//! `Pr(A | y_a) − e^ε Pr(A | y_b) = Σ_{k∈A} (w[k,a] − e^ε w[k,b])/T ≤ Σ_{k∈A} max(0, w[k,a] − (num/den)·w[k,b])/T
+//! ≤ Σ_k max(0, w[k,a] − (num/den)·w[k,b])/T = S_ab/(den·T) ≤ δ`: the first step uses
+//! num/den ≤ e^ε and w ≥ 0, the second adds non-negative terms. So Pr(A | y_a) ≤ e^ε Pr(A | y_b) + δ
+//! for every event A; datasets reach y through S as above. □
+//!
+//! `certified_delta` is max S_ab/(den·T) over ordered pairs, rounded *up* to a float, so the
+//! mechanism is (ε, certified_delta)-DP and certified_delta ≤ δ. A zero weight facing a non-zero
+//! neighbour is allowed (it spends δ). For δ > 0, `certified_eps` is the target ε itself: the
+//! certificate is the pair (eps, certified_delta), and no pure-ε claim is made (the weights may
+//! exceed e^ε on single outputs). With δ = 0 the check is the pure-ε one above, and
+//! `certified_delta` = 0.
+//!
+//! # File format
+//!
+//! Version 1 holds pure-ε mechanisms; version 2 adds `delta` (the target) and `certified_delta`.
+//! The writer uses the lowest version that can express the mechanism: δ = 0 gives a version 1 file,
+//! byte for byte as before (so older readers keep reading pure-ε files), δ > 0 a version 2 file (an
+//! older reader refuses it by its version instead of misreading it as pure ε). The reader accepts
+//! both; a version 1 file is read as δ = 0.
 
 pub mod audit;
 pub mod exact;
@@ -44,8 +74,12 @@ use crate::{Error, Result};
 use exact::CertifyError;
 pub use repair::{RepairMethod, RepairReport};
 
-/// Version of the mechanism file format written by [`Mechanism::to_json`].
-pub const FORMAT_VERSION: u32 = 1;
+/// Newest version of the mechanism file format ([`Mechanism::to_json`] writes 1 for pure ε, 2 for
+/// δ > 0; see the module docs, "File format").
+pub const FORMAT_VERSION: u32 = 2;
+
+/// The format version of pure-ε files.
+pub const FORMAT_VERSION_PURE: u32 = 1;
 
 /// The `format` tag of a mechanism file.
 pub const FORMAT_NAME: &str = "ubapp-mechanism";
@@ -107,12 +141,24 @@ pub struct SolverInfo {
     pub detail: String,
 }
 
-/// A certified mechanism: integer weights per observation, their ε certificate and exact sampler.
+/// What the weights certify, re-derived from them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Certificate {
+    /// Target ε.
+    pub eps: f64,
+    /// Target δ (0: pure ε).
+    pub delta: f64,
+    /// Pure ε: the largest log-ratio, rounded up (≤ eps). δ > 0: eps.
+    pub certified_eps: f64,
+    /// Largest δ spent at eps over ordered neighbour pairs, rounded up (≤ delta; 0 for pure ε).
+    pub certified_delta: f64,
+}
+
+/// A certified mechanism: integer weights per observation, their (ε, δ) certificate and exact sampler.
 #[derive(Debug, Clone)]
 pub struct Mechanism {
     model: Model,
-    eps: f64,
-    certified_eps: f64,
+    cert: Certificate,
     total: u64,
     /// columns[i][k] = `w[k, i]`.
     columns: Vec<Vec<u64>>,
@@ -125,8 +171,9 @@ pub struct Mechanism {
 
 impl Mechanism {
     /// Build a certified mechanism from a solver's float P (|Θ̃| × |Y|, `p[k,i] = Pr(θ̃_k | y_i)`)
-    /// for `model` at target `eps`: repair, quantise to total 2^52 and check exactly. All repair
-    /// methods ([`RepairMethod`]) are tried and the one with the lowest Bayes risk is kept.
+    /// for `model` at target `eps` (and the model's δ): repair, quantise to total 2^52 and check
+    /// exactly. All repair methods for that δ ([`RepairMethod::for_delta`]) are tried and the one
+    /// with the lowest Bayes risk is kept.
     pub fn certify_from_float(model: &Model, eps: f64, p: &Array2<f64>) -> Result<Mechanism> {
         let expect = (model.outputs.len(), model.family.observation_count());
         if p.dim() != expect {
@@ -137,9 +184,17 @@ impl Mechanism {
         let mut best: Option<Mechanism> = None;
         let mut last_err = None;
         let mut candidates = Vec::new();
-        for method in RepairMethod::ALL {
-            match repair::repair_and_quantise(&neighbours, eps, p, DEFAULT_TOTAL, method) {
-                Ok((columns, certified_eps, report)) => {
+        let delta = model.delta;
+        for &method in RepairMethod::for_delta(delta) {
+            let repaired = if delta > 0.0 {
+                repair::repair_and_quantise_delta(&neighbours, eps, delta, p, DEFAULT_TOTAL, method)
+                    .map(|(w, certified_delta, r)| (w, Certificate { eps, delta, certified_eps: eps, certified_delta }, r))
+            } else {
+                repair::repair_and_quantise(&neighbours, eps, p, DEFAULT_TOTAL, method)
+                    .map(|(w, certified_eps, r)| (w, Certificate { eps, delta, certified_eps, certified_delta: 0.0 }, r))
+            };
+            match repaired {
+                Ok((columns, cert, report)) => {
                     let bayes_risk = weights_risk(&cost, &columns, DEFAULT_TOTAL);
                     candidates.push(RepairCandidate { method, bayes_risk: Some(bayes_risk) });
                     if best.as_ref().map_or(true, |b| bayes_risk < b.bayes_risk) {
@@ -151,15 +206,7 @@ impl Mechanism {
                             repair: Some(report),
                             ..Provenance::default()
                         };
-                        best = Some(Mechanism::assemble(
-                            model.clone(),
-                            eps,
-                            certified_eps,
-                            DEFAULT_TOTAL,
-                            columns,
-                            bayes_risk,
-                            provenance,
-                        ));
+                        best = Some(Mechanism::assemble(model.clone(), cert, DEFAULT_TOTAL, columns, bayes_risk, provenance));
                     }
                 }
                 Err(e) => {
@@ -186,26 +233,26 @@ impl Mechanism {
         Ok(m)
     }
 
-    /// Build from integer weights `columns[i][k]`, checking everything [`Mechanism::from_json_str`]
-    /// checks about the weights (shape, totals, exact certificate ≤ eps). Input errors name the field.
+    /// Build from integer weights `columns[i][k]` at target `eps` and the model's δ, checking
+    /// everything [`Mechanism::from_json_str`] checks about the weights (shape, totals, exact
+    /// certificate). Input errors name the field.
     pub fn from_weights(model: Model, eps: f64, total: u64, columns: Vec<Vec<u64>>) -> Result<Mechanism> {
-        let certified = check_weights(&model, eps, total, &columns)?;
+        let cert = check_weights(&model, eps, model.delta, total, &columns)?;
         let cost = cost_matrix(&model)?;
         let risk = weights_risk(&cost, &columns, total);
-        Ok(Mechanism::assemble(model, eps, certified, total, columns, risk, Provenance::default()))
+        Ok(Mechanism::assemble(model, cert, total, columns, risk, Provenance::default()))
     }
 
     fn assemble(
         model: Model,
-        eps: f64,
-        certified_eps: f64,
+        cert: Certificate,
         total: u64,
         columns: Vec<Vec<u64>>,
         bayes_risk: f64,
         provenance: Provenance,
     ) -> Mechanism {
         let cum = columns.iter().map(|c| sampler::prefix_sums(c)).collect();
-        Mechanism { model, eps, certified_eps, total, columns, cum, bayes_risk, provenance }
+        Mechanism { model, cert, total, columns, cum, bayes_risk, provenance }
     }
 
     /// The model it was designed for.
@@ -215,12 +262,28 @@ impl Mechanism {
 
     /// The target ε.
     pub fn eps(&self) -> f64 {
-        self.eps
+        self.cert.eps
     }
 
-    /// The ε the weights certify (≤ [`Mechanism::eps`]), rounded up.
+    /// The ε the weights certify (≤ [`Mechanism::eps`]), rounded up; for δ > 0 the target ε (the
+    /// ε of the certified pair (eps, certified_delta)).
     pub fn certified_eps(&self) -> f64 {
-        self.certified_eps
+        self.cert.certified_eps
+    }
+
+    /// The target δ (0: pure ε-DP).
+    pub fn delta(&self) -> f64 {
+        self.cert.delta
+    }
+
+    /// The δ the weights spend at eps (≤ [`Mechanism::delta`]), rounded up; 0 for pure ε.
+    pub fn certified_delta(&self) -> f64 {
+        self.cert.certified_delta
+    }
+
+    /// The whole certificate.
+    pub fn certificate(&self) -> Certificate {
+        self.cert
     }
 
     /// The common column total T (a power of two).
@@ -278,27 +341,29 @@ impl Mechanism {
         (0..n).map(|_| self.sample(i, rng)).collect()
     }
 
-    /// The versioned JSON artifact (see the README, "Deploying a mechanism"). Weights are JSON
-    /// integers; the total is at most 2^52, so every weight is exactly representable as a double.
+    /// The versioned JSON artifact (see the README, "Deploying a mechanism"): version 1 for pure ε,
+    /// version 2 with `delta` and `certified_delta` for δ > 0. Weights are JSON integers; the total
+    /// is at most 2^52, so every weight is exactly representable as a double.
     pub fn to_json(&self) -> Value {
-        let mut v = json!({
-            "format": FORMAT_NAME,
-            "format_version": FORMAT_VERSION,
-            "tool_version": env!("CARGO_PKG_VERSION"),
-            "model": self.model.spec,
-            "eps": self.eps,
-            "certified_eps": self.certified_eps,
-            "bayes_risk": self.bayes_risk,
-            "outputs": grid_json(&self.model.outputs),
-            "observations": grid_json(&self.model.family.observations()),
-            "total": self.total,
-            "columns": self.columns,
-        });
-        let prov = serde_json::to_value(&self.provenance).expect("provenance serialises");
-        if let (Value::Object(m), Value::Object(p)) = (&mut v, prov) {
-            m.insert("provenance".into(), Value::Object(p));
+        let c = &self.cert;
+        let mut m = serde_json::Map::new();
+        m.insert("format".into(), json!(FORMAT_NAME));
+        m.insert("format_version".into(), json!(if c.delta > 0.0 { FORMAT_VERSION } else { FORMAT_VERSION_PURE }));
+        m.insert("tool_version".into(), json!(env!("CARGO_PKG_VERSION")));
+        m.insert("model".into(), json!(self.model.spec));
+        m.insert("eps".into(), json!(c.eps));
+        m.insert("certified_eps".into(), json!(c.certified_eps));
+        if c.delta > 0.0 {
+            m.insert("delta".into(), json!(c.delta));
+            m.insert("certified_delta".into(), json!(c.certified_delta));
         }
-        v
+        m.insert("bayes_risk".into(), json!(self.bayes_risk));
+        m.insert("outputs".into(), grid_json(&self.model.outputs));
+        m.insert("observations".into(), grid_json(&self.model.family.observations()));
+        m.insert("total".into(), json!(self.total));
+        m.insert("columns".into(), json!(self.columns));
+        m.insert("provenance".into(), serde_json::to_value(&self.provenance).expect("provenance serialises"));
+        Value::Object(m)
     }
 
     /// Parse and verify a mechanism file's text; `origin` names it in messages. Re-derives the
@@ -324,33 +389,60 @@ impl Mechanism {
                 )))
             }
         }
-        match obj.get("format_version").and_then(Value::as_u64) {
-            Some(v) if v == FORMAT_VERSION as u64 => {}
+        let version = match obj.get("format_version").and_then(Value::as_u64) {
+            Some(v) if (FORMAT_VERSION_PURE as u64..=FORMAT_VERSION as u64).contains(&v) => v as u32,
             other => {
                 return Err(fail(format!(
-                    "format_version is {}, but this ubapp ({}) reads version {FORMAT_VERSION}",
+                    "format_version is {}, but this ubapp ({}) reads versions {FORMAT_VERSION_PURE} and {FORMAT_VERSION}",
                     other.map_or("missing or not an integer".to_string(), |v| v.to_string()),
                     env!("CARGO_PKG_VERSION")
                 )))
             }
-        }
+        };
         let file: MechanismFile = serde_path_to_error::deserialize(value.clone())
             .map_err(|e| fail(format!("{}: {}", e.path(), e.inner())))?;
+        // Version 1 is pure ε and has no δ fields; version 2 must state both.
+        let (delta, claimed_delta) = match (version, file.delta, file.certified_delta) {
+            (1, None, None) => (0.0, 0.0),
+            (1, _, _) => {
+                return Err(fail("delta and certified_delta are not part of format_version 1 (pure ε); (ε, δ) files are version 2".into()))
+            }
+            (_, Some(d), Some(c)) => (d, c),
+            (_, d, _) => {
+                let missing = if d.is_none() { "delta" } else { "certified_delta" };
+                return Err(fail(format!("{missing} is missing (format_version {version} states delta and certified_delta)")));
+            }
+        };
         let model = Model::from_spec(file.model).map_err(|e| fail(format!("model: {e}")))?;
+        if !(delta.is_finite() && (0.0..1.0).contains(&delta)) {
+            return Err(fail(format!("delta must be a number in [0, 1) (got {delta})")));
+        }
+        if delta > model.delta {
+            return Err(fail(format!(
+                "delta = {delta} is larger than the embedded model's delta = {}: the file claims a budget its model does not allow",
+                model.delta
+            )));
+        }
         if grid_json(&model.outputs) != file.outputs {
             return Err(fail("outputs differ from the output grid of the embedded model".into()));
         }
         if grid_json(&model.family.observations()) != file.observations {
             return Err(fail("observations differ from the observation space of the embedded model".into()));
         }
-        let certified = check_weights(&model, file.eps, file.total, &file.columns).map_err(|e| match e {
+        let cert = check_weights(&model, file.eps, delta, file.total, &file.columns).map_err(|e| match e {
             Error::Input(m) => fail(m),
             other => other,
         })?;
-        if file.certified_eps.is_nan() || file.certified_eps < certified {
+        if file.certified_eps.is_nan() || file.certified_eps < cert.certified_eps {
             return Err(fail(format!(
-                "certified_eps = {} claims less than the weights certify ({certified})",
-                file.certified_eps
+                "certified_eps = {} claims less than the weights certify ({})",
+                file.certified_eps, cert.certified_eps
+            )));
+        }
+        if claimed_delta.is_nan() || claimed_delta < cert.certified_delta {
+            return Err(fail(format!(
+                "certified_delta = {claimed_delta} claims less than the weights spend ({})",
+                cert.certified_delta
             )));
         }
         let cost = cost_matrix(&model)?;
@@ -362,7 +454,7 @@ impl Mechanism {
                 file.bayes_risk
             )));
         }
-        Ok(Mechanism::assemble(model, file.eps, certified, file.total, file.columns, risk, file.provenance))
+        Ok(Mechanism::assemble(model, cert, file.total, file.columns, risk, file.provenance))
     }
 
     /// Read and verify a mechanism file (input errors name the file).
@@ -392,6 +484,12 @@ struct MechanismFile {
     model: ModelSpec,
     eps: f64,
     certified_eps: f64,
+    /// Version 2 only.
+    #[serde(default)]
+    delta: Option<f64>,
+    /// Version 2 only.
+    #[serde(default)]
+    certified_delta: Option<f64>,
     bayes_risk: f64,
     outputs: Value,
     observations: Value,
@@ -401,8 +499,8 @@ struct MechanismFile {
     provenance: Provenance,
 }
 
-/// Shape, totals and the exact certificate; returns the certified ε (≤ eps).
-fn check_weights(model: &Model, eps: f64, total: u64, columns: &[Vec<u64>]) -> Result<f64> {
+/// Shape, totals and the exact certificate at (eps, delta); δ = 0 is the pure-ε check.
+fn check_weights(model: &Model, eps: f64, delta: f64, total: u64, columns: &[Vec<u64>]) -> Result<Certificate> {
     if !(eps.is_finite() && eps > 0.0) {
         return Err(Error::input(format!("eps must be a finite number > 0 (got {eps})")));
     }
@@ -430,7 +528,16 @@ fn check_weights(model: &Model, eps: f64, total: u64, columns: &[Vec<u64>]) -> R
     }
     let obs = model.family.observations().values();
     let out = model.outputs.values();
-    exact::certify_weights(columns, model.family.neighbours().edges(), eps).map_err(|e| {
+    let neighbours = model.family.neighbours();
+    let edges = neighbours.edges();
+    let certified = if delta > 0.0 {
+        exact::certify_weights_delta(columns, edges, eps, delta, total)
+            .map(|certified_delta| Certificate { eps, delta, certified_eps: eps, certified_delta })
+    } else {
+        exact::certify_weights(columns, edges, eps)
+            .map(|certified_eps| Certificate { eps, delta, certified_eps, certified_delta: 0.0 })
+    };
+    certified.map_err(|e| {
         Error::Input(match e {
             CertifyError::Unbounded { k, a, b } => format!(
                 "output θ̃ = {} has weight > 0 at y = {} but 0 at its neighbour y = {}: no finite ε holds",
@@ -439,6 +546,10 @@ fn check_weights(model: &Model, eps: f64, total: u64, columns: &[Vec<u64>]) -> R
             CertifyError::Exceeds { k, a, b, log_ratio } => format!(
                 "the weights of θ̃ = {} at neighbours y = {} and y = {} have ratio e^{log_ratio:.6e} > e^eps (eps = {eps}): not eps-DP",
                 out[k], obs[a], obs[b]
+            ),
+            CertifyError::DeltaExceeds { a, b, spent } => format!(
+                "the weights at neighbours y = {} and y = {} spend δ = {spent:e} > delta = {delta} at eps = {eps}: not (eps, delta)-DP",
+                obs[a], obs[b]
             ),
         })
     })

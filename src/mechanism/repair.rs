@@ -21,11 +21,29 @@
 //!
 //! Here ρ = [`RatioBound::for_eps`]`(ε)` — a rational lower bound of e^ε — so the float repair aims at
 //! the same bound the exact check uses.
+//!
+//! # (ε, δ)
+//!
+//! For δ > 0 ([`repair_and_quantise_delta`]) the constraints are `Σ_k max(0, P[k,a] − ρP[k,b]) ≤ δ`
+//! per ordered neighbour pair (issue 6, item 4), and the solver's P spends δ up to its tolerance.
+//! Zero-spend mixing keeps the budget: for a column-independent distribution u (every column the
+//! same, so it spends nothing) and P_t = (1 − t)P + tU,
+//!
+//! `max(0, (1−t)(x_k − ρy_k) + t·u_k(1 − ρ)) ≤ (1−t)·max(0, x_k − ρy_k)`   (u_k(1 − ρ) ≤ 0, t ∈ [0, 1]),
+//!
+//! so spend(P_t) ≤ (1 − t)·spend(P), and each term is non-increasing in t (a positive term decreases
+//! linearly; a non-positive one stays ≤ 0). The smallest t with float spend(P_t) ≤ δ − m is found by
+//! bisection, the columns are quantised, and the exact check ([`super::exact::certify_weights_delta`])
+//! decides; if it fails, the margin m is multiplied by 4. At t = 1 every column is u, the quantised
+//! columns are identical and spend exactly 0, so the loop always ends certified. u is the uniform
+//! distribution ([`RepairMethod::MixUniform`]: every term gains slack t·u_k(ρ − 1), which absorbs
+//! rounding term by term at large ε) or the mean column of P ([`RepairMethod::MixMean`]: keeps
+//! unused outputs unused and usually costs less risk).
 
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 
-use super::exact::{certify_weights, CertifyError, RatioBound};
+use super::exact::{certify_weights, certify_weights_delta, RatioBound};
 use crate::model::Neighbours;
 use crate::{Error, Result};
 
@@ -41,11 +59,27 @@ pub enum RepairMethod {
     /// ≤ [`TRIM_LEVEL`] (solver noise where the optimum has an unused output; a zero row needs no
     /// rounding margin, which matters at tiny ε where the margin costs 1/(T(e^ε − 1)) per row).
     TrimLiftMix,
+    /// (ε, δ) only: P_t = (1 − t)P + t·(the mean column of P), smallest t that keeps the δ budget.
+    MixMean,
+    /// (ε, δ) only: P_t = (1 − t)P + t·(the uniform distribution over Θ̃).
+    MixUniform,
 }
 
 impl RepairMethod {
-    /// Every method, cheapest first.
+    /// Every pure-ε method ([`repair_and_quantise`]), cheapest first.
     pub const ALL: [RepairMethod; 3] = [RepairMethod::Mix, RepairMethod::LiftMix, RepairMethod::TrimLiftMix];
+
+    /// Every (ε, δ) method ([`repair_and_quantise_delta`]).
+    pub const ALL_DELTA: [RepairMethod; 2] = [RepairMethod::MixMean, RepairMethod::MixUniform];
+
+    /// The methods that apply to pure ε (δ = 0) or to (ε, δ) with δ > 0.
+    pub fn for_delta(delta: f64) -> &'static [RepairMethod] {
+        if delta > 0.0 {
+            &Self::ALL_DELTA
+        } else {
+            &Self::ALL
+        }
+    }
 }
 
 /// Rows of P whose entries are all ≤ this are treated as zero by [`RepairMethod::TrimLiftMix`].
@@ -56,14 +90,19 @@ pub const TRIM_LEVEL: f64 = 1e-9;
 pub struct RepairReport {
     /// The method used.
     pub method: RepairMethod,
-    /// Σ_k g_k: the mass mixed in (before the common renormalisation).
+    /// Σ_k g_k: the mass mixed in (before the common renormalisation); for (ε, δ) the mixing weight t.
     pub mixing_mass: f64,
     /// The additive rounding margin m of the successful attempt (probability units).
     pub margin: f64,
     /// Attempts needed (1 = the first margin sufficed).
     pub attempts: u32,
-    /// Largest `P[k,a]` − e^ε `P[k,b]` in the input (> 0: violated).
+    /// Largest `P[k,a]` − e^ε `P[k,b]` in the input (> 0: violated; for δ > 0 positive values are
+    /// allowed and paid for from δ).
     pub input_dp_violation: f64,
+    /// (ε, δ) only: the δ the input spends, max over ordered neighbour pairs of
+    /// Σ_k max(0, `P[k,a]` − e^ε `P[k,b]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_delta_spent: Option<f64>,
     /// Largest |Σ_k `P[k,i]` − 1| in the input.
     pub input_column_error: f64,
     /// Smallest entry of the input.
@@ -84,37 +123,12 @@ pub fn repair_and_quantise(
     total: u64,
     method: RepairMethod,
 ) -> Result<(Vec<Vec<u64>>, f64, RepairReport)> {
+    if RepairMethod::for_delta(0.0).iter().all(|m| *m != method) {
+        return Err(Error::Solver(format!("repair method {method:?} is for (ε, δ) programs")));
+    }
     let (n_out, n_obs) = p.dim();
-    if n_obs != neighbours.len() {
-        return Err(Error::Solver(format!("P has {n_obs} columns but Y has {} observations", neighbours.len())));
-    }
-    if n_out == 0 || n_obs == 0 {
-        return Err(Error::Solver("P is empty".into()));
-    }
-    if !(eps.is_finite() && eps > 0.0) {
-        return Err(Error::input(format!("eps must be a finite number > 0 (got {eps})")));
-    }
-    if !total.is_power_of_two() || !(2..=super::MAX_TOTAL).contains(&total) {
-        return Err(Error::Solver(format!("total must be a power of two in [2, 2^52] (got {total})")));
-    }
-    if let Some(bad) = p.iter().find(|v| !v.is_finite()) {
-        return Err(Error::Solver(format!("P contains a non-finite entry ({bad})")));
-    }
+    let input = check_input(neighbours, eps, p, total, None)?;
     let edges: Vec<(usize, usize)> = neighbours.edges().collect();
-    let input_dp_violation = crate::lp::max_dp_violation(p, neighbours, eps);
-    let input_column_error = p.columns().into_iter().map(|c| (c.sum() - 1.0).abs()).fold(0.0, f64::max);
-    let input_min_entry = p.iter().copied().fold(f64::INFINITY, f64::min);
-    for (what, v) in [
-        ("largest DP violation", input_dp_violation),
-        ("largest column-sum error", input_column_error),
-        ("most negative entry", -input_min_entry),
-    ] {
-        if v > MAX_INPUT_ERROR {
-            return Err(Error::Solver(format!(
-                "P is not a near-feasible mechanism: its {what} is {v:.3e} (repair accepts up to {MAX_INPUT_ERROR:e})"
-            )));
-        }
-    }
     let bound = RatioBound::for_eps(eps);
     let rho = bound.value();
 
@@ -167,23 +181,161 @@ pub fn repair_and_quantise(
             .collect();
         match certify_weights(&columns, edges.iter().copied(), eps) {
             Ok(certified) => {
-                let report = RepairReport {
-                    method,
-                    mixing_mass,
-                    margin,
-                    attempts: attempt,
-                    input_dp_violation,
-                    input_column_error,
-                    input_min_entry,
-                };
+                let report = input.report(method, mixing_mass, margin, attempt);
                 return Ok((columns, certified, report));
             }
-            Err(CertifyError::Unbounded { .. } | CertifyError::Exceeds { .. }) => margin *= 4.0,
+            Err(_) => margin *= 4.0,
         }
     }
     Err(Error::Solver(format!(
         "could not quantise P into exactly ε-DP weights at ε = {eps} with total {total} (margins up to {margin:.1e})"
     )))
+}
+
+/// Repair and quantise `p` for (ε, δ)-DP with δ ∈ (0, 1) (see the module docs, "(ε, δ)"): weights
+/// `columns[i][k]` summing to `total` per column whose exact δ spend at ε is ≤ `delta`. Returns the
+/// weights, the certified δ (≤ delta) and a report.
+pub fn repair_and_quantise_delta(
+    neighbours: &Neighbours,
+    eps: f64,
+    delta: f64,
+    p: &Array2<f64>,
+    total: u64,
+    method: RepairMethod,
+) -> Result<(Vec<Vec<u64>>, f64, RepairReport)> {
+    if !(delta > 0.0 && delta < 1.0) {
+        return Err(Error::input(format!("delta must lie in (0, 1) for an (ε, δ) repair (got {delta})")));
+    }
+    if RepairMethod::for_delta(delta).iter().all(|m| *m != method) {
+        return Err(Error::Solver(format!("repair method {method:?} is for pure ε-DP")));
+    }
+    let (n_out, n_obs) = p.dim();
+    let input = check_input(neighbours, eps, p, total, Some(delta))?;
+    let edges: Vec<(usize, usize)> = neighbours.edges().collect();
+    let rho = RatioBound::for_eps(eps).value();
+    let mut q = p.mapv(|v| v.max(0.0));
+    normalise_columns(&mut q);
+    let u: Vec<f64> = match method {
+        RepairMethod::MixUniform => vec![1.0 / n_out as f64; n_out],
+        _ => {
+            let mean: Vec<f64> = q.rows().into_iter().map(|r| r.sum() / n_obs as f64).collect();
+            let s: f64 = mean.iter().sum();
+            mean.iter().map(|v| v / s).collect()
+        }
+    };
+    let mix = |t: f64| Array2::from_shape_fn((n_out, n_obs), |(k, i)| (1.0 - t) * q[[k, i]] + t * u[k]);
+    // The float spend at ratio ρ (= e^{ln ρ} to a few ulps): a guide for t; the exact check decides.
+    let spend = |t: f64| crate::lp::delta_spent(&mix(t), neighbours, rho.ln());
+    let s0 = spend(0.0);
+    // Quantisation moves each weight by < 1 unit, so each term of a pair's spend by < (1 + ρ)/T:
+    // the first margin covers that for every output; larger ones are tried if the exact check fails.
+    let t_units = total as f64;
+    let mut margin = n_out as f64 * (1.0 + rho) / t_units;
+    for attempt in 1..=40u32 {
+        let target = delta - margin;
+        let t = if target <= 0.0 {
+            1.0
+        } else if s0 <= target {
+            0.0
+        } else {
+            // spend(t) ≤ (1 − t)·s0, so t_hi = 1 − target/s0 suffices in exact arithmetic; check it in
+            // floats (else fall back to 1), then bisect down to the smallest passing t.
+            let mut hi = (1.0 - target / s0).min(1.0);
+            if spend(hi) > target {
+                hi = 1.0;
+            }
+            let mut lo = 0.0;
+            for _ in 0..60 {
+                let mid = 0.5 * (lo + hi);
+                if mid <= lo || mid >= hi {
+                    break;
+                }
+                if spend(mid) <= target {
+                    hi = mid;
+                } else {
+                    lo = mid;
+                }
+            }
+            hi
+        };
+        let m = mix(t);
+        let columns: Vec<Vec<u64>> = m.columns().into_iter().map(|c| quantise(&c.to_vec(), total)).collect();
+        match certify_weights_delta(&columns, edges.iter().copied(), eps, delta, total) {
+            Ok(certified) => return Ok((columns, certified, input.report(method, t, margin, attempt))),
+            // At t = 1 the columns are identical and spend 0, so this cannot fail; say so if it did.
+            Err(e) if t >= 1.0 => return Err(Error::Solver(format!("the constant mechanism failed the δ check: {e:?}"))),
+            Err(_) => margin *= 4.0,
+        }
+    }
+    Err(Error::Solver(format!(
+        "could not quantise P into weights spending at most δ = {delta} at ε = {eps} with total {total} (margins up to {margin:.1e})"
+    )))
+}
+
+/// What the input checks measured.
+struct InputMeasures {
+    input_dp_violation: f64,
+    input_delta_spent: Option<f64>,
+    input_column_error: f64,
+    input_min_entry: f64,
+}
+
+impl InputMeasures {
+    fn report(&self, method: RepairMethod, mixing_mass: f64, margin: f64, attempts: u32) -> RepairReport {
+        RepairReport {
+            method,
+            mixing_mass,
+            margin,
+            attempts,
+            input_dp_violation: self.input_dp_violation,
+            input_delta_spent: self.input_delta_spent,
+            input_column_error: self.input_column_error,
+            input_min_entry: self.input_min_entry,
+        }
+    }
+}
+
+/// Shapes, ε, total and finiteness; then refuse input further than [`MAX_INPUT_ERROR`] from a
+/// mechanism: its ratio violation (pure ε) or its δ spend beyond `delta` ((ε, δ)), column sums and
+/// negative entries.
+fn check_input(neighbours: &Neighbours, eps: f64, p: &Array2<f64>, total: u64, delta: Option<f64>) -> Result<InputMeasures> {
+    let (n_out, n_obs) = p.dim();
+    if n_obs != neighbours.len() {
+        return Err(Error::Solver(format!("P has {n_obs} columns but Y has {} observations", neighbours.len())));
+    }
+    if n_out == 0 || n_obs == 0 {
+        return Err(Error::Solver("P is empty".into()));
+    }
+    if !(eps.is_finite() && eps > 0.0) {
+        return Err(Error::input(format!("eps must be a finite number > 0 (got {eps})")));
+    }
+    if !total.is_power_of_two() || !(2..=super::MAX_TOTAL).contains(&total) {
+        return Err(Error::Solver(format!("total must be a power of two in [2, 2^52] (got {total})")));
+    }
+    if let Some(bad) = p.iter().find(|v| !v.is_finite()) {
+        return Err(Error::Solver(format!("P contains a non-finite entry ({bad})")));
+    }
+    let input_dp_violation = crate::lp::max_dp_violation(p, neighbours, eps);
+    let input_column_error = p.columns().into_iter().map(|c| (c.sum() - 1.0).abs()).fold(0.0, f64::max);
+    let input_min_entry = p.iter().copied().fold(f64::INFINITY, f64::min);
+    let input_delta_spent = delta.map(|_| crate::lp::delta_spent(p, neighbours, eps));
+    let dp_excess = match (delta, input_delta_spent) {
+        (Some(d), Some(s)) => s - d,
+        _ => input_dp_violation,
+    };
+    let dp_what = if delta.is_some() { "δ spent beyond delta" } else { "largest DP violation" };
+    for (what, v) in [
+        (dp_what, dp_excess),
+        ("largest column-sum error", input_column_error),
+        ("most negative entry", -input_min_entry),
+    ] {
+        if v > MAX_INPUT_ERROR {
+            return Err(Error::Solver(format!(
+                "P is not a near-feasible mechanism: its {what} is {v:.3e} (repair accepts up to {MAX_INPUT_ERROR:e})"
+            )));
+        }
+    }
+    Ok(InputMeasures { input_dp_violation, input_delta_spent, input_column_error, input_min_entry })
 }
 
 /// Divide each column by its sum (columns summing to 0 are left alone; they cannot occur after the

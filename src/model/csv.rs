@@ -63,18 +63,47 @@ pub fn read_matrix(path: &Path, field: &str) -> Result<Array2<f64>> {
     Ok(Array2::from_shape_vec((r, c), rows.into_iter().flatten().collect()).expect("rows of equal length"))
 }
 
-/// Read a matrix and require its shape to be `rows × cols`; `what` says what rows and columns mean.
-pub fn read_matrix_shaped(path: &Path, field: &str, rows: usize, cols: usize, what: &str) -> Result<Array2<f64>> {
-    let m = read_matrix(path, field)?;
+/// Require `m` to be `rows × cols`; `origin` names the data (a file and field, or a field) and
+/// `what` says what rows and columns mean.
+pub fn check_shape(m: &Array2<f64>, origin: &str, rows: usize, cols: usize, what: &str) -> Result<()> {
     if m.dim() != (rows, cols) {
         bail_input!(
-            "{} ({field}): expected {rows} rows × {cols} columns ({what}), found {} × {}",
-            path.display(),
+            "{origin}: expected {rows} rows × {cols} columns ({what}), found {} × {}",
             m.nrows(),
             m.ncols()
         );
     }
-    Ok(m)
+    Ok(())
+}
+
+/// An inline matrix (rows of numbers from a model file) with the checks [`read_matrix`] applies:
+/// at least one row, rows of equal non-zero length, finite numbers. `origin` names it.
+pub fn matrix_from_rows(rows: &[Vec<f64>], origin: &str) -> Result<Array2<f64>> {
+    let Some(r0) = rows.first() else {
+        bail_input!("{origin}: the matrix has no rows");
+    };
+    if r0.is_empty() {
+        bail_input!("{origin}: row 1 is empty");
+    }
+    for (n, r) in rows.iter().enumerate() {
+        if r.len() != r0.len() {
+            bail_input!(
+                "{origin}: row {} has {} values but row 1 has {}; every row must have the same length",
+                n + 1,
+                r.len(),
+                r0.len()
+            );
+        }
+        if let Some(c) = r.iter().position(|v| !v.is_finite()) {
+            bail_input!("{origin}: row {}, column {}: {} is not a finite number", n + 1, c + 1, r[c]);
+        }
+    }
+    Ok(Array2::from_shape_vec((rows.len(), r0.len()), rows.concat()).expect("rows of equal length"))
+}
+
+/// The rows of a matrix, for writing it inline.
+pub fn rows_of(m: &Array2<f64>) -> Vec<Vec<f64>> {
+    m.rows().into_iter().map(|r| r.to_vec()).collect()
 }
 
 /// Read a vector: one value per line, or a single row.
@@ -103,8 +132,13 @@ mod tests {
         std::fs::write(&p, "# header comment\n1, 2\n\n3,4\n").unwrap();
         let m = read_matrix(&p, "loss.file").unwrap();
         assert_eq!(m, ndarray::array![[1.0, 2.0], [3.0, 4.0]]);
-        let e = read_matrix_shaped(&p, "loss.file", 3, 2, "θ by θ̃").unwrap_err().to_string();
+        let e = check_shape(&m, "m.csv (loss.file)", 3, 2, "θ by θ̃").unwrap_err().to_string();
         assert!(e.contains("m.csv (loss.file): expected 3 rows × 2 columns"), "{e}");
+        assert_eq!(matrix_from_rows(&rows_of(&m), "loss.values").unwrap(), m);
+        let e = matrix_from_rows(&[vec![1.0, 2.0], vec![3.0]], "loss.values").unwrap_err().to_string();
+        assert!(e.contains("loss.values: row 2 has 1 values but row 1 has 2"), "{e}");
+        let e = matrix_from_rows(&[vec![1.0, f64::INFINITY]], "loss.values").unwrap_err().to_string();
+        assert!(e.contains("row 1, column 2: inf is not a finite number"), "{e}");
         std::fs::write(&p, "1,2\n3\n").unwrap();
         let e = read_matrix(&p, "loss.file").unwrap_err().to_string();
         assert!(e.contains("line 2 has 1 values but line 1 has 2"), "{e}");

@@ -10,6 +10,7 @@ pub mod neighbours;
 pub mod prior;
 pub mod spec;
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -24,7 +25,7 @@ pub use prior::Prior;
 pub use spec::ModelSpec;
 
 use crate::{bail_input, Result};
-use spec::{GridSpec, LossSpec, ObjectiveSpec, ObservationSpec, OutputGridSpec, PriorSpec};
+use spec::{GridSpec, LossSpec, MatrixSource, ObjectiveSpec, ObservationSpec, OutputGridSpec, PriorSpec};
 
 /// What the LP minimises.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,7 +39,9 @@ pub enum Objective {
 /// A validated model: everything needed to build the UBaPP linear program.
 #[derive(Debug, Clone)]
 pub struct Model {
-    /// The spec it came from (kept so artifacts can record it).
+    /// The spec it came from, with the contents of every CSV file it names written inline (as
+    /// read and used), so that it is self-contained: artifacts record it and it validates again
+    /// from any directory.
     pub spec: ModelSpec,
     /// Privacy levels ε to solve for, each finite and > 0.
     pub epsilons: Vec<f64>,
@@ -96,8 +99,10 @@ impl Model {
     }
 
     /// Validate a spec whose CSV paths are relative to `base`. Every error names the offending
-    /// field (and the file, for CSV contents).
-    pub fn from_spec_in(spec: ModelSpec, base: &Path) -> Result<Model> {
+    /// field (and the file, for CSV contents). The files are read once, into the spec
+    /// ([`Model::spec`]); validation then sees inline data only.
+    pub fn from_spec_in(mut spec: ModelSpec, base: &Path) -> Result<Model> {
+        let src = inline_csv_files(&mut spec, base)?;
         validate_epsilons(&spec.epsilon, "epsilon")?;
         if !(spec.delta.is_finite() && (0.0..1.0).contains(&spec.delta)) {
             bail_input!("delta must be a number in [0, 1) (got {})", spec.delta);
@@ -165,7 +170,7 @@ impl Model {
                 exact = Some(ExactBetaBinomial { a, b, trials });
                 None
             }
-            g => Some(build_grid(g, "parameter.grid", space, p.lower, p.upper, &p.prior, base)?),
+            g => Some(build_grid(g, "parameter.grid", space, p.lower, p.upper, &p.prior, &src)?),
         };
         // The output grid.
         let outputs = match &spec.output.grid {
@@ -173,7 +178,7 @@ impl Model {
             OutputGridSpec::Own(GridSpec::Exact) => {
                 bail_input!("output.grid: kind = \"exact\" applies to the parameter grid only")
             }
-            OutputGridSpec::Own(g) => build_grid(g, "output.grid", space, p.lower, p.upper, &p.prior, base)?,
+            OutputGridSpec::Own(g) => build_grid(g, "output.grid", space, p.lower, p.upper, &p.prior, &src)?,
         };
         let theta = theta.unwrap_or_else(|| outputs.clone());
         if let (Space::Table, ObservationSpec::Table { .. }) = (space, &spec.observation) {
@@ -185,7 +190,7 @@ impl Model {
                 );
             }
         }
-        let weights = prior_weights(&p.prior, &p.grid, &theta, space, p.lower, p.upper, base)?;
+        let weights = prior_weights(&p.prior, &p.grid, &theta, space, p.lower, p.upper, &src)?;
 
         // The family.
         let family = match &spec.observation {
@@ -226,12 +231,11 @@ impl Model {
                 Family::Multinomial { categories: *categories, records: *records }
             }
             ObservationSpec::Table { likelihood, neighbours } => {
-                let lpath = csv::resolve(base, likelihood);
-                let rows = csv::read_matrix(&lpath, "observation.likelihood")?;
+                let lname = src.name("observation.likelihood");
+                let rows = src.matrix(likelihood, &lname)?;
                 if rows.nrows() != theta.len() {
                     bail_input!(
-                        "{} (observation.likelihood): expected one row per parameter grid point ({}), found {} rows",
-                        lpath.display(),
+                        "{lname}: expected one row per parameter grid point ({}), found {} rows",
                         theta.len(),
                         rows.nrows()
                     );
@@ -239,8 +243,7 @@ impl Model {
                 for (j, r) in rows.rows().into_iter().enumerate() {
                     if let Some(c) = r.iter().position(|&v| v < 0.0) {
                         bail_input!(
-                            "{} (observation.likelihood): row {}, column {} is negative ({}); probabilities must be ≥ 0",
-                            lpath.display(),
+                            "{lname}: row {}, column {} is negative ({}); probabilities must be ≥ 0",
                             j + 1,
                             c + 1,
                             r[c]
@@ -249,21 +252,16 @@ impl Model {
                     let s = r.sum();
                     if (s - 1.0).abs() > 1e-9 {
                         bail_input!(
-                            "{} (observation.likelihood): row {} sums to {s}, not 1 (each row is q_θ(·) for one grid point)",
-                            lpath.display(),
+                            "{lname}: row {} sums to {s}, not 1 (each row is q_θ(·) for one grid point)",
                             j + 1
                         );
                     }
                 }
                 let n_obs = rows.ncols();
-                let npath = csv::resolve(base, neighbours);
-                let pairs = csv::read_matrix(&npath, "observation.neighbours")?;
+                let nname = src.name("observation.neighbours");
+                let pairs = src.matrix(neighbours, &nname)?;
                 if pairs.ncols() != 2 {
-                    bail_input!(
-                        "{} (observation.neighbours): expected 2 columns (a, b) per line, found {}",
-                        npath.display(),
-                        pairs.ncols()
-                    );
+                    bail_input!("{nname}: expected 2 columns (a, b) per line, found {}", pairs.ncols());
                 }
                 let mut edges = Vec::with_capacity(pairs.nrows());
                 for (line, r) in pairs.rows().into_iter().enumerate() {
@@ -271,8 +269,7 @@ impl Model {
                     for v in [a, b] {
                         if v.fract() != 0.0 || v < 0.0 || v >= n_obs as f64 {
                             bail_input!(
-                                "{} (observation.neighbours): row {}: index {v} is not an observation index in 0..{} (|Y| = {n_obs} from the likelihood's columns)",
-                                npath.display(),
+                                "{nname}: row {}: index {v} is not an observation index in 0..{} (|Y| = {n_obs} from the likelihood's columns)",
                                 line + 1,
                                 n_obs - 1
                             );
@@ -280,11 +277,7 @@ impl Model {
                     }
                     let (a, b) = (a as usize, b as usize);
                     if a == b {
-                        bail_input!(
-                            "{} (observation.neighbours): row {}: an observation ({a}) cannot be its own neighbour",
-                            npath.display(),
-                            line + 1
-                        );
+                        bail_input!("{nname}: row {}: an observation ({a}) cannot be its own neighbour", line + 1);
                     }
                     edges.push((a.min(b), a.max(b)));
                 }
@@ -308,25 +301,19 @@ impl Model {
                 }
                 Loss::ZeroOne { tolerance: *tolerance }
             }
-            LossSpec::Matrix { file } => {
+            LossSpec::Matrix { values, file } => {
                 if exact.is_some() {
                     bail_input!("loss.kind = \"matrix\" needs a finite parameter grid, not parameter.grid.kind = \"exact\"");
                 }
-                let path = csv::resolve(base, file);
-                let values = csv::read_matrix_shaped(
-                    &path,
-                    "loss.file",
-                    theta.len(),
-                    outputs.len(),
-                    "one row per parameter grid point, one column per output point",
-                )?;
+                let (Some(rows), None) = (values, file) else {
+                    bail_input!("loss: kind = \"matrix\" needs exactly one of `values` and `file`");
+                };
+                let name = src.name("loss.values");
+                let values = csv::matrix_from_rows(rows, &name)?;
+                let what = "one row per parameter grid point, one column per output point";
+                csv::check_shape(&values, &name, theta.len(), outputs.len(), what)?;
                 if let Some(((j, k), v)) = values.indexed_iter().find(|(_, v)| **v < 0.0) {
-                    bail_input!(
-                        "{} (loss.file): row {}, column {} is negative ({v}); losses must be ≥ 0",
-                        path.display(),
-                        j + 1,
-                        k + 1
-                    );
+                    bail_input!("{name}: row {}, column {} is negative ({v}); losses must be ≥ 0", j + 1, k + 1);
                 }
                 Loss::Matrix { values: Arc::new(values), theta: theta.clone(), outputs: outputs.clone() }
             }
@@ -383,7 +370,7 @@ impl Model {
 }
 
 /// Build a grid of the given kind for the parameter space; `field` names it in errors.
-fn build_grid(g: &GridSpec, field: &str, space: Space, lower: f64, upper: f64, prior: &PriorSpec, base: &Path) -> Result<Grid> {
+fn build_grid(g: &GridSpec, field: &str, space: Space, lower: f64, upper: f64, prior: &PriorSpec, src: &Sources) -> Result<Grid> {
     Ok(match g {
         GridSpec::Midpoint { points } => {
             if let Space::Simplex(_) = space {
@@ -420,23 +407,23 @@ fn build_grid(g: &GridSpec, field: &str, space: Space, lower: f64, upper: f64, p
             }
             Grid::simplex_lattice(d, *resolution)
         }
-        GridSpec::Explicit { values, file } => {
-            let (g, field) = match (values, file) {
-                (Some(v), None) => {
+        GridSpec::Explicit { values, points, file } => {
+            let (g, field) = match (values, points, file) {
+                (Some(v), None, None) => {
+                    let name = src.name(&format!("{field}.values"));
                     if v.is_empty() {
-                        bail_input!("{field}.values must list at least one point");
+                        bail_input!("{name} must list at least one point");
                     }
                     if let Some(x) = v.iter().find(|x| !x.is_finite()) {
-                        bail_input!("{field}.values must be finite numbers (got {x})");
+                        bail_input!("{name} must be finite numbers (got {x})");
                     }
-                    (Grid::from_values(v.clone()), format!("{field}.values"))
+                    (Grid::from_values(v.clone()), name)
                 }
-                (None, Some(f)) => {
-                    let path = csv::resolve(base, f);
-                    let g = Grid::new(csv::read_matrix(&path, &format!("{field}.file"))?);
-                    (g, format!("{} ({field}.file)", path.display()))
+                (None, Some(rows), None) => {
+                    let name = src.name(&format!("{field}.points"));
+                    (Grid::new(csv::matrix_from_rows(rows, &name)?), name)
                 }
-                _ => bail_input!("{field}: kind = \"explicit\" needs exactly one of `values` and `file`"),
+                _ => bail_input!("{field}: kind = \"explicit\" needs exactly one of `values`, `points` and `file`"),
             };
             match space {
                 Space::Interval => {
@@ -473,7 +460,7 @@ fn prior_weights(
     space: Space,
     lower: f64,
     upper: f64,
-    base: &Path,
+    src: &Sources,
 ) -> Result<Vec<f64>> {
     let m = theta.len();
     let uniform = || vec![1.0 / m as f64; m];
@@ -504,14 +491,10 @@ fn prior_weights(
             prior::dirichlet_weights(theta, alpha).ok_or_else(none)
         }
         PriorSpec::Weights { values, file } => {
-            let (w, origin) = match (values, file) {
-                (Some(v), None) => (v.clone(), "parameter.prior.values".to_string()),
-                (None, Some(f)) => {
-                    let path = csv::resolve(base, f);
-                    (csv::read_vector(&path, "parameter.prior.file")?, format!("{} (parameter.prior.file)", path.display()))
-                }
-                _ => bail_input!("parameter.prior: kind = \"weights\" needs exactly one of `values` and `file`"),
+            let (Some(w), None) = (values, file) else {
+                bail_input!("parameter.prior: kind = \"weights\" needs exactly one of `values` and `file`");
             };
+            let (w, origin) = (w.clone(), src.name("parameter.prior.values"));
             if w.len() != m {
                 bail_input!("{origin}: expected {m} weights (one per parameter grid point), found {}", w.len());
             }
@@ -525,6 +508,82 @@ fn prior_weights(
             Ok(w.into_iter().map(|x| x / total).collect())
         }
     }
+}
+
+/// For messages about inline data: the CSV file (and its field) it was read from, keyed by the
+/// inline field (`parameter.grid.values`, `observation.likelihood`, …).
+#[derive(Default)]
+struct Sources(HashMap<String, String>);
+
+impl Sources {
+    /// How to name `field` in a message: its file and field if it was read from a file, else itself.
+    fn name(&self, field: &str) -> String {
+        self.0.get(field).cloned().unwrap_or_else(|| field.to_string())
+    }
+
+    /// The matrix of an inlined [`MatrixSource`] (file sources are inlined before validation).
+    fn matrix(&self, m: &MatrixSource, name: &str) -> Result<Array2<f64>> {
+        match m {
+            MatrixSource::Inline(rows) => csv::matrix_from_rows(rows, name),
+            MatrixSource::File(f) => bail_input!("{name}: the file {f} was not read (internal error)"),
+        }
+    }
+}
+
+/// Read every CSV file the spec names (relative to `base`) and write its contents inline in its
+/// place, so the spec is self-contained: an explicit grid's `file` becomes `values` (one column)
+/// or `points`, prior weights' `file` becomes `values`, a table's paths become inline rows and a
+/// loss matrix's `file` becomes `values`. A `file` next to an inline key is left for validation to
+/// refuse. Returns where each inlined field came from.
+fn inline_csv_files(spec: &mut ModelSpec, base: &Path) -> Result<Sources> {
+    let mut src = Sources::default();
+    let mut origin = |inline_field: String, path: &Path, file_field: &str| {
+        src.0.insert(inline_field, format!("{} ({file_field})", path.display()));
+    };
+    let mut grids = vec![(&mut spec.parameter.grid, "parameter.grid")];
+    if let OutputGridSpec::Own(g) = &mut spec.output.grid {
+        grids.push((g, "output.grid"));
+    }
+    for (g, field) in grids {
+        if let GridSpec::Explicit { values: values @ None, points: points @ None, file } = g {
+            if let Some(f) = file.take() {
+                let path = csv::resolve(base, &f);
+                let file_field = format!("{field}.file");
+                let m = csv::read_matrix(&path, &file_field)?;
+                if m.ncols() == 1 {
+                    *values = Some(m.column(0).to_vec());
+                    origin(format!("{field}.values"), &path, &file_field);
+                } else {
+                    *points = Some(csv::rows_of(&m));
+                    origin(format!("{field}.points"), &path, &file_field);
+                }
+            }
+        }
+    }
+    if let PriorSpec::Weights { values: values @ None, file } = &mut spec.parameter.prior {
+        if let Some(f) = file.take() {
+            let path = csv::resolve(base, &f);
+            *values = Some(csv::read_vector(&path, "parameter.prior.file")?);
+            origin("parameter.prior.values".into(), &path, "parameter.prior.file");
+        }
+    }
+    if let ObservationSpec::Table { likelihood, neighbours } = &mut spec.observation {
+        for (m, field) in [(likelihood, "observation.likelihood"), (neighbours, "observation.neighbours")] {
+            if let MatrixSource::File(f) = m {
+                let path = csv::resolve(base, f);
+                *m = MatrixSource::Inline(csv::rows_of(&csv::read_matrix(&path, field)?));
+                origin(field.into(), &path, field);
+            }
+        }
+    }
+    if let LossSpec::Matrix { values: values @ None, file } = &mut spec.loss {
+        if let Some(f) = file.take() {
+            let path = csv::resolve(base, &f);
+            *values = Some(csv::rows_of(&csv::read_matrix(&path, "loss.file")?));
+            origin("loss.values".into(), &path, "loss.file");
+        }
+    }
+    Ok(src)
 }
 
 fn check_beta(a: f64, b: f64) -> Result<()> {

@@ -2,7 +2,8 @@
 //!
 //! These types mirror the TOML exactly and are validated into a [`crate::model::Model`] by
 //! [`crate::model::Model::from_spec`]. Unknown or misspelled keys are rejected, so a typo never
-//! silently falls back to a default.
+//! silently falls back to a default. Every key naming a CSV file has an inline alternative; a
+//! validated model keeps its spec with the files' contents inline (see [`crate::model::Model::spec`]).
 
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -95,12 +96,16 @@ pub enum GridSpec {
         /// R, the lattice resolution.
         resolution: usize,
     },
-    /// Points given explicitly: `values` inline (one-dimensional) or `file` (CSV, one point per
-    /// line, one column per coordinate; path relative to the model file).
+    /// Points given explicitly: `values` inline (one-dimensional), `points` inline (one array of
+    /// coordinates per point) or `file` (CSV, one point per line, one column per coordinate; path
+    /// relative to the model file).
     Explicit {
         /// Inline one-dimensional points.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         values: Option<Vec<f64>>,
+        /// Inline points of any dimension, one row of coordinates each.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        points: Option<Vec<Vec<f64>>>,
         /// CSV file of points.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         file: Option<String>,
@@ -165,14 +170,14 @@ pub enum ObservationSpec {
         /// K ≥ 1, the number of records.
         records: u64,
     },
-    /// Anything else: a likelihood matrix (CSV, one row per parameter grid point, one column per
-    /// observation, rows summing to 1) and a neighbour list (CSV, one pair `a, b` of 0-based
-    /// observation indices per line). Paths are relative to the model file.
+    /// Anything else: a likelihood matrix (one row per parameter grid point, one column per
+    /// observation, rows summing to 1) and a neighbour list (one pair `a, b` of 0-based observation
+    /// indices per row), each a CSV file (path relative to the model file) or inline rows.
     Table {
-        /// CSV file of q_θ(y): row j = θ_j, column i = y_i.
-        likelihood: String,
-        /// CSV file of neighbouring observation pairs.
-        neighbours: String,
+        /// q_θ(y): row j = θ_j, column i = y_i.
+        likelihood: MatrixSource,
+        /// Neighbouring observation pairs.
+        neighbours: MatrixSource,
     },
 }
 
@@ -241,12 +246,53 @@ pub enum LossSpec {
         /// Tolerance ≥ 0.
         tolerance: f64,
     },
-    /// A custom matrix L[j, k] (CSV: one row per parameter grid point, one column per output
-    /// point; path relative to the model file).
+    /// A custom matrix L[j, k] (one row per parameter grid point, one column per output point):
+    /// `values` inline or `file` (CSV, path relative to the model file).
     Matrix {
+        /// Inline rows of losses.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        values: Option<Vec<Vec<f64>>>,
         /// CSV file of losses.
-        file: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        file: Option<String>,
     },
+}
+
+/// A numeric matrix given as a CSV file path (a string, relative to the model file) or inline as
+/// an array of rows, e.g. `[[0.9, 0.1], [0.2, 0.8]]`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MatrixSource {
+    /// A CSV file.
+    File(String),
+    /// Rows of numbers.
+    Inline(Vec<Vec<f64>>),
+}
+
+impl Serialize for MatrixSource {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self {
+            MatrixSource::File(f) => s.serialize_str(f),
+            MatrixSource::Inline(rows) => rows.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for MatrixSource {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            File(String),
+            Inline(Vec<Vec<f64>>),
+        }
+        match Raw::deserialize(d) {
+            Ok(Raw::File(f)) => Ok(MatrixSource::File(f)),
+            Ok(Raw::Inline(rows)) => Ok(MatrixSource::Inline(rows)),
+            Err(_) => Err(serde::de::Error::custom(
+                "expected a CSV file path (a string) or an inline matrix (an array of rows of numbers)",
+            )),
+        }
+    }
 }
 
 impl ModelSpec {

@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use ubapp::model::{Model, ModelSpec};
+use proptest::prelude::*;
+use ubapp::model::{Model, ModelSpec, Neighbours};
 
 /// The bundled model files, sorted.
 pub fn bundled_models() -> Vec<PathBuf> {
@@ -52,4 +53,21 @@ pub fn stderr(o: &Output) -> String {
 /// Relative difference |a − b| / max(|a|, |b|).
 pub fn rel_diff(a: f64, b: f64) -> f64 {
     (a - b).abs() / a.abs().max(b.abs()).max(f64::MIN_POSITIVE)
+}
+
+/// A random neighbour relation on n observations: a chain, or a random graph (possibly
+/// disconnected) built from a list of candidate edges.
+pub fn neighbours_strategy() -> impl Strategy<Value = Neighbours> {
+    (2usize..7).prop_flat_map(|n| {
+        prop_oneof![
+            Just(Neighbours::Chain { len: n }),
+            proptest::collection::vec((0..n, 0..n), 1..12).prop_map(move |pairs| {
+                let mut edges: Vec<(usize, usize)> =
+                    pairs.into_iter().filter(|(a, b)| a != b).map(|(a, b)| (a.min(b), a.max(b))).collect();
+                edges.sort_unstable();
+                edges.dedup();
+                Neighbours::Graph { len: n, edges }
+            }),
+        ]
+    })
 }
