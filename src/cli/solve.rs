@@ -86,6 +86,7 @@ fn print_table(model: &Model, solutions: &[Solution]) {
         "{:>10}  {:>14}  {:>14}  {:>10}  {:>12}  {:>9}  {:>10}  {:>10}",
         "eps", "bayes_risk", "dual_bound", "rel_gap", "status", "seconds", "max_dp_viol", "solver"
     );
+    let footnote = "rel_gap: how far the mechanism --out releases can be from the optimum, (its objective − dual_bound)/objective (LP path: measured after repair)";
     for s in solutions {
         let opt = |v: Option<f64>, p: usize| v.map_or("-".to_string(), |x| format!("{x:.p$e}"));
         println!(
@@ -100,4 +101,5 @@ fn print_table(model: &Model, solutions: &[Solution]) {
             s.solver
         );
     }
+    println!("{footnote}");
 }

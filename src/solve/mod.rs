@@ -299,7 +299,7 @@ pub struct Solution {
     /// worst-case risk over the parameter grid.
     pub objective: f64,
     /// The objective of the exactly certified mechanism built from P by repair and quantisation
-    /// (pure ε programs; `None` when P is too far from feasible to repair, or for δ > 0).
+    /// (`None` when P is too far from feasible to repair).
     pub certified_objective: Option<f64>,
     /// max_j R(θ_j) over the parameter grid (minimax programs only).
     pub worst_case_risk: Option<f64>,
@@ -416,13 +416,18 @@ impl Assessment {
 /// measured from P itself can pass while the released mechanism is far from optimal.
 fn certified_objective(problem: &Problem, p: &Array2<f64>) -> Option<f64> {
     use crate::mechanism::{repair, DEFAULT_TOTAL};
-    if problem.program.delta.is_some() {
-        return None; // the δ repair lives with the (ε, δ) artifact
-    }
     let total = DEFAULT_TOTAL as f64;
-    repair::RepairMethod::ALL
-        .into_iter()
-        .filter_map(|method| repair::repair_and_quantise(&problem.neighbours, problem.eps, p, DEFAULT_TOTAL, method).ok())
+    let delta = problem.program.delta.unwrap_or(0.0);
+    repair::RepairMethod::for_delta(delta)
+        .iter()
+        .filter_map(|&method| {
+            let (n, eps) = (&problem.neighbours, problem.eps);
+            if delta > 0.0 {
+                repair::repair_and_quantise_delta(n, eps, delta, p, DEFAULT_TOTAL, method).ok()
+            } else {
+                repair::repair_and_quantise(n, eps, p, DEFAULT_TOTAL, method).ok()
+            }
+        })
         .map(|(columns, _, _)| {
             let q = Array2::from_shape_fn(p.dim(), |(k, i)| columns[i][k] as f64 / total);
             problem.objective_value(&q)
