@@ -34,7 +34,7 @@ fn main() -> ubapp::Result<()> {
 
     // 4. Release 10 values for an observation of y = 37 successes (a seeded RNG for a reproducible
     //    example; a real release should use fresh OS randomness, e.g. `rand::make_rng()`).
-    let y = loaded.observation_index(37.0).expect("37 ∈ Y = {0, …, 100}");
+    let y = loaded.observation_index(&[37.0]).expect("37 ∈ Y = {0, …, 100}");
     let mut rng = StdRng::seed_from_u64(2023);
     let released: Vec<f64> = loaded.sample_batch(y, 10, &mut rng).into_iter().map(|k| loaded.output(k)[0]).collect();
     println!("10 releases for y = 37: {released:?}");

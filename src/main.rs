@@ -90,9 +90,10 @@ enum Command {
     Sample {
         /// Mechanism file written by `ubapp solve --out`.
         file: PathBuf,
-        /// The observation value, e.g. 37 successes.
+        /// The observation: a number (e.g. 37 successes), or comma-separated coordinates for a
+        /// vector observation (e.g. 3,5,12 for a 3-category count).
         #[arg(long, allow_negative_numbers = true)]
-        y: f64,
+        y: String,
         /// How many independent releases to draw.
         #[arg(long, default_value_t = 1)]
         n: usize,
@@ -176,7 +177,7 @@ fn main() -> ExitCode {
         }
         Command::Models { dir } => cli::models::run(&dir),
         Command::Verify { file, json } => cli::verify::run(&file, json),
-        Command::Sample { file, y, n, seed, json } => cli::sample::run(&file, y, n, seed, json),
+        Command::Sample { file, y, n, seed, json } => cli::sample::run(&file, &y, n, seed, json),
         Command::Audit { file, samples, seed, alpha, max_pairs, json } => {
             cli::audit::run(&file, samples, seed, alpha, max_pairs, json)
         }

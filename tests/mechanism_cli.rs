@@ -394,3 +394,31 @@ fn csv_backed_artifacts_verify_from_any_directory_after_the_csv_files_move() {
     let o = ubapp(&["sample", art.to_str().unwrap(), "--y", "1", "--n", "3", "--seed", "1"], elsewhere.path());
     assert!(o.status.success(), "sample from another directory: {}", stderr(&o));
 }
+
+#[test]
+fn sample_takes_vector_observations_of_a_multinomial_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = std::fs::canonicalize("models/vote-share-3way-small.toml").unwrap();
+    let o = ubapp(&["solve", model.to_str().unwrap(), "--eps", "1", "--out", "mech.json"], dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let outputs: Vec<Vec<f64>> = serde_json::from_value(read_json(&dir.path().join("mech.json"))["outputs"].clone()).unwrap();
+    let o = ubapp(&["sample", "mech.json", "--y", "3,3,2", "--n", "20", "--seed", "1"], dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines: Vec<Vec<f64>> = String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.split(',').map(|c| c.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(lines.len(), 20);
+    assert!(lines.iter().all(|v| v.len() == 3 && outputs.contains(v)), "{lines:?}");
+    let o = ubapp(&["sample", "mech.json", "--y", "3,3,2", "--n", "2", "--seed", "1", "--json"], dir.path());
+    let j: Vec<Vec<f64>> = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j.len(), 2);
+    // Wrong length, not a count vector of 8 records, not numbers: one sentence naming --y, exit 2.
+    for bad in ["3,3", "3,5,2", "3", "a,b,c"] {
+        let o = ubapp(&["sample", "mech.json", "--y", bad], dir.path());
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        assert!(stderr(&o).starts_with("error: --y") && stderr(&o).trim().lines().count() == 1, "{}", stderr(&o));
+        assert!(o.stdout.is_empty());
+    }
+}

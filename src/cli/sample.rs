@@ -8,15 +8,27 @@ use rand::SeedableRng;
 use ubapp::mechanism::Mechanism;
 use ubapp::{Error, Result};
 
-/// Run the command: load (which verifies), then print N released θ̃ values, one per line.
-pub fn run(file: &Path, y: f64, n: usize, seed: Option<u64>, json: bool) -> Result<()> {
+/// Run the command: load (which verifies), then print N released θ̃ values, one per line (a vector
+/// output as comma-separated coordinates; with `--json`, a list of numbers or of lists).
+pub fn run(file: &Path, y: &str, n: usize, seed: Option<u64>, json: bool) -> Result<()> {
     let m = Mechanism::load(file)?;
-    let Some(i) = m.observation_index(y) else {
-        let obs = m.model().family.observations().values();
-        let (first, last) = (obs[0], obs[obs.len() - 1]);
+    let coords = parse_observation(y)?;
+    let obs = m.model().family.observations();
+    let Some(i) = m.observation_index(&coords) else {
+        let show = |j: usize| {
+            let c: Vec<String> = obs.point(j).iter().map(|v| v.to_string()).collect();
+            if c.len() == 1 { c[0].clone() } else { format!("({})", c.join(",")) }
+        };
+        let what = if coords.len() == obs.dim() {
+            "is not an observation of".to_string()
+        } else {
+            format!("has {} coordinate(s), but observations have {} in", coords.len(), obs.dim())
+        };
         return Err(Error::input(format!(
-            "--y {y} is not an observation of model {} (Y = {{{first}, …, {last}}}, {} values)",
+            "--y {y} {what} model {} (Y = {{{}, …, {}}}, {} values)",
             m.model().name(),
+            show(0),
+            show(obs.len() - 1),
             obs.len()
         )));
     };
@@ -26,15 +38,34 @@ pub fn run(file: &Path, y: f64, n: usize, seed: Option<u64>, json: bool) -> Resu
         None => rand::make_rng(),
     };
     let draws = m.sample_batch(i, n, &mut rng);
-    let values: Vec<f64> = draws.iter().map(|&k| m.output(k)[0]).collect();
+    let outputs: Vec<Vec<f64>> = draws.iter().map(|&k| m.output(k).to_vec()).collect();
     let mut out = std::io::stdout().lock();
     let io = |source| Error::Io { path: "<stdout>".into(), source };
     if json {
-        writeln!(out, "{}", serde_json::to_string(&values).expect("floats serialise")).map_err(io)?;
+        let text = if m.model().outputs.dim() == 1 {
+            serde_json::to_string(&outputs.iter().map(|v| v[0]).collect::<Vec<f64>>())
+        } else {
+            serde_json::to_string(&outputs)
+        };
+        writeln!(out, "{}", text.expect("floats serialise")).map_err(io)?;
     } else {
-        for v in values {
-            writeln!(out, "{v}").map_err(io)?;
+        for v in outputs {
+            let line: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+            writeln!(out, "{}", line.join(",")).map_err(io)?;
         }
     }
     Ok(())
+}
+
+/// `37` → \[37\]; `3,5,12` → \[3, 5, 12\].
+fn parse_observation(y: &str) -> Result<Vec<f64>> {
+    y.split(',')
+        .map(|c| {
+            c.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| Error::input(format!("--y: \"{y}\" is not a number or comma-separated numbers")))
+        })
+        .collect()
 }

@@ -324,9 +324,9 @@ impl Mechanism {
 
     /// The index of observation value `y` (exact match on the first coordinate for a
     /// one-dimensional Y), or `None` if y ∉ Y.
-    pub fn observation_index(&self, y: f64) -> Option<usize> {
+    pub fn observation_index(&self, y: &[f64]) -> Option<usize> {
         let obs = self.model.family.observations();
-        (obs.dim() == 1).then(|| obs.values().iter().position(|&v| v == y)).flatten()
+        (obs.dim() == y.len()).then(|| (0..obs.len()).position(|j| obs.point(j).iter().eq(y.iter()))).flatten()
     }
 
     /// Draw one output index for observation index `i`: exact, Pr(k) = `w[k,i]`/T (see module docs).
