@@ -25,16 +25,21 @@ pub struct ClarabelSolver {
     /// Iteration cap.
     pub max_iter: u32,
     /// Static regularisation constants added to the KKT system's diagonal, tried in turn (see
-    /// [`LpSolver::solve`] below). Clarabel's default, 1e-8, caps
-    /// the accuracy on the UBaPP LP: at (K, M) = (300, 300), ε = 0.1 the primal residual stalls
-    /// near 1e-8 for 40 iterations (12 s) and P and the dual bound both land 3e-6 below the
-    /// optimum; with 1e-13 it converges in 23 iterations (4.7 s) to a certified gap of 3e-8.
+    /// [`LpSolver::solve`] below). Clarabel's default, 1e-8, caps the accuracy on the UBaPP LP:
+    /// at (K, M) = (300, 300), ε = 0.1 the primal residual stalls near 1e-8 for 40 iterations
+    /// (12 s) and P and the dual bound both land 3e-6 below the optimum; with 1e-13 it converges
+    /// in 23 iterations (4.7 s) to a certified gap of 3e-8.
     pub regularization: Vec<f64>,
 }
 
 impl Default for ClarabelSolver {
     fn default() -> Self {
-        ClarabelSolver { gap_tolerance: 1e-9, feasibility_tolerance: 1e-10, max_iter: 400, regularization: vec![1e-13, 1e-10, 1e-8] }
+        ClarabelSolver {
+            gap_tolerance: 1e-9,
+            feasibility_tolerance: 1e-10,
+            max_iter: 400,
+            regularization: vec![1e-13, 1e-10, 1e-8],
+        }
     }
 }
 
