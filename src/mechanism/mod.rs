@@ -186,14 +186,7 @@ impl Mechanism {
         let mut candidates = Vec::new();
         let delta = model.delta;
         for &method in RepairMethod::for_delta(delta) {
-            let repaired = if delta > 0.0 {
-                repair::repair_and_quantise_delta(&neighbours, eps, delta, p, DEFAULT_TOTAL, method)
-                    .map(|(w, certified_delta, r)| (w, Certificate { eps, delta, certified_eps: eps, certified_delta }, r))
-            } else {
-                repair::repair_and_quantise(&neighbours, eps, p, DEFAULT_TOTAL, method)
-                    .map(|(w, certified_eps, r)| (w, Certificate { eps, delta, certified_eps, certified_delta: 0.0 }, r))
-            };
-            match repaired {
+            match repair::repair_and_quantise_for(&neighbours, eps, delta, p, DEFAULT_TOTAL, method) {
                 Ok((columns, cert, report)) => {
                     let bayes_risk = weights_risk(&cost, &columns, DEFAULT_TOTAL);
                     candidates.push(RepairCandidate { method, bayes_risk: Some(bayes_risk) });
@@ -322,8 +315,8 @@ impl Mechanism {
         Array2::from_shape_fn((self.n_outputs(), self.n_observations()), |(k, i)| self.columns[i][k] as f64 / t)
     }
 
-    /// The index of observation value `y` (exact match on the first coordinate for a
-    /// one-dimensional Y), or `None` if y ∉ Y.
+    /// The index of observation `y` (its coordinates, one for a one-dimensional Y; exact match),
+    /// or `None` if y ∉ Y.
     pub fn observation_index(&self, y: &[f64]) -> Option<usize> {
         let obs = self.model.family.observations();
         (obs.dim() == y.len()).then(|| (0..obs.len()).position(|j| obs.point(j).iter().eq(y.iter()))).flatten()

@@ -44,6 +44,7 @@ use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 
 use super::exact::{certify_weights, certify_weights_delta, RatioBound};
+use super::Certificate;
 use crate::model::Neighbours;
 use crate::{Error, Result};
 
@@ -190,6 +191,25 @@ pub fn repair_and_quantise(
     Err(Error::Solver(format!(
         "could not quantise P into exactly ε-DP weights at ε = {eps} with total {total} (margins up to {margin:.1e})"
     )))
+}
+
+/// Repair and quantise `p` at (eps, delta) with `method`: [`repair_and_quantise`] for δ = 0,
+/// [`repair_and_quantise_delta`] for δ > 0. Returns the weights, what they certify and a report.
+pub fn repair_and_quantise_for(
+    neighbours: &Neighbours,
+    eps: f64,
+    delta: f64,
+    p: &Array2<f64>,
+    total: u64,
+    method: RepairMethod,
+) -> Result<(Vec<Vec<u64>>, Certificate, RepairReport)> {
+    if delta > 0.0 {
+        repair_and_quantise_delta(neighbours, eps, delta, p, total, method)
+            .map(|(w, certified_delta, r)| (w, Certificate { eps, delta, certified_eps: eps, certified_delta }, r))
+    } else {
+        repair_and_quantise(neighbours, eps, p, total, method)
+            .map(|(w, certified_eps, r)| (w, Certificate { eps, delta, certified_eps, certified_delta: 0.0 }, r))
+    }
 }
 
 /// Repair and quantise `p` for (ε, δ)-DP with δ ∈ (0, 1) (see the module docs, "(ε, δ)"): weights

@@ -421,12 +421,7 @@ fn certified_objective(problem: &Problem, p: &Array2<f64>) -> Option<f64> {
     repair::RepairMethod::for_delta(delta)
         .iter()
         .filter_map(|&method| {
-            let (n, eps) = (&problem.neighbours, problem.eps);
-            if delta > 0.0 {
-                repair::repair_and_quantise_delta(n, eps, delta, p, DEFAULT_TOTAL, method).ok()
-            } else {
-                repair::repair_and_quantise(n, eps, p, DEFAULT_TOTAL, method).ok()
-            }
+            repair::repair_and_quantise_for(&problem.neighbours, problem.eps, delta, p, DEFAULT_TOTAL, method).ok()
         })
         .map(|(columns, _, _)| {
             let q = Array2::from_shape_fn(p.dim(), |(k, i)| columns[i][k] as f64 / total);
