@@ -19,7 +19,7 @@ fn main() {
     let asm = t.elapsed().as_secs_f64();
     let solver: Box<dyn LpSolver> = match (a[4].as_str(), a.get(5)) {
         #[cfg(feature = "clarabel")]
-        ("clarabel", Some(tol)) => Box::new(ubapp::solve::clarabel::ClarabelSolver { gap_tolerance: tol.parse().unwrap(), feasibility_tolerance: tol.parse().unwrap(), max_iter: 400, regularization: std::env::var("XREG").map(|v| v.split(',').map(|x| x.parse().unwrap()).collect()).unwrap_or(vec![1e-13, 1e-10, 1e-8]) }),
+        ("clarabel", Some(tol)) => Box::new(ubapp::solve::clarabel::ClarabelSolver { gap_tolerance: tol.parse().unwrap(), feasibility_tolerance: tol.parse().unwrap(), max_iter: 400, regularization: std::env::var("XREG").map(|v| v.split(',').map(|x| x.parse().unwrap()).collect()).unwrap_or(vec![1e-13, 1e-10, 1e-8]), polish: std::env::var("XNOPOLISH").is_err() }),
         (name, _) => name.parse::<SolverChoice>().unwrap().backend().unwrap(),
     };
     let s = solve_problem(&problem, solver.as_ref(), asm).unwrap();

@@ -32,6 +32,8 @@ impl Method {
 pub struct HighsSolver {
     /// Algorithm.
     pub method: Method,
+    /// Polish the answer on its active set ([`super::polish`]).
+    pub polish: bool,
 }
 
 /// Feasibility and optimality tolerances (HiGHS's tightest accepted values; our objective is
@@ -83,12 +85,8 @@ impl LpSolver for HighsSolver {
         let n_eq = problem.n_eq();
         // HiGHS row duals are ∂objective/∂rhs: ≤ 0 on binding ≤ rows of a minimisation.
         let mu = solution.dual_rows()[n_eq..].iter().map(|d| -d).collect();
-        Ok(RawSolution {
-            x: solution.columns().to_vec(),
-            dp_multipliers: Some(mu),
-            status,
-            detail: format!("{hs:?}"),
-        })
+        let raw = RawSolution { x: solution.columns().to_vec(), dp_multipliers: Some(mu), status, detail: format!("{hs:?}") };
+        Ok(if self.polish { super::polish::improve(problem, raw) } else { raw })
     }
 }
 

@@ -7,6 +7,7 @@
 //! "optimal" becomes [`Status::NearOptimal`] when those checks do not confirm it.
 
 pub mod chain;
+pub mod polish;
 #[cfg(feature = "clarabel")]
 pub mod clarabel;
 #[cfg(feature = "good_lp")]
@@ -144,11 +145,11 @@ impl SolverChoice {
                 }
             }
             #[cfg(feature = "highs")]
-            SolverChoice::Highs => Ok(Box::new(highs::HighsSolver { method: highs::Method::Choose })),
+            SolverChoice::Highs => Ok(Box::new(highs::HighsSolver { method: highs::Method::Choose, polish: true })),
             #[cfg(feature = "highs")]
-            SolverChoice::HighsSimplex => Ok(Box::new(highs::HighsSolver { method: highs::Method::Simplex })),
+            SolverChoice::HighsSimplex => Ok(Box::new(highs::HighsSolver { method: highs::Method::Simplex, polish: true })),
             #[cfg(feature = "highs")]
-            SolverChoice::HighsIpm => Ok(Box::new(highs::HighsSolver { method: highs::Method::Ipm })),
+            SolverChoice::HighsIpm => Ok(Box::new(highs::HighsSolver { method: highs::Method::Ipm, polish: true })),
             #[cfg(not(feature = "highs"))]
             SolverChoice::Highs | SolverChoice::HighsSimplex | SolverChoice::HighsIpm => missing("highs"),
             #[cfg(feature = "clarabel")]
