@@ -110,6 +110,10 @@ const MAX_ROUNDS: usize = 4;
 /// it as not tight at the optimum.
 const RELEASE_TOLERANCE: f64 = 1e-12;
 
+/// Slack below which a DP row counts as met with equality by the backend's point (its feasibility
+/// tolerance is 1e-10 on the scaled LP).
+const PRIMAL_TIGHT: f64 = 1e-8;
+
 /// A backend answer whose measured gap is already this small is left alone.
 const GOOD_ENOUGH_GAP: f64 = 1e-11;
 
@@ -174,20 +178,23 @@ pub fn polish(problem: &Problem, x: &[f64], mu: &[f64]) -> Result<Polished, Stri
     let dp = DpRows::new(problem);
     let mut tight = classify_tight(problem, &dp, x, mu);
     let mut rounds = 0;
+    let mut primal_checked = false;
     loop {
         rounds += 1;
         let blocks = Blocks::build(problem, &dp, x, &tight);
         let reduced = ReducedLp::build(problem, &dp, &blocks);
-        let (scales, lambda, row_mu) = reduced.solve()?;
+        let Some((scales, lambda, row_mu)) = reduced.solve()? else {
+            // Some row taken tight cuts every feasible point off (the multipliers said tight,
+            // the point did not): keep only rows the point also meets with equality, once.
+            if primal_checked {
+                return Err("the reduced LP is infeasible".into());
+            }
+            primal_checked = true;
+            let primal = primal_tight(problem, &dp, x);
+            tight.iter_mut().zip(primal).for_each(|(t, p)| *t &= p);
+            continue;
+        };
         let (dp_multipliers, released) = tree_multipliers(problem, &dp, &blocks, &reduced, &scales, &lambda, &row_mu);
-        if std::env::var("XDEBUG").is_ok() {
-            let xx = blocks.expand(problem, &scales);
-            let p = problem.mechanism_matrix(&xx);
-            let mus: Vec<f64> = dp_multipliers.iter().map(|m| m * problem.scale).collect();
-            eprintln!("round {rounds}: tight {} blocks {} rows {} released {} obj {:.12e} bound {:.12e} viol {:.1e} colerr {:.1e} sumlambda {:.12e}",
-                tight.iter().filter(|&&t| t).count(), reduced.n_cols, reduced.n_rows(), released.len(), problem.bayes_risk(&p), problem.lagrangian_bound(&mus),
-                problem.max_dp_violation(&p), problem.max_column_error(&p), lambda.iter().sum::<f64>() * problem.scale);
-        }
         if released.is_empty() || rounds == MAX_ROUNDS {
             return Ok(Polished {
                 x: blocks.expand(problem, &scales),
@@ -211,6 +218,17 @@ fn classify_tight(problem: &Problem, dp: &DpRows, x: &[f64], mu: &[f64]) -> Vec<
             let (k, lhs, rhs) = dp.get(r);
             let slack = e_eps * x[problem.var(k, rhs)] - x[problem.var(k, lhs)];
             mu[r] > slack.max(0.0)
+        })
+        .collect()
+}
+
+/// DP rows the point meets with equality, to PRIMAL_TIGHT (absolute, on probabilities).
+fn primal_tight(problem: &Problem, dp: &DpRows, x: &[f64]) -> Vec<bool> {
+    let e_eps = problem.eps.exp();
+    (0..problem.n_dp_rows())
+        .map(|r| {
+            let (k, lhs, rhs) = dp.get(r);
+            e_eps * x[problem.var(k, rhs)] - x[problem.var(k, lhs)] <= PRIMAL_TIGHT
         })
         .collect()
 }
@@ -308,6 +326,9 @@ impl Blocks {
     }
 }
 
+/// Block scales x_B, column duals λ and the multipliers of the reduced LP's DP rows.
+type Solved = (Vec<f64>, Vec<f64>, Vec<f64>);
+
 /// The reduced LP over block scales (module docs), in compressed sparse column form.
 struct ReducedLp {
     n_cols: usize,
@@ -371,9 +392,10 @@ impl ReducedLp {
         self.n_obs + self.dp_rows.len()
     }
 
-    /// Dual simplex: (scales x_B, column duals λ, multipliers ≥ 0 of `dp_rows`), scaled units.
+    /// Dual simplex: (scales x_B, column duals λ, multipliers ≥ 0 of `dp_rows`), scaled units;
+    /// `None` when the reduced LP is infeasible.
     #[cfg(feature = "highs")]
-    fn solve(&self) -> Result<(Vec<f64>, Vec<f64>, Vec<f64>), String> {
+    fn solve(&self) -> Result<Option<Solved>, String> {
         use highs::{ColProblem, HighsModelStatus, Model, Sense};
         let err = |what: &str, e: highs::HighsStatus| format!("HiGHS {what} on the reduced LP: {e:?}");
         // Options first, rows and columns after: HiGHS filters small coefficients as they arrive.
@@ -401,6 +423,9 @@ impl ReducedLp {
                 .map_err(|e| err("adding a column", e))?;
         }
         let solved = model.try_solve().map_err(|e| format!("HiGHS failed on the reduced LP: {e:?}"))?;
+        if solved.status() == HighsModelStatus::Infeasible {
+            return Ok(None);
+        }
         if solved.status() != HighsModelStatus::Optimal {
             return Err(format!("HiGHS on the reduced LP: {:?}", solved.status()));
         }
@@ -409,11 +434,11 @@ impl ReducedLp {
         let lambda = duals[..self.n_obs].to_vec();
         // HiGHS row duals are ∂objective/∂rhs: ≤ 0 on binding ≤ rows.
         let mu = duals[self.n_obs..].iter().zip(&self.row_scale).map(|(d, t)| (-d).max(0.0) / t).collect();
-        Ok((solution.columns().to_vec(), lambda, mu))
+        Ok(Some((solution.columns().to_vec(), lambda, mu)))
     }
 
     #[cfg(not(feature = "highs"))]
-    fn solve(&self) -> Result<(Vec<f64>, Vec<f64>, Vec<f64>), String> {
+    fn solve(&self) -> Result<Option<Solved>, String> {
         Err("the reduced LP is solved by HiGHS, which this build lacks".into())
     }
 }
@@ -469,6 +494,7 @@ fn tree_multipliers(
     };
     let mut released = Vec::new();
     for k in 0..n_out {
+        let mut row_released = Vec::new();
         if blocks.order[k].iter().all(|&i| zero(k, i)) {
             let (order, parent) = dp.spanning_forest(blocks.order[k][0]);
             for &i in order.iter().rev() {
@@ -476,25 +502,79 @@ fn tree_multipliers(
                     carry(&mut mu, &mut acc, k, i, u);
                 }
             }
-            continue;
-        }
-        for &i in blocks.order[k].iter().rev() {
-            let v = problem.var(k, i);
-            let Some((parent, r)) = blocks.parent[v] else { continue };
-            if zero(k, i) {
-                carry(&mut mu, &mut acc, k, i, parent);
-                continue;
+        } else {
+            for &i in blocks.order[k].iter().rev() {
+                let v = problem.var(k, i);
+                let Some((parent, r)) = blocks.parent[v] else { continue };
+                if zero(k, i) {
+                    carry(&mut mu, &mut acc, k, i, parent);
+                    continue;
+                }
+                let (coef_child, coef_parent) = if dp.get(r).1 == i { (1.0, -e_eps) } else { (-e_eps, 1.0) };
+                let m = -acc[v] / coef_child;
+                if m < -RELEASE_TOLERANCE {
+                    row_released.push(r);
+                }
+                let m = m.max(0.0);
+                mu[r] = m;
+                acc[v] += coef_child * m;
+                acc[problem.var(k, parent)] += coef_parent * m;
             }
-            let (coef_child, coef_parent) = if dp.get(r).1 == i { (1.0, -e_eps) } else { (-e_eps, 1.0) };
-            let m = -acc[v] / coef_child;
-            if m < -RELEASE_TOLERANCE {
-                released.push(r);
-            }
-            let m = m.max(0.0);
-            mu[r] = m;
-            acc[v] += coef_child * m;
-            acc[problem.var(k, parent)] += coef_parent * m;
         }
+        // A sweep along trees cannot spread multipliers round a cycle of the neighbour graph: where
+        // it leaves a negative reduced cost, the row's multipliers come from its own pricing LP.
+        let worst = (0..problem.n_obs()).map(|i| acc[problem.var(k, i)]).fold(f64::INFINITY, f64::min);
+        if worst < -RELEASE_TOLERANCE {
+            let d: Vec<f64> = (0..problem.n_obs())
+                .map(|i| problem.cost[[i, k]] / problem.scale - lambda[i])
+                .collect();
+            if let Ok((row_mu, shortfall)) = row_certificate(problem, dp, k, &d) {
+                for (r, m) in row_mu {
+                    mu[r] = m;
+                }
+                if shortfall <= RELEASE_TOLERANCE {
+                    row_released.clear();
+                }
+            }
+        }
+        released.extend(row_released);
     }
     (mu, released)
+}
+
+/// Multipliers of output k's DP rows making its reduced costs d + Aᵀμ ≥ −σ with the least total
+/// shortfall Σσ (0 when no ray of the DP cone has negative reduced cost): the dual of the row's
+/// pricing LP min{d·p : p in the DP cone, 0 ≤ p ≤ 1}, by dual simplex.
+#[cfg(feature = "highs")]
+fn row_certificate(problem: &Problem, dp: &DpRows, k: usize, d: &[f64]) -> Result<(Vec<(usize, f64)>, f64), String> {
+    use highs::{ColProblem, HighsModelStatus, Sense};
+    let e_eps = problem.eps.exp();
+    let mut pb = ColProblem::new();
+    let rows: Vec<_> = d.iter().map(|&di| pb.add_row(-di..)).collect();
+    let mut dp_rows = Vec::with_capacity(2 * dp.edges.len());
+    for (e, &(a, b)) in dp.edges.iter().enumerate() {
+        for (r, lhs, rhs) in [(2 * e * dp.n_out + k, a, b), ((2 * e + 1) * dp.n_out + k, b, a)] {
+            pb.add_column(0.0, 0.0.., [(rows[lhs], 1.0), (rows[rhs], -e_eps)]);
+            dp_rows.push(r);
+        }
+    }
+    for &row in &rows {
+        pb.add_column(1.0, 0.0.., [(row, 1.0)]);
+    }
+    let mut model = pb.try_optimise(Sense::Minimise).map_err(|e| format!("{e:?}"))?;
+    model.make_quiet();
+    model.set_option("solver", "simplex");
+    let solved = model.try_solve().map_err(|e| format!("{e:?}"))?;
+    if solved.status() != HighsModelStatus::Optimal {
+        return Err(format!("{:?}", solved.status()));
+    }
+    let solution = solved.get_solution();
+    let values = solution.columns();
+    let shortfall = values[dp_rows.len()..].iter().sum();
+    Ok((dp_rows.into_iter().zip(values.iter().map(|m| m.max(0.0))).collect(), shortfall))
+}
+
+#[cfg(not(feature = "highs"))]
+fn row_certificate(_: &Problem, _: &DpRows, _: usize, _: &[f64]) -> Result<(Vec<(usize, f64)>, f64), String> {
+    Err("needs HiGHS".into())
 }

@@ -1,0 +1,146 @@
+//! The active-set polish of the LP path (`solve::polish`): its vertex is feasible, its bound is
+//! valid whatever active set it starts from, and where it claims a tiny gap it meets optima found
+//! by independent routes (the chain solver's certified optimum, HiGHS dual simplex unpolished).
+#![cfg(all(feature = "highs", feature = "clarabel"))]
+
+mod common;
+
+use std::sync::Arc;
+
+use ndarray::Array2;
+use proptest::prelude::*;
+use ubapp::lp::{cost_matrix, Problem};
+use ubapp::model::{Model, Neighbours};
+use ubapp::solve::clarabel::ClarabelSolver;
+use ubapp::solve::highs::{HighsSolver, Method};
+use ubapp::solve::polish::polish;
+use ubapp::solve::{solve_problem, LpSolver};
+
+use common::{neighbours_strategy, rel_diff};
+
+fn clarabel(polish: bool) -> ClarabelSolver {
+    ClarabelSolver { polish, ..ClarabelSolver::default() }
+}
+
+fn highs_unpolished() -> HighsSolver {
+    HighsSolver { method: Method::Simplex, polish: false }
+}
+
+fn bundled(name: &str) -> Model {
+    Model::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("models").join(name)).unwrap()
+}
+
+/// On the chain the structured solver's certified optimum is an independent answer: the polished
+/// interior point must land on it, with a certified gap ≤ 1e-9 and a bound below it.
+#[test]
+fn polished_lp_meets_the_chain_optimum() {
+    for (trials, points, loss) in [(60, 40, "squared"), (40, 25, "absolute")] {
+        for eps in [0.05, 0.5, 2.0] {
+            let model = common::binomial_model(trials, points, loss, &[eps]);
+            let cost = Arc::new(cost_matrix(&model).unwrap());
+            let chain = ubapp::solve::chain::solve_dense(&cost, eps);
+            assert!(chain.certified);
+            let problem = Problem::new(cost, model.family.neighbours(), eps);
+            let s = solve_problem(&problem, &clarabel(true), 0.0).unwrap();
+            let what = format!("K = {trials}, {loss}, ε = {eps}: {}", s.solver_detail);
+            assert!(s.solver_detail.contains("polished"), "{what}");
+            assert!(s.relative_gap.unwrap() <= 1e-9, "{what}: gap {:?}", s.relative_gap);
+            assert!(rel_diff(s.bayes_risk, chain.bayes_risk) <= 1e-9, "{what}: {} vs {}", s.bayes_risk, chain.bayes_risk);
+            assert!(s.dual_bound.unwrap() <= chain.bayes_risk * (1.0 + 1e-12), "{what}: bound above the optimum");
+            assert!(s.max_dp_violation <= 1e-12, "{what}: violation {:e}", s.max_dp_violation);
+        }
+    }
+}
+
+/// General neighbour graphs (the multinomial's, the Poisson band): polished Clarabel and
+/// unpolished HiGHS dual simplex agree, and the polish certifies what HiGHS alone leaves open.
+#[test]
+fn polish_on_general_graphs_agrees_with_unpolished_highs() {
+    for name in ["vote-share-3way-small.toml", "rare-events-poisson-cap3.toml"] {
+        let model = bundled(name);
+        assert!(!model.family.neighbours().is_chain(), "{name} should not be a chain model");
+        let cost = Arc::new(cost_matrix(&model).unwrap());
+        for eps in [0.1, 1.0] {
+            let problem = Problem::new(cost.clone(), model.family.neighbours(), eps);
+            let polished = solve_problem(&problem, &clarabel(true), 0.0).unwrap();
+            let simplex = solve_problem(&problem, &highs_unpolished(), 0.0).unwrap();
+            let what = format!("{name}, ε = {eps}: {}", polished.solver_detail);
+            assert!(polished.relative_gap.unwrap() <= 1e-9, "{what}: gap {:?}", polished.relative_gap);
+            let tolerance = 1e-9 + simplex.relative_gap.unwrap().max(0.0);
+            assert!(
+                rel_diff(polished.bayes_risk, simplex.bayes_risk) <= tolerance,
+                "{what}: {} vs HiGHS {}",
+                polished.bayes_risk,
+                simplex.bayes_risk
+            );
+        }
+    }
+}
+
+/// The optimum by HiGHS dual simplex, unpolished.
+fn reference_optimum(problem: &Problem) -> f64 {
+    solve_problem(problem, &highs_unpolished(), 0.0).unwrap().bayes_risk
+}
+
+fn check_polished(problem: &Problem, x: &[f64], mu: &[f64], optimum: f64, what: &str) -> Result<(), TestCaseError> {
+    let out = polish(problem, x, mu).map_err(|e| TestCaseError::fail(format!("{what}: {e}")))?;
+    let p: Array2<f64> = problem.mechanism_matrix(&out.x);
+    let risk = problem.bayes_risk(&p);
+    let scaled: Vec<f64> = out.dp_multipliers.iter().map(|m| m * problem.scale).collect();
+    let bound = problem.lagrangian_bound(&scaled);
+    let slack = 1e-9 * optimum.abs().max(1e-12);
+    // A feasible point: never below the optimum; a valid bound: never above it.
+    prop_assert!(problem.max_dp_violation(&p) <= 1e-12, "{what}: DP violation {:e}", problem.max_dp_violation(&p));
+    prop_assert!(problem.max_column_error(&p) <= 1e-9, "{what}: column error {:e}", problem.max_column_error(&p));
+    prop_assert!(risk >= optimum - slack, "{what}: polished risk {risk} below the optimum {optimum}");
+    prop_assert!(bound <= optimum + slack, "{what}: bound {bound} above the optimum {optimum}");
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Random costs on random neighbour graphs, from the interior point's own active set and from
+    /// two wrong ones (nothing tight: every entry its own block; everything tight: released row
+    /// by row): always a feasible point and a valid bound; from the interior point, the optimum.
+    #[test]
+    fn polish_is_feasible_and_its_bound_valid_from_any_active_set(
+        neighbours in neighbours_strategy(),
+        n_out in 2usize..6,
+        seed in any::<u64>(),
+        eps in 0.05f64..3.0,
+    ) {
+        let n_obs = neighbours.len();
+        let mut state = seed | 1;
+        let mut next = || { state ^= state << 13; state ^= state >> 7; state ^= state << 17; (state >> 11) as f64 / (1u64 << 53) as f64 };
+        let cost = Arc::new(Array2::from_shape_fn((n_obs, n_out), |_| 0.01 + next()));
+        let problem = Problem::new(cost, neighbours.clone(), eps);
+        let optimum = reference_optimum(&problem);
+        let raw = clarabel(false).solve(&problem).unwrap();
+        let mu = raw.dp_multipliers.clone().unwrap();
+        let what = format!("{neighbours:?}, ε = {eps}");
+        check_polished(&problem, &raw.x, &mu, optimum, &format!("{what}, interior active set"))?;
+        check_polished(&problem, &raw.x, &vec![0.0; mu.len()], optimum, &format!("{what}, nothing tight"))?;
+        check_polished(&problem, &raw.x, &vec![1e6; mu.len()], optimum, &format!("{what}, everything tight"))?;
+        // Nothing tight makes the reduced LP the LP itself: its vertex is the optimum.
+        let exact = polish(&problem, &raw.x, &vec![0.0; mu.len()]).unwrap();
+        let risk = problem.bayes_risk(&problem.mechanism_matrix(&exact.x));
+        prop_assert!(rel_diff(risk, optimum) <= 1e-9, "{what}: {risk} vs {optimum}");
+        // Through the backend: the kept answer's certified gap is measured, and small.
+        let s = solve_problem(&problem, &clarabel(true), 0.0).unwrap();
+        prop_assert!(s.relative_gap.unwrap() <= 1e-7, "{what}: gap {:?} ({})", s.relative_gap, s.solver_detail);
+        prop_assert!(rel_diff(s.bayes_risk, optimum) <= 1e-7, "{what}: {} vs {optimum}", s.bayes_risk);
+    }
+}
+
+/// A disconnected relation (an observation with no neighbour) polishes too: its column is free.
+#[test]
+fn isolated_observations_are_their_own_blocks() {
+    let neighbours = Neighbours::Graph { len: 4, edges: vec![(0, 1), (1, 2)] };
+    let cost = Arc::new(Array2::from_shape_fn((4, 3), |(i, k)| ((i as f64) - 1.5 * k as f64).powi(2) + 0.1));
+    let problem = Problem::new(cost, neighbours, 0.7);
+    let optimum = reference_optimum(&problem);
+    let s = solve_problem(&problem, &clarabel(true), 0.0).unwrap();
+    assert!(rel_diff(s.bayes_risk, optimum) <= 1e-9, "{} vs {optimum} ({})", s.bayes_risk, s.solver_detail);
+    assert!(s.relative_gap.unwrap() <= 1e-9, "{:?} ({})", s.relative_gap, s.solver_detail);
+}
