@@ -104,7 +104,7 @@ impl DpRows {
 }
 
 /// Rounds of "solve the reduced LP, release the tree rows whose multiplier came out negative".
-const MAX_ROUNDS: usize = 4;
+const MAX_ROUNDS: usize = 40;
 
 /// A tree row's multiplier below −RELEASE_TOLERANCE (scaled objective units, optimum ≥ 1) marks
 /// it as not tight at the optimum.
@@ -179,10 +179,11 @@ pub fn polish(problem: &Problem, x: &[f64], mu: &[f64]) -> Result<Polished, Stri
     let mut tight = classify_tight(problem, &dp, x, mu);
     let mut rounds = 0;
     let mut primal_checked = false;
+    let mut rays: Vec<Ray> = Vec::new();
     loop {
         rounds += 1;
-        let blocks = Blocks::build(problem, &dp, x, &tight);
-        let reduced = ReducedLp::build(problem, &dp, &blocks);
+        let blocks = consistent_blocks(problem, &dp, x, &mut tight);
+        let reduced = ReducedLp::build(problem, &dp, &blocks, &rays);
         let Some((scales, lambda, row_mu)) = reduced.solve()? else {
             // Some row taken tight cuts every feasible point off (the multipliers said tight,
             // the point did not): keep only rows the point also meets with equality, once.
@@ -194,10 +195,11 @@ pub fn polish(problem: &Problem, x: &[f64], mu: &[f64]) -> Result<Polished, Stri
             tight.iter_mut().zip(primal).for_each(|(t, p)| *t &= p);
             continue;
         };
-        let (dp_multipliers, released) = tree_multipliers(problem, &dp, &blocks, &reduced, &scales, &lambda, &row_mu);
-        if released.is_empty() || rounds == MAX_ROUNDS {
+        let (dp_multipliers, released, new_rays) =
+            tree_multipliers(problem, &dp, &blocks, &reduced, &scales, &lambda, &row_mu);
+        if (released.is_empty() && new_rays.is_empty()) || rounds == MAX_ROUNDS {
             return Ok(Polished {
-                x: blocks.expand(problem, &scales),
+                x: blocks.expand(problem, &scales, &rays),
                 dp_multipliers,
                 reduced_size: (reduced.n_cols, reduced.n_rows()),
                 rounds,
@@ -206,7 +208,17 @@ pub fn polish(problem: &Problem, x: &[f64], mu: &[f64]) -> Result<Polished, Stri
         for r in released {
             tight[r] = false;
         }
+        rays.extend(new_rays);
     }
+}
+
+/// A column of the reduced LP outside the blocks: row k of P proportional to an extreme ray p of
+/// the DP cone (max 1) that a row's pricing LP found with negative reduced cost — a step of
+/// Dantzig–Wolfe column generation where the active set read from the interior point is too
+/// narrow (seen on the Poisson band, whose neighbour graph has cycles).
+struct Ray {
+    k: usize,
+    p: Vec<f64>,
 }
 
 /// A DP row is taken as tight when its multiplier exceeds its slack (both from the backend):
@@ -220,6 +232,34 @@ fn classify_tight(problem: &Problem, dp: &DpRows, x: &[f64], mu: &[f64]) -> Vec<
             mu[r] > slack.max(0.0)
         })
         .collect()
+}
+
+/// Blocks whose shapes meet every DP row inside them: round a cycle of the neighbour graph the
+/// tree rows can fix a shape that breaks a row off the tree (P\[k,a\] > e^ε P\[k,b\]); the tree
+/// row into b is then released (b starts a block of its own) and the blocks are rebuilt.
+fn consistent_blocks(problem: &Problem, dp: &DpRows, x: &[f64], tight: &mut [bool]) -> Blocks {
+    let e_eps = problem.eps.exp();
+    loop {
+        let blocks = Blocks::build(problem, dp, x, tight);
+        let mut split = false;
+        for r in 0..problem.n_dp_rows() {
+            let (k, lhs, rhs) = dp.get(r);
+            let (vl, vr) = (problem.var(k, lhs), problem.var(k, rhs));
+            if blocks.block_of[vl] != blocks.block_of[vr] {
+                continue;
+            }
+            let (sl, sr) = (blocks.shape[vl], blocks.shape[vr]);
+            if sl - e_eps * sr > 1e-12 * sl {
+                if let Some((_, tree_row)) = blocks.parent[vr] {
+                    tight[tree_row] = false;
+                    split = true;
+                }
+            }
+        }
+        if !split {
+            return blocks;
+        }
+    }
 }
 
 /// DP rows the point meets with equality, to PRIMAL_TIGHT (absolute, on probabilities).
@@ -308,6 +348,10 @@ impl Blocks {
         }
         for (v, &b) in blocks.block_of.iter().enumerate() {
             blocks.shape[v] /= top[b];
+            // Below this a factor only feeds HiGHS subnormal numbers (e^{−ε·distance} underflows).
+            if blocks.shape[v] < 1e-100 {
+                blocks.shape[v] = 0.0;
+            }
         }
         blocks
     }
@@ -317,10 +361,16 @@ impl Blocks {
     }
 
     /// P in variable order from the block scales.
-    fn expand(&self, problem: &Problem, scales: &[f64]) -> Vec<f64> {
+    /// P in variable order from the block scales, then the ray weights.
+    fn expand(&self, problem: &Problem, scales: &[f64], rays: &[Ray]) -> Vec<f64> {
         let mut x = vec![0.0; problem.n_vars()];
         for (v, xv) in x.iter_mut().enumerate().take(problem.n_p()) {
             *xv = self.shape[v] * scales[self.block_of[v]].max(0.0);
+        }
+        for (ray, &w) in rays.iter().zip(&scales[self.len()..]) {
+            for (i, &p) in ray.p.iter().enumerate() {
+                x[problem.var(ray.k, i)] += p * w.max(0.0);
+            }
         }
         x
     }
@@ -343,12 +393,11 @@ struct ReducedLp {
 }
 
 impl ReducedLp {
-    fn build(problem: &Problem, dp: &DpRows, blocks: &Blocks) -> ReducedLp {
+    fn build(problem: &Problem, dp: &DpRows, blocks: &Blocks, rays: &[Ray]) -> ReducedLp {
         let (n_obs, n_out) = (problem.n_obs(), problem.n_outputs());
         let e_eps = problem.eps.exp();
-        let n_cols = blocks.len();
-        let mut costs = vec![0.0; n_cols];
-        let mut columns: Vec<Vec<(usize, f64)>> = vec![Vec::new(); n_cols];
+        let mut costs = vec![0.0; blocks.len()];
+        let mut columns: Vec<Vec<(usize, f64)>> = vec![Vec::new(); blocks.len()];
         for i in 0..n_obs {
             for k in 0..n_out {
                 let v = problem.var(k, i);
@@ -385,6 +434,12 @@ impl ReducedLp {
             }
             dp_rows.push(r);
         }
+        // Rays lie in the DP cone, so any non-negative mix with the blocks keeps every DP row.
+        for ray in rays {
+            costs.push(ray.p.iter().enumerate().map(|(i, p)| p * problem.cost[[i, ray.k]] / problem.scale).sum());
+            columns.push(ray.p.iter().enumerate().filter(|(_, &p)| p > 0.0).map(|(i, &p)| (i, p)).collect());
+        }
+        let n_cols = columns.len();
         ReducedLp { n_cols, costs, columns, dp_rows, row_scale, n_obs }
     }
 
@@ -462,7 +517,7 @@ fn tree_multipliers(
     scales: &[f64],
     lambda: &[f64],
     row_mu: &[f64],
-) -> (Vec<f64>, Vec<usize>) {
+) -> (Vec<f64>, Vec<usize>, Vec<Ray>) {
     let n_out = problem.n_outputs();
     let e_eps = problem.eps.exp();
     let zero = |k: usize, i: usize| scales[blocks.block_of[problem.var(k, i)]] <= 0.0;
@@ -493,6 +548,7 @@ fn tree_multipliers(
         acc[vi] = 0.0;
     };
     let mut released = Vec::new();
+    let mut rays = Vec::new();
     for k in 0..n_out {
         let mut row_released = Vec::new();
         if blocks.order[k].iter().all(|&i| zero(k, i)) {
@@ -528,25 +584,28 @@ fn tree_multipliers(
             let d: Vec<f64> = (0..problem.n_obs())
                 .map(|i| problem.cost[[i, k]] / problem.scale - lambda[i])
                 .collect();
-            if let Ok((row_mu, shortfall)) = row_certificate(problem, dp, k, &d) {
+            if let Ok((row_mu, shortfall, ray)) = row_certificate(problem, dp, k, &d) {
                 for (r, m) in row_mu {
                     mu[r] = m;
                 }
                 if shortfall <= RELEASE_TOLERANCE {
                     row_released.clear();
+                } else {
+                    rays.push(Ray { k, p: ray });
                 }
             }
         }
         released.extend(row_released);
     }
-    (mu, released)
+    (mu, released, rays)
 }
 
 /// Multipliers of output k's DP rows making its reduced costs d + Aᵀμ ≥ −σ with the least total
 /// shortfall Σσ (0 when no ray of the DP cone has negative reduced cost): the dual of the row's
-/// pricing LP min{d·p : p in the DP cone, 0 ≤ p ≤ 1}, by dual simplex.
+/// pricing LP min{d·p : p in the DP cone, 0 ≤ p ≤ 1}, by dual simplex. Also returns that LP's
+/// solution p (the LP's row duals), a ray with d·p = −Σσ.
 #[cfg(feature = "highs")]
-fn row_certificate(problem: &Problem, dp: &DpRows, k: usize, d: &[f64]) -> Result<(Vec<(usize, f64)>, f64), String> {
+fn row_certificate(problem: &Problem, dp: &DpRows, k: usize, d: &[f64]) -> Result<RowCertificate, String> {
     use highs::{ColProblem, HighsModelStatus, Sense};
     let e_eps = problem.eps.exp();
     let mut pb = ColProblem::new();
@@ -571,10 +630,14 @@ fn row_certificate(problem: &Problem, dp: &DpRows, k: usize, d: &[f64]) -> Resul
     let solution = solved.get_solution();
     let values = solution.columns();
     let shortfall = values[dp_rows.len()..].iter().sum();
-    Ok((dp_rows.into_iter().zip(values.iter().map(|m| m.max(0.0))).collect(), shortfall))
+    let ray = solution.dual_rows().iter().map(|y| y.clamp(0.0, 1.0)).collect();
+    Ok((dp_rows.into_iter().zip(values.iter().map(|m| m.max(0.0))).collect(), shortfall, ray))
 }
 
+/// Multipliers (DP row, μ) of one output row, the total shortfall Σσ, and the pricing ray.
+type RowCertificate = (Vec<(usize, f64)>, f64, Vec<f64>);
+
 #[cfg(not(feature = "highs"))]
-fn row_certificate(_: &Problem, _: &DpRows, _: usize, _: &[f64]) -> Result<(Vec<(usize, f64)>, f64), String> {
+fn row_certificate(_: &Problem, _: &DpRows, _: usize, _: &[f64]) -> Result<RowCertificate, String> {
     Err("needs HiGHS".into())
 }
