@@ -27,6 +27,15 @@
 //! the next round). The full multiplier vector goes to [`crate::lp::Problem::lagrangian_bound`]
 //! unchanged, so the bound never trusts this module.
 //!
+//! Neighbour graphs with cycles (the multinomial's, the Poisson band) need two more steps: a
+//! tree sweep cannot spread multipliers round a cycle, so an output row the sweep leaves with a
+//! negative reduced cost gets its multipliers from its own pricing LP (min d·p over the DP cone
+//! ∩ \[0, 1\]); and where that LP still finds a ray of negative reduced cost — the active set read
+//! from the interior point was too narrow — the ray joins the next reduced LP as a column
+//! (Dantzig–Wolfe column generation, at most [`MAX_ROUNDS`] rounds). A reduced LP that comes out
+//! infeasible is retried once with only the rows the point also meets with equality; after that
+//! the polish gives up and the backend's answer stands.
+//!
 //! Plain (Bayes, pure ε) programs only: the δ and minimax programs keep the backend's answer.
 
 use std::collections::VecDeque;
@@ -103,7 +112,8 @@ impl DpRows {
     }
 }
 
-/// Rounds of "solve the reduced LP, release the tree rows whose multiplier came out negative".
+/// Rounds of "solve the reduced LP, release the tree rows whose multiplier came out negative, add
+/// the rays of negative reduced cost" (the Poisson band at ε = 0.1 needs 15; chains 1).
 const MAX_ROUNDS: usize = 40;
 
 /// A tree row's multiplier below −RELEASE_TOLERANCE (scaled objective units, optimum ≥ 1) marks
@@ -161,8 +171,8 @@ pub(crate) fn improve(problem: &Problem, raw: RawSolution) -> RawSolution {
         polished.rounds
     );
     if (!after.feasible, gap_after) < (!before.feasible, gap_before) {
-        // The vertex is the backend's answer made exact: its status stays the backend's word
-        // (Solve's checks still decide "optimal"), unless the backend only had "almost".
+        // An exact vertex of the reduced LP is offered as optimal; the checks of solve_problem
+        // (feasibility, gap ≤ CHECK_TOLERANCE) still decide what is reported.
         RawSolution { detail: format!("{}; {what}", raw.detail), status: Status::Optimal, ..candidate }
     } else {
         RawSolution { detail: format!("{}; not kept: {what}", raw.detail), ..raw }
