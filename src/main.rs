@@ -27,7 +27,7 @@ enum Command {
         eps: Option<Vec<f64>>,
         /// auto | highs | highs-simplex | highs-ipm | clarabel | good-lp | good-lp-highs |
         /// good-lp-clarabel | good-lp-microlp | chain (auto = chain when the neighbour relation is
-        /// y ~ y ± 1 and the program is the plain Bayes one, else Clarabel then HiGHS).
+        /// y ~ y ± 1 and the program is the plain Bayes one, else Clarabel then HiGHS; HiGHS first on explicit graphs).
         #[arg(long, default_value = "auto")]
         solver: String,
         /// Print only a JSON array, one object per ε.

@@ -80,7 +80,7 @@ impl LpSolver for ClarabelSolver {
         let mut attempts = Vec::new();
         for &reg in &self.regularization {
             let raw = self.solve_with(problem, reg)?;
-            let raw = if self.polish { super::polish::improve(problem, raw) } else { raw };
+            let raw = if self.polish { super::polish::improve(problem, raw, super::polish::GOOD_ENOUGH_GAP) } else { raw };
             let assessment = raw
                 .status
                 .has_solution()

@@ -124,8 +124,9 @@ const RELEASE_TOLERANCE: f64 = 1e-12;
 /// tolerance is 1e-10 on the scaled LP).
 const PRIMAL_TIGHT: f64 = 1e-8;
 
-/// A backend answer whose measured gap is already this small is left alone.
-const GOOD_ENOUGH_GAP: f64 = 1e-11;
+/// An interior-point answer whose measured gap is already this small is left alone (see
+/// [`improve`]'s `polish_above`).
+pub(crate) const GOOD_ENOUGH_GAP: f64 = 1e-11;
 
 /// What [`polish`] produced.
 #[derive(Debug, Clone)]
@@ -142,15 +143,15 @@ pub struct Polished {
 
 /// Replace a backend's answer by its polished vertex when our own checks rank that better
 /// (feasible first, then the smaller measured gap); otherwise keep the answer and say why in its
-/// detail. Programs other than the plain one, answers without multipliers and answers already
-/// within [`GOOD_ENOUGH_GAP`] pass through untouched.
-pub(crate) fn improve(problem: &Problem, raw: RawSolution) -> RawSolution {
+/// detail. Programs other than the plain one, answers without multipliers and feasible answers
+/// whose measured gap is already ≤ `polish_above` pass through untouched.
+pub(crate) fn improve(problem: &Problem, raw: RawSolution, polish_above: f64) -> RawSolution {
     if !problem.program.is_plain() || !raw.status.has_solution() || raw.dp_multipliers.is_none() {
         return raw;
     }
     let before = Assessment::of(problem, &problem.mechanism_matrix(&raw.x), &raw);
     let gap_before = before.relative_gap.unwrap_or(f64::INFINITY);
-    if before.feasible && gap_before <= GOOD_ENOUGH_GAP {
+    if before.feasible && gap_before <= polish_above {
         return raw;
     }
     let polished = match polish(problem, &raw.x, raw.dp_multipliers.as_deref().expect("checked above")) {
