@@ -391,6 +391,7 @@ impl Blocks {
 type Solved = (Vec<f64>, Vec<f64>, Vec<f64>);
 
 /// The reduced LP over block scales (module docs), in compressed sparse column form.
+#[cfg_attr(not(feature = "highs"), allow(dead_code))] // only HiGHS solves it
 struct ReducedLp {
     n_cols: usize,
     costs: Vec<f64>,
