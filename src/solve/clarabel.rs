@@ -80,11 +80,13 @@ impl LpSolver for ClarabelSolver {
         let mut attempts = Vec::new();
         for &reg in &self.regularization {
             let raw = self.solve_with(problem, reg)?;
-            let raw = if self.polish { super::polish::improve(problem, raw, super::polish::GOOD_ENOUGH_GAP) } else { raw };
-            let assessment = raw
-                .status
-                .has_solution()
-                .then(|| Assessment::of(problem, &problem.mechanism_matrix(&raw.x), &raw));
+            let (raw, assessment) = if self.polish {
+                super::polish::improve(problem, raw, super::polish::GOOD_ENOUGH_GAP)
+            } else {
+                let assessment =
+                    raw.status.has_solution().then(|| Assessment::of(problem, &problem.mechanism_matrix(&raw.x), &raw));
+                (raw, assessment)
+            };
             let feasible = assessment.as_ref().is_some_and(|a| a.feasible);
             let gap = assessment.as_ref().and_then(|a| a.relative_gap).unwrap_or(f64::INFINITY);
             attempts.push(format!("regularisation {reg:e}: {}, gap {gap:.1e}", raw.detail));

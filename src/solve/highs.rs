@@ -89,7 +89,8 @@ impl LpSolver for HighsSolver {
         // A vertex that passes our checks stands; the polish is for the occasional inconsistent
         // duals (6.5e-7 of gap at ε = 1 on models/bernoulli-k100.toml) and costs more than it
         // gains on a vertex already certified (vote-share-3way at ε = 2: 10 s for nothing).
-        Ok(if self.polish { super::polish::improve(problem, raw, super::CHECK_TOLERANCE) } else { raw })
+        let polish = self.polish && problem.program.is_plain();
+        Ok(if polish { super::polish::improve(problem, raw, super::CHECK_TOLERANCE).0 } else { raw })
     }
 }
 

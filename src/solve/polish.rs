@@ -144,19 +144,23 @@ pub struct Polished {
 /// Replace a backend's answer by its polished vertex when our own checks rank that better
 /// (feasible first, then the smaller measured gap); otherwise keep the answer and say why in its
 /// detail. Programs other than the plain one, answers without multipliers and feasible answers
-/// whose measured gap is already ≤ `polish_above` pass through untouched.
-pub(crate) fn improve(problem: &Problem, raw: RawSolution, polish_above: f64) -> RawSolution {
-    if !problem.program.is_plain() || !raw.status.has_solution() || raw.dp_multipliers.is_none() {
-        return raw;
+/// whose measured gap is already ≤ `polish_above` pass through untouched. Returns the answer with
+/// our [`Assessment`] of it (`None` when it has no solution), so callers need not repeat it.
+pub(crate) fn improve(problem: &Problem, raw: RawSolution, polish_above: f64) -> (RawSolution, Option<Assessment>) {
+    if !raw.status.has_solution() {
+        return (raw, None);
     }
     let before = Assessment::of(problem, &problem.mechanism_matrix(&raw.x), &raw);
     let gap_before = before.relative_gap.unwrap_or(f64::INFINITY);
-    if before.feasible && gap_before <= polish_above {
-        return raw;
+    let Some(mu) = raw.dp_multipliers.as_deref() else { return (raw, Some(before)) };
+    if !problem.program.is_plain() || (before.feasible && gap_before <= polish_above) {
+        return (raw, Some(before));
     }
-    let polished = match polish(problem, &raw.x, raw.dp_multipliers.as_deref().expect("checked above")) {
+    let polished = match polish(problem, &raw.x, mu) {
         Ok(p) => p,
-        Err(why) => return RawSolution { detail: format!("{}; polish failed: {why}", raw.detail), ..raw },
+        Err(why) => {
+            return (RawSolution { detail: format!("{}; polish failed: {why}", raw.detail), ..raw }, Some(before))
+        }
     };
     let candidate = RawSolution {
         x: polished.x,
@@ -174,9 +178,9 @@ pub(crate) fn improve(problem: &Problem, raw: RawSolution, polish_above: f64) ->
     if (!after.feasible, gap_after) < (!before.feasible, gap_before) {
         // An exact vertex of the reduced LP is offered as optimal; the checks of solve_problem
         // (feasibility, gap ≤ CHECK_TOLERANCE) still decide what is reported.
-        RawSolution { detail: format!("{}; {what}", raw.detail), status: Status::Optimal, ..candidate }
+        (RawSolution { detail: format!("{}; {what}", raw.detail), status: Status::Optimal, ..candidate }, Some(after))
     } else {
-        RawSolution { detail: format!("{}; not kept: {what}", raw.detail), ..raw }
+        (RawSolution { detail: format!("{}; not kept: {what}", raw.detail), ..raw }, Some(before))
     }
 }
 
@@ -212,7 +216,7 @@ pub fn polish(problem: &Problem, x: &[f64], mu: &[f64]) -> Result<Polished, Stri
             return Ok(Polished {
                 x: blocks.expand(problem, &scales, &rays),
                 dp_multipliers,
-                reduced_size: (reduced.n_cols, reduced.n_rows()),
+                reduced_size: (reduced.columns.len(), reduced.n_rows()),
                 rounds,
             });
         }
@@ -235,14 +239,16 @@ struct Ray {
 /// A DP row is taken as tight when its multiplier exceeds its slack (both from the backend):
 /// strict complementarity separates the two by orders of magnitude (module docs).
 fn classify_tight(problem: &Problem, dp: &DpRows, x: &[f64], mu: &[f64]) -> Vec<bool> {
+    slacks(problem, dp, x).zip(mu).map(|(slack, &m)| m > slack.max(0.0)).collect()
+}
+
+/// e^ε P\[k,rhs\] − P\[k,lhs\] of every DP row at the point x, in row order.
+fn slacks<'a>(problem: &'a Problem, dp: &'a DpRows, x: &'a [f64]) -> impl Iterator<Item = f64> + 'a {
     let e_eps = problem.eps.exp();
-    (0..problem.n_dp_rows())
-        .map(|r| {
-            let (k, lhs, rhs) = dp.get(r);
-            let slack = e_eps * x[problem.var(k, rhs)] - x[problem.var(k, lhs)];
-            mu[r] > slack.max(0.0)
-        })
-        .collect()
+    (0..problem.n_dp_rows()).map(move |r| {
+        let (k, lhs, rhs) = dp.get(r);
+        e_eps * x[problem.var(k, rhs)] - x[problem.var(k, lhs)]
+    })
 }
 
 /// Blocks whose shapes meet every DP row inside them: round a cycle of the neighbour graph the
@@ -275,13 +281,7 @@ fn consistent_blocks(problem: &Problem, dp: &DpRows, x: &[f64], tight: &mut [boo
 
 /// DP rows the point meets with equality, to PRIMAL_TIGHT (absolute, on probabilities).
 fn primal_tight(problem: &Problem, dp: &DpRows, x: &[f64]) -> Vec<bool> {
-    let e_eps = problem.eps.exp();
-    (0..problem.n_dp_rows())
-        .map(|r| {
-            let (k, lhs, rhs) = dp.get(r);
-            e_eps * x[problem.var(k, rhs)] - x[problem.var(k, lhs)] <= PRIMAL_TIGHT
-        })
-        .collect()
+    slacks(problem, dp, x).map(|slack| slack <= PRIMAL_TIGHT).collect()
 }
 
 /// Observations of one output row grouped into blocks of fixed shape (module docs).
@@ -294,8 +294,8 @@ struct Blocks {
     parent: Vec<Option<(usize, usize)>>,
     /// Per output k, its observations in breadth-first order from the roots.
     order: Vec<Vec<usize>>,
-    /// Output row of each block.
-    row_of_block: Vec<usize>,
+    /// Number of blocks.
+    count: usize,
 }
 
 impl Blocks {
@@ -308,7 +308,7 @@ impl Blocks {
             shape: vec![0.0; n_p],
             parent: vec![None; n_p],
             order: Vec::with_capacity(n_out),
-            row_of_block: Vec::new(),
+            count: 0,
         };
         let mut queue = VecDeque::new();
         for k in 0..n_out {
@@ -321,8 +321,8 @@ impl Blocks {
                 if blocks.block_of[v] != usize::MAX {
                     continue;
                 }
-                let block = blocks.row_of_block.len();
-                blocks.row_of_block.push(k);
+                let block = blocks.count;
+                blocks.count += 1;
                 blocks.block_of[v] = block;
                 blocks.shape[v] = 1.0;
                 queue.push_back(root);
@@ -368,10 +368,9 @@ impl Blocks {
     }
 
     fn len(&self) -> usize {
-        self.row_of_block.len()
+        self.count
     }
 
-    /// P in variable order from the block scales.
     /// P in variable order from the block scales, then the ray weights.
     fn expand(&self, problem: &Problem, scales: &[f64], rays: &[Ray]) -> Vec<f64> {
         let mut x = vec![0.0; problem.n_vars()];
@@ -393,7 +392,6 @@ type Solved = (Vec<f64>, Vec<f64>, Vec<f64>);
 /// The reduced LP over block scales (module docs), in compressed sparse column form.
 #[cfg_attr(not(feature = "highs"), allow(dead_code))] // only HiGHS solves it
 struct ReducedLp {
-    n_cols: usize,
     costs: Vec<f64>,
     /// Column j's (row, coefficient) entries: rows 0..|Y| are the column sums, then `dp_rows`.
     columns: Vec<Vec<(usize, f64)>>,
@@ -451,8 +449,7 @@ impl ReducedLp {
             costs.push(ray.p.iter().enumerate().map(|(i, p)| p * problem.cost[[i, ray.k]] / problem.scale).sum());
             columns.push(ray.p.iter().enumerate().filter(|(_, &p)| p > 0.0).map(|(i, &p)| (i, p)).collect());
         }
-        let n_cols = columns.len();
-        ReducedLp { n_cols, costs, columns, dp_rows, row_scale, n_obs }
+        ReducedLp { costs, columns, dp_rows, row_scale, n_obs }
     }
 
     fn n_rows(&self) -> usize {
