@@ -11,5 +11,12 @@ fn main() {
     let model = Model::from_spec(ModelSpec::from_toml(&text, "b").unwrap()).unwrap();
     let t = Instant::now();
     let (s, asm) = chain::solve_model_compact(&model, eps).unwrap();
-    println!("K={k} M={m} eps={eps}: assembly {asm:.4}s total {:.4}s timings {:?} risk {:.10e} gap {:.2e} shift {:e}", t.elapsed().as_secs_f64(), s.timings, s.bayes_risk, s.relative_gap, s.certificate.shift);
+    println!(
+        "K={k} M={m} eps={eps}: assembly {asm:.4}s total {:.4}s timings {:?} risk {:.10e} gap {:.2e} shift {:e}",
+        t.elapsed().as_secs_f64(),
+        s.timings,
+        s.bayes_risk,
+        s.relative_gap,
+        s.certificate.shift
+    );
 }

@@ -19,7 +19,15 @@ fn main() {
     let asm = t.elapsed().as_secs_f64();
     let solver: Box<dyn LpSolver> = match (a[4].as_str(), a.get(5)) {
         #[cfg(feature = "clarabel")]
-        ("clarabel", Some(tol)) => Box::new(ubapp::solve::clarabel::ClarabelSolver { gap_tolerance: tol.parse().unwrap(), feasibility_tolerance: tol.parse().unwrap(), max_iter: 400, regularization: std::env::var("XREG").map(|v| v.split(',').map(|x| x.parse().unwrap()).collect()).unwrap_or(vec![1e-13, 1e-10, 1e-8]), polish: std::env::var("XNOPOLISH").is_err() }),
+        ("clarabel", Some(tol)) => Box::new(ubapp::solve::clarabel::ClarabelSolver {
+            gap_tolerance: tol.parse().unwrap(),
+            feasibility_tolerance: tol.parse().unwrap(),
+            max_iter: 400,
+            regularization: std::env::var("XREG")
+                .map(|v| v.split(',').map(|x| x.parse().unwrap()).collect())
+                .unwrap_or(vec![1e-13, 1e-10, 1e-8]),
+            polish: std::env::var("XNOPOLISH").is_err(),
+        }),
         (name, _) => name.parse::<SolverChoice>().unwrap().backend().unwrap(),
     };
     let s = solve_problem(&problem, solver.as_ref(), asm).unwrap();
@@ -29,7 +37,13 @@ fn main() {
         let opt = chain.bayes_risk;
         println!("chain optimum {opt:.12e} (gap {:.1e}); LP point {:+.2e} rel; certified {:+.2e} rel; min entry {:.1e} col err {:.1e}",
             chain.relative_gap, (s.bayes_risk - opt) / opt, (mech.bayes_risk() - opt) / opt, s.min_entry, s.max_column_error);
-        if let Some(d) = s.dual_bound { println!("dual bound {:+.2e} rel to optimum; certified-vs-bound gap {:.2e}", (d - opt)/opt, (mech.bayes_risk() - d)/mech.bayes_risk()); }
+        if let Some(d) = s.dual_bound {
+            println!(
+                "dual bound {:+.2e} rel to optimum; certified-vs-bound gap {:.2e}",
+                (d - opt) / opt,
+                (mech.bayes_risk() - d) / mech.bayes_risk()
+            );
+        }
     }
     println!(
         "K={k} M={m} eps={eps} {}: cost {tc:.4}s assembly {asm:.4}s solve {:.3}s risk {:.10e} gap {:?} viol {:.1e} status {} ({})",

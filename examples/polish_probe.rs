@@ -27,7 +27,12 @@ fn main() {
     report(&format!("interior point ({})", raw.detail), &raw.x, &mu, t_ipm);
     let t = Instant::now();
     match ubapp::solve::polish::polish(&problem, &raw.x, &mu) {
-        Ok(p) => report(&format!("polished ({} rounds, {:?})", p.rounds, p.reduced_size), &p.x, &p.dp_multipliers, t.elapsed().as_secs_f64()),
+        Ok(p) => report(
+            &format!("polished ({} rounds, {:?})", p.rounds, p.reduced_size),
+            &p.x,
+            &p.dp_multipliers,
+            t.elapsed().as_secs_f64(),
+        ),
         Err(e) => println!("polish failed: {e}"),
     }
 }

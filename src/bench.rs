@@ -90,7 +90,13 @@ pub fn peak_rss_kib() -> Option<u64> {
 /// for a per-case figure, as `ubapp bench` does).
 pub fn run_case(trials: u64, points: usize, eps: f64, path: BenchPath) -> Result<BenchRow> {
     let model = bernoulli_model(trials, points, eps);
-    let row = |assembly_seconds, solve_seconds, certificate_seconds, bayes_risk, dual_bound: Option<f64>, relative_gap, status: String| BenchRow {
+    let row = |assembly_seconds,
+               solve_seconds,
+               certificate_seconds,
+               bayes_risk,
+               dual_bound: Option<f64>,
+               relative_gap,
+               status: String| BenchRow {
         trials,
         points,
         eps,
@@ -114,7 +120,15 @@ pub fn run_case(trials: u64, points: usize, eps: f64, path: BenchPath) -> Result
             let t = Instant::now();
             let s = solve_problem(&problem, solver.as_ref(), assembly)?;
             let total = t.elapsed().as_secs_f64();
-            Ok(row(assembly, s.seconds, total - s.seconds, s.bayes_risk, s.dual_bound, s.relative_gap, s.status.to_string()))
+            Ok(row(
+                assembly,
+                s.seconds,
+                total - s.seconds,
+                s.bayes_risk,
+                s.dual_bound,
+                s.relative_gap,
+                s.status.to_string(),
+            ))
         }
         BenchPath::Chain => {
             let (s, assembly) = chain::solve_model_compact(&model, eps)?;
@@ -136,7 +150,11 @@ pub fn run_case(trials: u64, points: usize, eps: f64, path: BenchPath) -> Result
 pub fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     let n = v.len();
-    if n % 2 == 1 { v[n / 2] } else { 0.5 * (v[n / 2 - 1] + v[n / 2]) }
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    }
 }
 
 /// The CVXPY + Clarabel seconds on this model at ε = 0.1 (2-core machine), if listed.

@@ -182,7 +182,16 @@ fn main() -> ExitCode {
             cli::audit::run(&file, samples, seed, alpha, max_pairs, json)
         }
         Command::Bench { eps, lp_solver, repeat, quick, no_lp, lp_max_vars, json, single } => {
-            cli::bench::run(&cli::bench::Options { eps, lp_solver: &lp_solver, repeat, quick, no_lp, lp_max_vars, json, single: single.as_deref() })
+            cli::bench::run(&cli::bench::Options {
+                eps,
+                lp_solver: &lp_solver,
+                repeat,
+                quick,
+                no_lp,
+                lp_max_vars,
+                json,
+                single: single.as_deref(),
+            })
         }
     };
     match result {

@@ -29,12 +29,23 @@ fn colour(v: f64) -> String {
 
 /// The SVG text: `p` is |Θ̃| × |Y| (P[k, i]); `panels` are the observation indices to draw; the
 /// colour scale of each panel runs from 0 to that column's largest probability.
-pub fn mechanism_heatmap_svg(outputs: &Grid, observations: &Grid, p: &Array2<f64>, panels: &[usize], title: &str) -> Result<String> {
+pub fn mechanism_heatmap_svg(
+    outputs: &Grid,
+    observations: &Grid,
+    p: &Array2<f64>,
+    panels: &[usize],
+    title: &str,
+) -> Result<String> {
     if outputs.dim() != 3 || observations.dim() != 3 {
         bail_input!("a simplex heat map needs three categories (points of dimension 3), got {}", outputs.dim());
     }
     if p.dim() != (outputs.len(), observations.len()) {
-        bail_input!("mechanism shape {:?} does not match |Θ̃| × |Y| = {} × {}", p.dim(), outputs.len(), observations.len());
+        bail_input!(
+            "mechanism shape {:?} does not match |Θ̃| × |Y| = {} × {}",
+            p.dim(),
+            outputs.len(),
+            observations.len()
+        );
     }
     if let Some(&i) = panels.iter().find(|&&i| i >= observations.len()) {
         bail_input!("panel observation index {i} is out of range (|Y| = {})", observations.len());
@@ -45,11 +56,15 @@ pub fn mechanism_heatmap_svg(outputs: &Grid, observations: &Grid, p: &Array2<f64
     // Disc radius ≈ half the lattice spacing (n ≈ R²/2 points for resolution R).
     let r = 0.5 * PANEL / (2.0 * outputs.len() as f64).sqrt();
     let mut s = String::new();
-    let _ = writeln!(s, r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w:.0}" height="{h:.0}" viewBox="0 0 {w:.0} {h:.0}" font-family="sans-serif" font-size="11">"#);
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w:.0}" height="{h:.0}" viewBox="0 0 {w:.0} {h:.0}" font-family="sans-serif" font-size="11">"#
+    );
     let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
     let _ = writeln!(s, r#"<text x="{MARGIN}" y="16" font-size="13">{}</text>"#, escape(title));
     for (n, &i) in panels.iter().enumerate() {
-        let (ox, oy) = (MARGIN + (n % cols) as f64 * (PANEL + MARGIN), 2.0 * MARGIN + (n / cols) as f64 * (PANEL + 2.0 * MARGIN));
+        let (ox, oy) =
+            (MARGIN + (n % cols) as f64 * (PANEL + MARGIN), 2.0 * MARGIN + (n / cols) as f64 * (PANEL + 2.0 * MARGIN));
         let at = |pt: &[f64]| {
             let (x, y) = ternary(pt);
             (ox + x * PANEL, oy + (y - (1.0 - 3f64.sqrt() / 2.0)) * PANEL)
@@ -79,12 +94,31 @@ pub fn mechanism_heatmap_svg(outputs: &Grid, observations: &Grid, p: &Array2<f64
         let _ = writeln!(
             s,
             r#"<path d="M{:.1},{:.1} L{:.1},{:.1} M{:.1},{:.1} L{:.1},{:.1}" stroke="red" stroke-width="2"/>"#,
-            mx - 5.0, my - 5.0, mx + 5.0, my + 5.0, mx - 5.0, my + 5.0, mx + 5.0, my - 5.0
+            mx - 5.0,
+            my - 5.0,
+            mx + 5.0,
+            my + 5.0,
+            mx - 5.0,
+            my + 5.0,
+            mx + 5.0,
+            my - 5.0
         );
-        let _ = writeln!(s, r#"<text x="{:.1}" y="{:.1}">1</text><text x="{:.1}" y="{:.1}">2</text><text x="{:.1}" y="{:.1}">3</text></g>"#,
-            corners[0].0 - 10.0, corners[0].1 + 12.0, corners[1].0 + 3.0, corners[1].1 + 12.0, corners[2].0 - 3.0, corners[2].1 - 4.0);
+        let _ = writeln!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}">1</text><text x="{:.1}" y="{:.1}">2</text><text x="{:.1}" y="{:.1}">3</text></g>"#,
+            corners[0].0 - 10.0,
+            corners[0].1 + 12.0,
+            corners[1].0 + 3.0,
+            corners[1].1 + 12.0,
+            corners[2].0 - 3.0,
+            corners[2].1 - 4.0
+        );
     }
-    let _ = writeln!(s, r#"<text x="{MARGIN}" y="{:.0}">disc colour: Pr(release θ̃ | y) relative to the column's largest (white 0 → blue max); red cross: y / K</text>"#, h - 8.0);
+    let _ = writeln!(
+        s,
+        r#"<text x="{MARGIN}" y="{:.0}">disc colour: Pr(release θ̃ | y) relative to the column's largest (white 0 → blue max); red cross: y / K</text>"#,
+        h - 8.0
+    );
     s.push_str("</svg>\n");
     Ok(s)
 }

@@ -30,7 +30,8 @@ fn check_against_monte_carlo(m: &Model, eps_list: &[f64], thetas: &[f64], draws:
     let mut rng = StdRng::seed_from_u64(20260521);
     let solutions = solve_model(m, Some(eps_list), SolverChoice::Clarabel).unwrap();
     for (ei, &eps) in eps_list.iter().enumerate() {
-        let mut ests: Vec<Box<dyn Estimator>> = vec![Box::new(GridMechanism::from_solution(m, &solutions[ei], setting))];
+        let mut ests: Vec<Box<dyn Estimator>> =
+            vec![Box::new(GridMechanism::from_solution(m, &solutions[ei], setting))];
         for method in Method::ALL {
             if let Some(e) = build(method, m, eps, &opts).unwrap() {
                 ests.push(e);
@@ -82,7 +83,8 @@ fn lbapp_bayes_risk_has_the_papers_closed_form() {
         for j in 0..100 {
             let theta = (j as f64 + 0.5) / 100.0;
             let q = binomial_pmf_all(100, theta);
-            want += 0.01 * q.iter().enumerate().map(|(y, p)| p * ((y as f64 + 1.0) / (k + 2.0) - theta).powi(2)).sum::<f64>();
+            want += 0.01
+                * q.iter().enumerate().map(|(y, p)| p * ((y as f64 + 1.0) / (k + 2.0) - theta).powi(2)).sum::<f64>();
         }
         assert_eq!(got.method, RiskMethod::Exact);
         assert!((got.value - want).abs() <= 1e-12 * want, "ε = {eps}: {} vs {want}", got.value);
@@ -129,7 +131,12 @@ fn ubapp_beats_every_pure_baseline_rounded_to_its_grid() {
             let ubapp = GridMechanism::from_solution(&m, s, setting);
             // The estimator route (Σ_j π_j Σ_y q Σ_k P L) reproduces the LP objective.
             let via_trait = bayes_risk(&ubapp, &m).value;
-            assert!((via_trait - s.bayes_risk).abs() <= 1e-9 * s.bayes_risk, "{}: {via_trait} vs {}", m.name(), s.bayes_risk);
+            assert!(
+                (via_trait - s.bayes_risk).abs() <= 1e-9 * s.bayes_risk,
+                "{}: {via_trait} vs {}",
+                m.name(),
+                s.bayes_risk
+            );
             for method in Method::ALL {
                 let Some(est) = build(method, &m, eps, &opts).unwrap() else { continue };
                 if !est.privacy().is_pure() {

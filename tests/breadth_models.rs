@@ -178,50 +178,118 @@ fn malformed_inputs_fail_with_one_sentence_naming_file_and_field() {
 
     // CSV of the wrong shape: a likelihood with three rows for a two-point grid.
     std::fs::write(dir.join("lik3.csv"), "0.5,0.5,0\n0.2,0.3,0.5\n1,0,0\n").unwrap();
-    expect_input_error(dir, &table_model("lik3.csv", "nb.csv", uni, sq), &["lik3.csv", "observation.likelihood", "3 rows"]);
+    expect_input_error(
+        dir,
+        &table_model("lik3.csv", "nb.csv", uni, sq),
+        &["lik3.csv", "observation.likelihood", "3 rows"],
+    );
     // Ragged CSV.
     std::fs::write(dir.join("ragged.csv"), "0.5,0.5,0\n0.2,0.8\n").unwrap();
-    expect_input_error(dir, &table_model("ragged.csv", "nb.csv", uni, sq), &["ragged.csv", "observation.likelihood", "line 2"]);
+    expect_input_error(
+        dir,
+        &table_model("ragged.csv", "nb.csv", uni, sq),
+        &["ragged.csv", "observation.likelihood", "line 2"],
+    );
     // A likelihood row that is not a distribution.
     std::fs::write(dir.join("sum.csv"), "0.5,0.4,0\n0.2,0.3,0.5\n").unwrap();
-    expect_input_error(dir, &table_model("sum.csv", "nb.csv", uni, sq), &["sum.csv", "observation.likelihood", "row 1 sums to"]);
+    expect_input_error(
+        dir,
+        &table_model("sum.csv", "nb.csv", uni, sq),
+        &["sum.csv", "observation.likelihood", "row 1 sums to"],
+    );
     // Missing file.
-    expect_input_error(dir, &table_model("nope.csv", "nb.csv", uni, sq), &["nope.csv", "observation.likelihood", "cannot read"]);
+    expect_input_error(
+        dir,
+        &table_model("nope.csv", "nb.csv", uni, sq),
+        &["nope.csv", "observation.likelihood", "cannot read"],
+    );
     // Neighbour index out of range.
     std::fs::write(dir.join("nb_oor.csv"), "0,1\n1,3\n").unwrap();
-    expect_input_error(dir, &table_model("lik.csv", "nb_oor.csv", uni, sq), &["nb_oor.csv", "observation.neighbours", "index 3"]);
+    expect_input_error(
+        dir,
+        &table_model("lik.csv", "nb_oor.csv", uni, sq),
+        &["nb_oor.csv", "observation.neighbours", "index 3"],
+    );
     // Neighbour list with three columns, and a self-loop.
     std::fs::write(dir.join("nb3.csv"), "0,1,2\n").unwrap();
-    expect_input_error(dir, &table_model("lik.csv", "nb3.csv", uni, sq), &["nb3.csv", "observation.neighbours", "2 columns"]);
+    expect_input_error(
+        dir,
+        &table_model("lik.csv", "nb3.csv", uni, sq),
+        &["nb3.csv", "observation.neighbours", "2 columns"],
+    );
     std::fs::write(dir.join("nbself.csv"), "1,1\n").unwrap();
-    expect_input_error(dir, &table_model("lik.csv", "nbself.csv", uni, sq), &["nbself.csv", "observation.neighbours", "own neighbour"]);
+    expect_input_error(
+        dir,
+        &table_model("lik.csv", "nbself.csv", uni, sq),
+        &["nbself.csv", "observation.neighbours", "own neighbour"],
+    );
     // Negative weights, inline and in a CSV; wrong count.
-    expect_input_error(dir, &table_model("lik.csv", "nb.csv", r#"{ kind = "weights", values = [1.0, -2.0] }"#, sq), &["model.toml", "parameter.prior.values", "-2"]);
+    expect_input_error(
+        dir,
+        &table_model("lik.csv", "nb.csv", r#"{ kind = "weights", values = [1.0, -2.0] }"#, sq),
+        &["model.toml", "parameter.prior.values", "-2"],
+    );
     std::fs::write(dir.join("wneg.csv"), "1\n-0.5\n").unwrap();
-    expect_input_error(dir, &table_model("lik.csv", "nb.csv", r#"{ kind = "weights", file = "wneg.csv" }"#, sq), &["wneg.csv", "parameter.prior.file", "-0.5"]);
-    expect_input_error(dir, &table_model("lik.csv", "nb.csv", r#"{ kind = "weights", values = [1.0] }"#, sq), &["parameter.prior.values", "expected 2 weights"]);
+    expect_input_error(
+        dir,
+        &table_model("lik.csv", "nb.csv", r#"{ kind = "weights", file = "wneg.csv" }"#, sq),
+        &["wneg.csv", "parameter.prior.file", "-0.5"],
+    );
+    expect_input_error(
+        dir,
+        &table_model("lik.csv", "nb.csv", r#"{ kind = "weights", values = [1.0] }"#, sq),
+        &["parameter.prior.values", "expected 2 weights"],
+    );
     // Loss matrix of the wrong shape and with a negative entry.
     std::fs::write(dir.join("loss.csv"), "0,1\n1,0\n0,0\n").unwrap();
-    expect_input_error(dir, &table_model("lik.csv", "nb.csv", uni, "kind = \"matrix\"\nfile = \"loss.csv\""), &["loss.csv", "loss.file", "expected 2 rows × 2 columns"]);
+    expect_input_error(
+        dir,
+        &table_model("lik.csv", "nb.csv", uni, "kind = \"matrix\"\nfile = \"loss.csv\""),
+        &["loss.csv", "loss.file", "expected 2 rows × 2 columns"],
+    );
     std::fs::write(dir.join("lossneg.csv"), "0,1\n-1,0\n").unwrap();
-    expect_input_error(dir, &table_model("lik.csv", "nb.csv", uni, "kind = \"matrix\"\nfile = \"lossneg.csv\""), &["lossneg.csv", "loss.file", "negative"]);
+    expect_input_error(
+        dir,
+        &table_model("lik.csv", "nb.csv", uni, "kind = \"matrix\"\nfile = \"lossneg.csv\""),
+        &["lossneg.csv", "loss.file", "negative"],
+    );
     // The same data inline (the form artifacts embed): errors name the field instead of a file.
-    let inline = |lik: &str, nb: &str, loss: &str| {
-        table_model("X", "Y", uni, loss).replace("\"X\"", lik).replace("\"Y\"", nb)
-    };
+    let inline =
+        |lik: &str, nb: &str, loss: &str| table_model("X", "Y", uni, loss).replace("\"X\"", lik).replace("\"Y\"", nb);
     let (lik, nb) = ("[[0.5, 0.5, 0.0], [0.2, 0.3, 0.5]]", "[[0, 1], [1, 2]]");
-    expect_input_error(dir, &inline("[[0.5, 0.4, 0.0], [0.2, 0.3, 0.5]]", nb, sq), &["model.toml", "observation.likelihood: row 1 sums to"]);
-    expect_input_error(dir, &inline("[[0.5, 0.5], [0.2, 0.3, 0.5]]", nb, sq), &["observation.likelihood: row 2 has 3 values but row 1 has 2"]);
+    expect_input_error(
+        dir,
+        &inline("[[0.5, 0.4, 0.0], [0.2, 0.3, 0.5]]", nb, sq),
+        &["model.toml", "observation.likelihood: row 1 sums to"],
+    );
+    expect_input_error(
+        dir,
+        &inline("[[0.5, 0.5], [0.2, 0.3, 0.5]]", nb, sq),
+        &["observation.likelihood: row 2 has 3 values but row 1 has 2"],
+    );
     expect_input_error(dir, &inline(lik, "[[0, 1], [1, 3]]", sq), &["observation.neighbours: row 2: index 3"]);
     expect_input_error(dir, &inline("3", nb, sq), &["model.toml", "a CSV file path (a string) or an inline matrix"]);
-    expect_input_error(dir, &inline(lik, nb, "kind = \"matrix\"\nvalues = [[0.0, 1.0]]"), &["loss.values: expected 2 rows × 2 columns"]);
-    expect_input_error(dir, &inline(lik, nb, "kind = \"matrix\"\nvalues = [[0.0, 1.0]]\nfile = \"loss.csv\""), &["loss", "exactly one of `values` and `file`"]);
-    let grid_both = inline(lik, nb, sq).replace("values = [0.25, 0.75] }", "values = [0.25, 0.75], points = [[0.25], [0.75]] }");
+    expect_input_error(
+        dir,
+        &inline(lik, nb, "kind = \"matrix\"\nvalues = [[0.0, 1.0]]"),
+        &["loss.values: expected 2 rows × 2 columns"],
+    );
+    expect_input_error(
+        dir,
+        &inline(lik, nb, "kind = \"matrix\"\nvalues = [[0.0, 1.0]]\nfile = \"loss.csv\""),
+        &["loss", "exactly one of `values` and `file`"],
+    );
+    let grid_both =
+        inline(lik, nb, sq).replace("values = [0.25, 0.75] }", "values = [0.25, 0.75], points = [[0.25], [0.75]] }");
     expect_input_error(dir, &grid_both, &["parameter.grid", "exactly one of `values`, `points` and `file`"]);
     let ragged = inline(lik, nb, sq).replace("values = [0.25, 0.75] }", "points = [[0.25], [0.75, 0.1]] }");
     expect_input_error(dir, &ragged, &["parameter.grid.points: row 2 has 2 values but row 1 has 1"]);
     // Zero-one loss with a negative tolerance.
-    expect_input_error(dir, &table_model("lik.csv", "nb.csv", uni, "kind = \"zero-one\"\ntolerance = -0.1"), &["model.toml", "loss.tolerance"]);
+    expect_input_error(
+        dir,
+        &table_model("lik.csv", "nb.csv", uni, "kind = \"zero-one\"\ntolerance = -0.1"),
+        &["model.toml", "loss.tolerance"],
+    );
 
     let multinomial = |alpha: &str, grid: &str| {
         format!(
@@ -230,14 +298,30 @@ fn malformed_inputs_fail_with_one_sentence_naming_file_and_field() {
     };
     let simplex = r#"{ kind = "simplex", resolution = 4 }"#;
     // Dirichlet with a non-positive α, and with the wrong length.
-    expect_input_error(dir, &multinomial("[1.0, 0.0, 2.0]", simplex), &["model.toml", "parameter.prior.alpha[1]", "> 0"]);
+    expect_input_error(
+        dir,
+        &multinomial("[1.0, 0.0, 2.0]", simplex),
+        &["model.toml", "parameter.prior.alpha[1]", "> 0"],
+    );
     expect_input_error(dir, &multinomial("[1.0, -1.0, 2.0]", simplex), &["parameter.prior.alpha[1]"]);
-    expect_input_error(dir, &multinomial("[1.0, 2.0]", simplex), &["parameter.prior.alpha", "one entry per category (3)"]);
+    expect_input_error(
+        dir,
+        &multinomial("[1.0, 2.0]", simplex),
+        &["parameter.prior.alpha", "one entry per category (3)"],
+    );
     // An explicit grid file whose point is off the simplex.
     std::fs::write(dir.join("pts.csv"), "0.2,0.3,0.5\n0.5,0.5,0.5\n").unwrap();
-    expect_input_error(dir, &multinomial("[1.0, 1.0, 1.0]", r#"{ kind = "explicit", file = "pts.csv" }"#), &["pts.csv", "parameter.grid.file", "point 2 is not in the simplex"]);
+    expect_input_error(
+        dir,
+        &multinomial("[1.0, 1.0, 1.0]", r#"{ kind = "explicit", file = "pts.csv" }"#),
+        &["pts.csv", "parameter.grid.file", "point 2 is not in the simplex"],
+    );
     // A 1-D grid for the multinomial.
-    expect_input_error(dir, &multinomial("[1.0, 1.0, 1.0]", r#"{ kind = "midpoint", points = 5 }"#), &["parameter.grid", "simplex"]);
+    expect_input_error(
+        dir,
+        &multinomial("[1.0, 1.0, 1.0]", r#"{ kind = "midpoint", points = 5 }"#),
+        &["parameter.grid", "simplex"],
+    );
 
     let poisson = |cap: u64, extra: &str| {
         format!(
@@ -258,7 +342,11 @@ fn malformed_inputs_fail_with_one_sentence_naming_file_and_field() {
         )
     };
     expect_input_error(dir, &exact("", ""), &["model.toml", "output.grid", "exact"]);
-    expect_input_error(dir, &exact("objective = \"minimax\"", "[output]\ngrid = { kind = \"midpoint\", points = 5 }"), &["minimax", "parameter.grid.kind"]);
+    expect_input_error(
+        dir,
+        &exact("objective = \"minimax\"", "[output]\ngrid = { kind = \"midpoint\", points = 5 }"),
+        &["minimax", "parameter.grid.kind"],
+    );
 }
 
 #[test]

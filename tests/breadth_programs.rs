@@ -69,7 +69,12 @@ fn minimax_agrees_across_backends() {
     for choice in [SolverChoice::Clarabel, SolverChoice::GoodLpMicrolp] {
         let b = solve_model(&mm_model, None, choice).unwrap();
         for (x, y) in a.iter().zip(&b) {
-            assert!(((x.objective - y.objective) / x.objective).abs() < 1e-6, "{choice}: {} vs {}", x.objective, y.objective);
+            assert!(
+                ((x.objective - y.objective) / x.objective).abs() < 1e-6,
+                "{choice}: {} vs {}",
+                x.objective,
+                y.objective
+            );
         }
     }
 }
@@ -80,7 +85,8 @@ fn delta_zero_reproduces_pure_eps_and_larger_delta_never_hurts() {
     let cost = Arc::new(cost_matrix(&m).unwrap());
     let solver = highs();
     for eps in [0.1, 0.5, 2.0] {
-        let pure = solve_problem(&Problem::new(cost.clone(), m.family.neighbours(), eps), solver.as_ref(), 0.0).unwrap();
+        let pure =
+            solve_problem(&Problem::new(cost.clone(), m.family.neighbours(), eps), solver.as_ref(), 0.0).unwrap();
         let mut last = f64::INFINITY;
         for delta in [0.0, 1e-4, 1e-3, 1e-2, 0.05, 0.2] {
             let program = Program { delta: Some(delta), risk_rows: None };
@@ -89,7 +95,12 @@ fn delta_zero_reproduces_pure_eps_and_larger_delta_never_hurts() {
             assert_eq!(s.status, Status::Optimal, "ε = {eps}, δ = {delta}: gap {:?}", s.relative_gap);
             assert!(s.delta_spent <= delta + 1e-9, "spent {} > δ = {delta}", s.delta_spent);
             if delta == 0.0 {
-                assert!((s.bayes_risk - pure.bayes_risk).abs() <= 1e-9 * pure.bayes_risk, "{} vs {}", s.bayes_risk, pure.bayes_risk);
+                assert!(
+                    (s.bayes_risk - pure.bayes_risk).abs() <= 1e-9 * pure.bayes_risk,
+                    "{} vs {}",
+                    s.bayes_risk,
+                    pure.bayes_risk
+                );
                 assert!(s.max_dp_violation <= 1e-9);
             }
             assert!(s.bayes_risk <= last * (1.0 + 1e-9), "ε = {eps}, δ = {delta}: {} > {last}", s.bayes_risk);
@@ -167,7 +178,11 @@ fn exact_conjugate_costs_agree_with_fine_quadrature() {
                         }
                     }
                     let got = c[[i, k]];
-                    assert!((got - q).abs() <= 1e-8 * q.abs().max(1e-6), "Beta({a},{b}) {} y={i} t={t}: {got} vs {q}", loss.name());
+                    assert!(
+                        (got - q).abs() <= 1e-8 * q.abs().max(1e-6),
+                        "Beta({a},{b}) {} y={i} t={t}: {got} vs {q}",
+                        loss.name()
+                    );
                 }
             }
         }
@@ -197,7 +212,9 @@ fn midpoint_grid_risk_converges_to_the_exact_risk() {
     let exact = solve_model(&spec(r#"{ kind = "exact" }"#), None, SolverChoice::HighsSimplex).unwrap()[0].bayes_risk;
     let mut errors = Vec::new();
     for m in [10, 20, 40, 80, 160, 320] {
-        let s = &solve_model(&spec(&format!(r#"{{ kind = "midpoint", points = {m} }}"#)), None, SolverChoice::HighsSimplex).unwrap()[0];
+        let s =
+            &solve_model(&spec(&format!(r#"{{ kind = "midpoint", points = {m} }}"#)), None, SolverChoice::HighsSimplex)
+                .unwrap()[0];
         assert_eq!(s.status, Status::Optimal);
         errors.push((m, (s.bayes_risk - exact).abs() / exact));
     }
@@ -227,7 +244,8 @@ fn lagrangian_bounds_of_the_extended_programs_hold_for_arbitrary_multipliers() {
         let n = pb.n_rows() - pb.n_eq();
         for _ in 0..200 {
             let scale: f64 = 10f64.powf(rng.random_range(-4.0..1.0));
-            let mu: Vec<f64> = (0..n).map(|_| if rng.random::<f64>() < 0.5 { 0.0 } else { scale * rng.random::<f64>() }).collect();
+            let mu: Vec<f64> =
+                (0..n).map(|_| if rng.random::<f64>() < 0.5 { 0.0 } else { scale * rng.random::<f64>() }).collect();
             let b = pb.lagrangian_bound(&mu);
             assert!(b <= s.objective * (1.0 + 1e-9), "bound {b} above the optimum {}", s.objective);
         }

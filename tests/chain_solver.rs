@@ -107,7 +107,11 @@ fn random_model(rng: &mut StdRng) -> Model {
     let output = match rng.random_range(0..3) {
         0 => "\"parameter\"".to_string(),
         1 => format!("{{ kind = \"midpoint\", points = {} }}", rng.random_range(1..40usize)),
-        _ => format!("{{ kind = \"prior-samples\", points = {}, seed = {} }}", rng.random_range(1..40usize), rng.random_range(0..1000u64)),
+        _ => format!(
+            "{{ kind = \"prior-samples\", points = {}, seed = {} }}",
+            rng.random_range(1..40usize),
+            rng.random_range(0..1000u64)
+        ),
     };
     let loss = if rng.random_bool(0.5) { "squared" } else { "absolute" };
     let eps: Vec<String> = (0..3).map(|_| format!("{:.6}", 10f64.powf(rng.random_range(-3.0..0.8)))).collect();
@@ -192,11 +196,20 @@ fn random_costs_column_generation_reaches_the_lp_optimum() {
         for b in lp_backends() {
             let problem = Problem::new(Arc::new(cost.clone()), Neighbours::Chain { len: n }, eps);
             let s = solve_problem(&problem, b.backend().unwrap().as_ref(), 0.0).unwrap();
-            assert!(rel(d.bayes_risk, s.bayes_risk) <= LP_ACCURACY, "{} vs {} {}", d.bayes_risk, s.solver, s.bayes_risk);
+            assert!(
+                rel(d.bayes_risk, s.bayes_risk) <= LP_ACCURACY,
+                "{} vs {} {}",
+                d.bayes_risk,
+                s.solver,
+                s.bayes_risk
+            );
             assert!(d.dual_bound <= s.bayes_risk * (1.0 + LP_ACCURACY));
         }
     }
-    assert!(geometric_not_optimal >= 6, "random costs should defeat geometric + remap (only {geometric_not_optimal} did)");
+    assert!(
+        geometric_not_optimal >= 6,
+        "random costs should defeat geometric + remap (only {geometric_not_optimal} did)"
+    );
 }
 
 #[test]
@@ -226,7 +239,8 @@ fn certificate_rejects_wrong_duals_and_agrees_with_brute_force() {
 
 #[test]
 fn compact_solver_matches_dense_chain_solver() {
-    for (trials, points, out) in [(60u64, 40usize, "\"parameter\""), (200, 30, "{ kind = \"midpoint\", points = 77 }")] {
+    for (trials, points, out) in [(60u64, 40usize, "\"parameter\""), (200, 30, "{ kind = \"midpoint\", points = 77 }")]
+    {
         for prior in ["{ kind = \"uniform\" }", "{ kind = \"beta\", a = 2.0, b = 5.0 }"] {
             let text = format!(
                 "name = \"c\"\nepsilon = [0.05, 0.5, 3.0]\n[parameter]\nlower = 0.0\nupper = 1.0\n\
@@ -247,7 +261,8 @@ fn compact_solver_matches_dense_chain_solver() {
 
 #[test]
 fn compact_solver_refuses_other_losses() {
-    let model = Model::load(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/models/rare-event-beta.toml"))).unwrap();
+    let model =
+        Model::load(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/models/rare-event-beta.toml"))).unwrap();
     let e = chain::solve_model_compact(&model, 0.5).unwrap_err();
     assert!(e.is_input() && e.to_string().contains("squared loss"), "{e}");
     let e = chain::solve_model_compact(&model, f64::NAN).unwrap_err();

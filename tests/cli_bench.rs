@@ -23,7 +23,12 @@ fn bench_quick_chain_only_reports_certified_rows() {
 
 #[test]
 fn bench_rejects_bad_flags_with_exit_code_2() {
-    for args in [&["bench", "--eps", "-1"][..], &["bench", "--repeat", "0"], &["bench", "--lp-solver", "nope"], &["bench", "--single", "1,2"]] {
+    for args in [
+        &["bench", "--eps", "-1"][..],
+        &["bench", "--repeat", "0"],
+        &["bench", "--lp-solver", "nope"],
+        &["bench", "--single", "1,2"],
+    ] {
         let out = ubapp(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
         let err = String::from_utf8_lossy(&out.stderr);

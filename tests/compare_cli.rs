@@ -39,7 +39,13 @@ fn compare_writes_csv_and_plots() {
         assert!(header.split(',').any(|c| c == col), "column {col} missing from {header}");
     }
     assert!(csv.lines().any(|l| l.starts_with("cape,eps-delta,")), "CAPE is labelled (ε, δ)");
-    for f in ["risk_vs_eps_K8.png", "risk_vs_eps_K12.svg", "risk_vs_trials_eps0.1.png", "mse_theta_eps1_K12.png", "heatmap_ubapp_eps0.1_K8.svg"] {
+    for f in [
+        "risk_vs_eps_K8.png",
+        "risk_vs_eps_K12.svg",
+        "risk_vs_trials_eps0.1.png",
+        "mse_theta_eps1_K12.png",
+        "heatmap_ubapp_eps0.1_K8.svg",
+    ] {
         let meta = std::fs::metadata(out.join(f)).unwrap_or_else(|_| panic!("{f} was not written"));
         assert!(meta.len() > 1000, "{f} is too small");
     }

@@ -201,7 +201,13 @@ fn tampered_files_are_rejected_by_verify_and_sample() {
     // Wrong totals and shapes.
     assert_rejected(d, &edited(&path, |v| v["total"] = Value::from(1u64 << 51)), "sums to");
     assert_rejected(d, &edited(&path, |v| v["total"] = Value::from(3u64)), "power of two");
-    assert_rejected(d, &edited(&path, |v| { v["columns"].as_array_mut().unwrap().pop(); }), "observations");
+    assert_rejected(
+        d,
+        &edited(&path, |v| {
+            v["columns"].as_array_mut().unwrap().pop();
+        }),
+        "observations",
+    );
     assert_rejected(
         d,
         &edited(&path, |v| {
@@ -229,8 +235,20 @@ fn broken_files_get_one_sentence() {
     assert_rejected(d, &edited(&path, |v| v["format_version"] = Value::from(3)), "format_version is 3");
     // A pure-ε (version 1) file relabelled as version 2 lacks the δ fields version 2 requires.
     assert_rejected(d, &edited(&path, |v| v["format_version"] = Value::from(2)), "delta is missing");
-    assert_rejected(d, &edited(&path, |v| { v.as_object_mut().unwrap().remove("format"); }), "not a ubapp mechanism file");
-    assert_rejected(d, &edited(&path, |v| { v.as_object_mut().unwrap().remove("columns"); }), "columns");
+    assert_rejected(
+        d,
+        &edited(&path, |v| {
+            v.as_object_mut().unwrap().remove("format");
+        }),
+        "not a ubapp mechanism file",
+    );
+    assert_rejected(
+        d,
+        &edited(&path, |v| {
+            v.as_object_mut().unwrap().remove("columns");
+        }),
+        "columns",
+    );
     let o = ubapp(&["verify", "does-not-exist.json"], d);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("cannot read mechanism file"));
@@ -291,10 +309,13 @@ fn tampered_delta_files_are_rejected() {
     // Move 5 % of y = 1's mass onto an output that y = 0 hardly uses, from an output where y = 1's
     // weight is below e^ε times y = 0's (so the spend of (y = 1, y = 0) rises by about 5 %).
     let t = v["total"].as_u64().unwrap();
-    let w = |i: usize| -> Vec<u64> { v["columns"][i].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect() };
+    let w =
+        |i: usize| -> Vec<u64> { v["columns"][i].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect() };
     let (w0, w1) = (w(0), w(1));
     let m = t / 20;
-    let j = (0..w1.len()).find(|&j| w1[j] >= m && (w1[j] as f64) <= std::f64::consts::E * w0[j] as f64).expect("a source output");
+    let j = (0..w1.len())
+        .find(|&j| w1[j] >= m && (w1[j] as f64) <= std::f64::consts::E * w0[j] as f64)
+        .expect("a source output");
     let k = (0..w0.len()).filter(|&k| k != j).min_by_key(|&k| w0[k]).unwrap();
     assert!(w0[k] < t / 200, "a target output y = 0 hardly uses");
     assert_rejected(
@@ -308,12 +329,28 @@ fn tampered_delta_files_are_rejected() {
     // Claims that do not match the weights or the model.
     assert_rejected(d, &edited(&path, |v| v["certified_delta"] = Value::from(certified / 2.0)), "certified_delta = ");
     assert_rejected(d, &edited(&path, |v| v["delta"] = Value::from(0.02)), "larger than the embedded model's delta");
-    assert_rejected(d, &edited(&path, |v| v["model"]["delta"] = Value::from(0.005)), "larger than the embedded model's delta");
+    assert_rejected(
+        d,
+        &edited(&path, |v| v["model"]["delta"] = Value::from(0.005)),
+        "larger than the embedded model's delta",
+    );
     assert_rejected(d, &edited(&path, |v| v["delta"] = Value::from(0.001)), "not (eps, delta)-DP");
     assert_rejected(d, &edited(&path, |v| v["delta"] = Value::from(1.5)), "delta must be a number in [0, 1)");
     // The version and the δ fields go together.
-    assert_rejected(d, &edited(&path, |v| { v.as_object_mut().unwrap().remove("delta"); }), "delta is missing");
-    assert_rejected(d, &edited(&path, |v| { v.as_object_mut().unwrap().remove("certified_delta"); }), "certified_delta is missing");
+    assert_rejected(
+        d,
+        &edited(&path, |v| {
+            v.as_object_mut().unwrap().remove("delta");
+        }),
+        "delta is missing",
+    );
+    assert_rejected(
+        d,
+        &edited(&path, |v| {
+            v.as_object_mut().unwrap().remove("certified_delta");
+        }),
+        "certified_delta is missing",
+    );
     assert_rejected(d, &edited(&path, |v| v["format_version"] = Value::from(1)), "not part of format_version 1");
     // Read as pure ε (δ = 0 claimed), the weights are not ε-DP at all.
     assert_rejected(d, &edited(&path, |v| v["delta"] = Value::from(0.0)), "eps");
@@ -401,7 +438,8 @@ fn sample_takes_vector_observations_of_a_multinomial_model() {
     let model = std::fs::canonicalize("models/vote-share-3way-small.toml").unwrap();
     let o = ubapp(&["solve", model.to_str().unwrap(), "--eps", "1", "--out", "mech.json"], dir.path());
     assert!(o.status.success(), "{}", stderr(&o));
-    let outputs: Vec<Vec<f64>> = serde_json::from_value(read_json(&dir.path().join("mech.json"))["outputs"].clone()).unwrap();
+    let outputs: Vec<Vec<f64>> =
+        serde_json::from_value(read_json(&dir.path().join("mech.json"))["outputs"].clone()).unwrap();
     let o = ubapp(&["sample", "mech.json", "--y", "3,3,2", "--n", "20", "--seed", "1"], dir.path());
     assert!(o.status.success(), "{}", stderr(&o));
     let lines: Vec<Vec<f64>> = String::from_utf8(o.stdout)

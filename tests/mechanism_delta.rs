@@ -56,10 +56,7 @@ fn is_rounded_up(c: f64, exact: &BigRational) -> bool {
 
 /// Random columns of `n_out` weights summing to `total` (largest-remainder rounding of random reals).
 fn columns_strategy(n_obs: usize, n_out: usize) -> impl Strategy<Value = Vec<Vec<f64>>> {
-    proptest::collection::vec(
-        proptest::collection::vec(prop_oneof![Just(0.0), 0.0f64..1.0], n_out),
-        n_obs,
-    )
+    proptest::collection::vec(proptest::collection::vec(prop_oneof![Just(0.0), 0.0f64..1.0], n_out), n_obs)
 }
 
 fn to_weights(reals: &[Vec<f64>], total: u64) -> Vec<Vec<u64>> {

@@ -28,7 +28,11 @@ const ANY_BOUND: f64 = 1e-6;
 
 fn risk(cost: &Array2<f64>, columns: &[Vec<u64>], total: u64) -> f64 {
     let t = total as f64;
-    columns.iter().enumerate().map(|(i, c)| c.iter().enumerate().map(|(k, &w)| cost[[i, k]] * w as f64 / t).sum::<f64>()).sum()
+    columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| c.iter().enumerate().map(|(k, &w)| cost[[i, k]] * w as f64 / t).sum::<f64>())
+        .sum()
 }
 
 fn float_risk(cost: &Array2<f64>, p: &Array2<f64>) -> f64 {

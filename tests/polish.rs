@@ -45,7 +45,12 @@ fn polished_lp_meets_the_chain_optimum() {
             let what = format!("K = {trials}, {loss}, ε = {eps}: {}", s.solver_detail);
             assert!(s.solver_detail.contains("polished"), "{what}");
             assert!(s.relative_gap.unwrap() <= 1e-9, "{what}: gap {:?}", s.relative_gap);
-            assert!(rel_diff(s.bayes_risk, chain.bayes_risk) <= 1e-9, "{what}: {} vs {}", s.bayes_risk, chain.bayes_risk);
+            assert!(
+                rel_diff(s.bayes_risk, chain.bayes_risk) <= 1e-9,
+                "{what}: {} vs {}",
+                s.bayes_risk,
+                chain.bayes_risk
+            );
             assert!(s.dual_bound.unwrap() <= chain.bayes_risk * (1.0 + 1e-12), "{what}: bound above the optimum");
             assert!(s.max_dp_violation <= 1e-12, "{what}: violation {:e}", s.max_dp_violation);
         }
@@ -202,7 +207,9 @@ fn random_graph_stress() {
         }));
         let problem = Problem::new(cost, Neighbours::Graph { len: n, edges }, eps);
         let optimum = reference_optimum(&problem);
-        let raw = ClarabelSolver { polish: false, regularization: vec![1e-8], ..ClarabelSolver::default() }.solve(&problem).unwrap();
+        let raw = ClarabelSolver { polish: false, regularization: vec![1e-8], ..ClarabelSolver::default() }
+            .solve(&problem)
+            .unwrap();
         let mu = raw.dp_multipliers.clone().unwrap();
         let what = format!("case {case}: |Y| = {n}, |Θ̃| = {n_out}, ε = {eps:.2}");
         let Ok(out) = polish(&problem, &raw.x, &mu) else {

@@ -42,10 +42,8 @@ fn backends_agree_on_every_bundled_model() {
         let lo = model.epsilons.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = model.epsilons.iter().copied().fold(0.0, f64::max);
         for eps in [lo, hi] {
-            let results: Vec<_> = solvers
-                .iter()
-                .map(|&s| solve_model(&model, Some(&[eps]), s).unwrap().remove(0))
-                .collect();
+            let results: Vec<_> =
+                solvers.iter().map(|&s| solve_model(&model, Some(&[eps]), s).unwrap().remove(0)).collect();
             // The objective (Bayes risk, or worst-case risk for minimax) is unique; P may not be.
             let best = results.iter().map(|s| s.objective).fold(f64::INFINITY, f64::min);
             // Together the bounds certify the optimum: the best of them is within 1e-6 of it. (Each

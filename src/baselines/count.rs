@@ -8,9 +8,9 @@ use rand::Rng;
 
 use crate::eval::grid_mechanism::rounded_column;
 use crate::eval::noise::Noise;
+use crate::eval::ScalarLoss;
 use crate::eval::{count, Estimator, Privacy, Risk, Setting};
 use crate::model::family::binomial_pmf_all;
-use crate::eval::ScalarLoss;
 
 /// `clamp(centre[y] + W, lo, hi)` (or unclamped).
 #[derive(Debug, Clone)]
@@ -33,7 +33,14 @@ pub struct CountRelease {
 
 impl CountRelease {
     /// Build, precomputing the per-y moments used by squared loss.
-    pub fn new(id: &'static str, privacy: Privacy, setting: Setting, centres: Vec<f64>, noise: Noise, clamp: Option<(f64, f64)>) -> Self {
+    pub fn new(
+        id: &'static str,
+        privacy: Privacy,
+        setting: Setting,
+        centres: Vec<f64>,
+        noise: Noise,
+        clamp: Option<(f64, f64)>,
+    ) -> Self {
         assert_eq!(centres.len() as u64, setting.trials + 1, "one centre per y");
         let moments = match setting.loss {
             ScalarLoss::Squared => centres.iter().map(|&c| noise.moments(c, clamp)).collect(),
@@ -85,7 +92,8 @@ impl Estimator for CountRelease {
     }
     fn risk_at(&self, theta: f64) -> Risk {
         let q = binomial_pmf_all(self.setting.trials, theta);
-        let v = q.iter().enumerate().filter(|(_, &qi)| qi > 0.0).map(|(y, &qi)| qi * self.loss_given_count(y, theta)).sum();
+        let v =
+            q.iter().enumerate().filter(|(_, &qi)| qi > 0.0).map(|(y, &qi)| qi * self.loss_given_count(y, theta)).sum();
         if self.is_closed_form() {
             Risk::exact(v)
         } else {

@@ -142,7 +142,14 @@ impl GaussianScheme {
             }
         };
         let centres = (0..=setting.trials).map(|y| y as f64 / k).collect();
-        let law = CountRelease::new(id, Privacy::Approx { eps, delta }, setting, centres, Noise::Gaussian { sigma: out_sigma }, None);
+        let law = CountRelease::new(
+            id,
+            Privacy::Approx { eps, delta },
+            setting,
+            centres,
+            Noise::Gaussian { sigma: out_sigma },
+            None,
+        );
         GaussianScheme { scheme, sites, eps, delta, site_sigma, law }
     }
 
@@ -177,11 +184,7 @@ impl Estimator for GaussianScheme {
                 let e_hat: Vec<f64> = (0..s).map(|_| tau * sample_std_normal(rng)).collect();
                 let mean_e = e_hat.iter().sum::<f64>() / s as f64;
                 let g_sd = tau / (s as f64).sqrt();
-                means
-                    .iter()
-                    .zip(&e_hat)
-                    .map(|(m, e)| m + (e - mean_e) + g_sd * sample_std_normal(rng))
-                    .sum::<f64>()
+                means.iter().zip(&e_hat).map(|(m, e)| m + (e - mean_e) + g_sd * sample_std_normal(rng)).sum::<f64>()
                     / s as f64
             }
         }

@@ -186,10 +186,14 @@ pub fn build(method: Method, model: &Model, eps: f64, opts: &BaselineOptions) ->
         Method::Dsaa => Box::new(subsample::SubsampleAggregate::dsaa(setting, eps, parties, seed)),
         Method::LeiPh => Box::new(lei::LeiHistogram::new(setting, eps, false)),
         Method::LeiThld => Box::new(lei::LeiHistogram::new(setting, eps, true)),
-        Method::Gaussian => Box::new(gaussian::GaussianScheme::new(setting, eps, opts.delta, parties, gaussian::Scheme::Pooled)),
+        Method::Gaussian => {
+            Box::new(gaussian::GaussianScheme::new(setting, eps, opts.delta, parties, gaussian::Scheme::Pooled))
+        }
         Method::GaussianConventional => {
             Box::new(gaussian::GaussianScheme::new(setting, eps, opts.delta, parties, gaussian::Scheme::Conventional))
         }
-        Method::Cape => Box::new(gaussian::GaussianScheme::new(setting, eps, opts.delta, parties, gaussian::Scheme::Cape)),
+        Method::Cape => {
+            Box::new(gaussian::GaussianScheme::new(setting, eps, opts.delta, parties, gaussian::Scheme::Cape))
+        }
     }))
 }

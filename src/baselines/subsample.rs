@@ -25,9 +25,9 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use crate::eval::noise::Noise;
+use crate::eval::ScalarLoss;
 use crate::eval::{monte_carlo_risk, Estimator, Privacy, Risk, RiskMethod, Setting};
 use crate::model::family::binomial_pmf_all;
-use crate::eval::ScalarLoss;
 
 /// Draws per θ when the risk falls back to Monte Carlo.
 pub const MC_DRAWS: usize = 4000;
@@ -139,7 +139,8 @@ impl Estimator for SubsampleAggregate {
                     let mut v = 0.0;
                     for (sa, &pa) in qa.iter().enumerate().filter(|(_, &p)| p > 0.0) {
                         for (sb, &pb) in qb.iter().enumerate().filter(|(_, &p)| p > 0.0) {
-                            let centre = (sa as f64 / (t + 1) as f64 + if t > 0 { sb as f64 / t as f64 } else { 0.0 }) / (m * k);
+                            let centre =
+                                (sa as f64 / (t + 1) as f64 + if t > 0 { sb as f64 / t as f64 } else { 0.0 }) / (m * k);
                             v += pa * pb * noise.expected_loss(centre, None, theta, ScalarLoss::Absolute);
                         }
                     }

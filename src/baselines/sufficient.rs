@@ -28,7 +28,14 @@ use crate::eval::{Estimator, Privacy, Risk, Setting};
 pub fn cssa(setting: Setting, eps: f64) -> CountRelease {
     let k = setting.trials as f64;
     let centres = (0..=setting.trials).map(|y| y as f64 / k).collect();
-    CountRelease::new("cssa", Privacy::Pure { eps }, setting, centres, Noise::Laplace { b: 1.0 / (k * eps) }, Some((setting.lower, setting.upper)))
+    CountRelease::new(
+        "cssa",
+        Privacy::Pure { eps },
+        setting,
+        centres,
+        Noise::Laplace { b: 1.0 / (k * eps) },
+        Some((setting.lower, setting.upper)),
+    )
 }
 
 /// DSSA over M parties of N = K/M records.
@@ -50,7 +57,14 @@ impl Dssa {
         } else {
             Noise::LaplaceSum { m: parties, b: 1.0 / (n * eps * parties as f64) }
         };
-        let law = CountRelease::new("dssa", Privacy::Pure { eps }, setting, centres, noise, Some((setting.lower, setting.upper)));
+        let law = CountRelease::new(
+            "dssa",
+            Privacy::Pure { eps },
+            setting,
+            centres,
+            noise,
+            Some((setting.lower, setting.upper)),
+        );
         Dssa { law, parties, eps }
     }
 }

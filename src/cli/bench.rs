@@ -114,7 +114,11 @@ fn median_row(runs: Vec<BenchRow>) -> BenchRow {
     row.assembly_seconds = med(|r| r.assembly_seconds);
     row.solve_seconds = med(|r| r.solve_seconds);
     row.certificate_seconds = med(|r| r.certificate_seconds);
-    row.peak_kib = runs.iter().map(|r| r.peak_kib).collect::<Option<Vec<u64>>>().map(|v| median(v.iter().map(|&x| x as f64).collect()) as u64);
+    row.peak_kib = runs
+        .iter()
+        .map(|r| r.peak_kib)
+        .collect::<Option<Vec<u64>>>()
+        .map(|v| median(v.iter().map(|&x| x as f64).collect()) as u64);
     row
 }
 
@@ -122,7 +126,18 @@ fn print_row(r: &BenchRow, header: bool, reps: usize) {
     if header {
         println!(
             "{:>8} {:>6} {:>14} {:>10} {:>10} {:>10} {:>9} {:>10} {:>9} {:>14} {:>5} {:>12}",
-            "K", "M", "path", "assembly", "solve", "certif.", "peak MiB", "rel_gap", "status", "CVXPY/total", "runs", "bayes_risk"
+            "K",
+            "M",
+            "path",
+            "assembly",
+            "solve",
+            "certif.",
+            "peak MiB",
+            "rel_gap",
+            "status",
+            "CVXPY/total",
+            "runs",
+            "bayes_risk"
         );
     }
     let total = r.assembly_seconds + r.solve_seconds + r.certificate_seconds;

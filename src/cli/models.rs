@@ -40,7 +40,11 @@ pub fn run(dir: &Path) -> Result<()> {
         }
     }
     if bad > 0 {
-        return Err(Error::input(format!("{bad} of {} model files in {} are invalid (see above)", files.len(), dir.display())));
+        return Err(Error::input(format!(
+            "{bad} of {} model files in {} are invalid (see above)",
+            files.len(),
+            dir.display()
+        )));
     }
     Ok(())
 }

@@ -17,7 +17,11 @@ pub fn run(file: &Path, y: &str, n: usize, seed: Option<u64>, json: bool) -> Res
     let Some(i) = m.observation_index(&coords) else {
         let show = |j: usize| {
             let c: Vec<String> = obs.point(j).iter().map(|v| v.to_string()).collect();
-            if c.len() == 1 { c[0].clone() } else { format!("({})", c.join(",")) }
+            if c.len() == 1 {
+                c[0].clone()
+            } else {
+                format!("({})", c.join(","))
+            }
         };
         let what = if coords.len() == obs.dim() {
             "is not an observation of".to_string()

@@ -2,8 +2,8 @@
 
 use std::path::Path;
 
-use ubapp::model::Model;
 use ubapp::mechanism::Mechanism;
+use ubapp::model::Model;
 use ubapp::solve::{solve_model, Solution, SolverChoice};
 use ubapp::{Error, Result};
 

@@ -130,7 +130,11 @@ pub fn validate(opts: &CompareOptions) -> Result<()> {
 pub fn compare(model: &Model, opts: &CompareOptions, progress: &mut dyn FnMut(&str)) -> Result<Comparison> {
     validate(opts)?;
     if Setting::of(model).is_none() {
-        bail_input!("compare: the baselines cover the binomial family only (model {} uses {})", model.name(), model.family.name());
+        bail_input!(
+            "compare: the baselines cover the binomial family only (model {} uses {})",
+            model.name(),
+            model.family.name()
+        );
     }
     let mut out = Comparison { loss: model.loss.name().to_string(), ..Default::default() };
     let steps = opts.trials.len() * opts.eps.len();

@@ -108,8 +108,24 @@ pub fn rounded_column(c: f64, noise: &Noise, outputs: &[f64]) -> Vec<f64> {
         let lo = if r == 0 { f64::NEG_INFINITY } else { cut(r - 1) };
         let hi = if r + 1 == n { f64::INFINITY } else { cut(r) };
         // P(lo < W ≤ hi), computed from the tail on the far side of 0 to avoid cancellation.
-        let below = |w: f64| if w == f64::NEG_INFINITY { 0.0 } else if w == f64::INFINITY { 1.0 } else { noise.cdf(w) };
-        let above = |w: f64| if w == f64::NEG_INFINITY { 1.0 } else if w == f64::INFINITY { 0.0 } else { noise.sf(w) };
+        let below = |w: f64| {
+            if w == f64::NEG_INFINITY {
+                0.0
+            } else if w == f64::INFINITY {
+                1.0
+            } else {
+                noise.cdf(w)
+            }
+        };
+        let above = |w: f64| {
+            if w == f64::NEG_INFINITY {
+                1.0
+            } else if w == f64::INFINITY {
+                0.0
+            } else {
+                noise.sf(w)
+            }
+        };
         col[k] = if lo >= 0.0 {
             above(lo) - above(hi)
         } else if hi <= 0.0 {

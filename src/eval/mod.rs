@@ -266,7 +266,13 @@ pub fn risk_curve(est: &dyn Estimator, thetas: &[f64]) -> Vec<Risk> {
 
 /// Monte-Carlo estimate of risk(θ) through `release`: `draws` datasets of K i.i.d. Bernoulli(θ)
 /// records, one release each. Returns (mean loss, standard error).
-pub fn monte_carlo_risk(est: &dyn Estimator, setting: &Setting, theta: f64, draws: usize, rng: &mut dyn Rng) -> (f64, f64) {
+pub fn monte_carlo_risk(
+    est: &dyn Estimator,
+    setting: &Setting,
+    theta: f64,
+    draws: usize,
+    rng: &mut dyn Rng,
+) -> (f64, f64) {
     let k = setting.trials as usize;
     let mut records = vec![false; k];
     let (mut sum, mut sum2) = (0.0, 0.0);

@@ -30,7 +30,7 @@
 
 mod costs;
 
-pub use costs::{cost_matrix, check_dense_size};
+pub use costs::{check_dense_size, cost_matrix};
 
 use std::sync::Arc;
 
@@ -317,9 +317,11 @@ impl Problem {
     pub fn row_bounds(&self, r: usize) -> (f64, f64) {
         if r < self.n_eq() {
             (1.0, 1.0)
-        } else if let Some(delta) = self.program.delta.filter(|_| {
-            r >= self.delta_row0() && r < self.delta_row0() + 2 * self.neighbours.edge_count()
-        }) {
+        } else if let Some(delta) = self
+            .program
+            .delta
+            .filter(|_| r >= self.delta_row0() && r < self.delta_row0() + 2 * self.neighbours.edge_count())
+        {
             (f64::NEG_INFINITY, delta)
         } else {
             (f64::NEG_INFINITY, 0.0)
@@ -409,8 +411,7 @@ impl Problem {
                 r[[k, b]] += m1 - e_eps * m0;
             }
         }
-        let mut bound: f64 =
-            r.columns().into_iter().map(|c| c.iter().copied().fold(f64::INFINITY, f64::min)).sum();
+        let mut bound: f64 = r.columns().into_iter().map(|c| c.iter().copied().fold(f64::INFINITY, f64::min)).sum();
         if let Some(delta) = self.program.delta {
             let n_dp = self.n_dp_rows();
             for p in 0..2 * self.neighbours.edge_count() {
@@ -460,10 +461,7 @@ pub fn max_dp_violation(p: &Array2<f64>, neighbours: &Neighbours, eps: f64) -> f
 
 /// The objective scale: the non-private risk when positive, else the best constant risk, else 1.
 pub fn objective_scale(cost: &Array2<f64>) -> f64 {
-    [non_private_risk(cost), best_constant_risk(cost)]
-        .into_iter()
-        .find(|s| s.is_finite() && *s > 0.0)
-        .unwrap_or(1.0)
+    [non_private_risk(cost), best_constant_risk(cost)].into_iter().find(|s| s.is_finite() && *s > 0.0).unwrap_or(1.0)
 }
 
 /// Risk of the best constant estimator, min_k Σ_i c\[k,i\]: the UBaPP optimum as ε → 0.

@@ -184,9 +184,9 @@ pub fn ln_ratio_upper(a: u64, b: u64) -> f64 {
 /// den·T ≤ 2^52·2^52 = 2^104 for columns summing to T ≤ 2^52. For arbitrary input the sum
 /// saturates at u128::MAX, which only over-states the spend (the safe direction).
 pub fn pair_spend(wa: &[u64], wb: &[u64], bound: RatioBound) -> u128 {
-    wa.iter().zip(wb).fold(0u128, |s, (&a, &b)| {
-        s.saturating_add((a as u128 * bound.den).saturating_sub(bound.num * b as u128))
-    })
+    wa.iter()
+        .zip(wb)
+        .fold(0u128, |s, (&a, &b)| s.saturating_add((a as u128 * bound.den).saturating_sub(bound.num * b as u128)))
 }
 
 /// ⌊x · 2^p⌋ exactly, for a float x ∈ [0, 1) and p ≤ 127 (so the result is < 2^p ≤ 2^127).
@@ -427,7 +427,10 @@ mod tests {
             Err(CertifyError::Exceeds { k: 0, a: 0, b: 1, .. })
         ));
         let cols = vec![vec![0, 4], vec![1, 3]];
-        assert_eq!(certify_weights(&cols, [(0, 1)].into_iter(), 10.0), Err(CertifyError::Unbounded { k: 0, a: 1, b: 0 }));
+        assert_eq!(
+            certify_weights(&cols, [(0, 1)].into_iter(), 10.0),
+            Err(CertifyError::Unbounded { k: 0, a: 1, b: 0 })
+        );
         // Zero in both neighbours is fine; no edges means ε = 0.
         let cols = vec![vec![0, 4], vec![0, 4]];
         assert_eq!(certify_weights(&cols, [(0, 1)].into_iter(), 1.0), Ok(0.0));

@@ -199,7 +199,14 @@ impl Mechanism {
                             repair: Some(report),
                             ..Provenance::default()
                         };
-                        best = Some(Mechanism::assemble(model.clone(), cert, DEFAULT_TOTAL, columns, bayes_risk, provenance));
+                        best = Some(Mechanism::assemble(
+                            model.clone(),
+                            cert,
+                            DEFAULT_TOTAL,
+                            columns,
+                            bayes_risk,
+                            provenance,
+                        ));
                     }
                 }
                 Err(e) => {
@@ -384,28 +391,30 @@ impl Mechanism {
         }
         let version = match obj.get("format_version").and_then(Value::as_u64) {
             Some(v) if (FORMAT_VERSION_PURE as u64..=FORMAT_VERSION as u64).contains(&v) => v as u32,
-            other => {
-                return Err(fail(format!(
-                    "format_version is {}, but this ubapp ({}) reads versions {FORMAT_VERSION_PURE} and {FORMAT_VERSION}",
-                    other.map_or("missing or not an integer".to_string(), |v| v.to_string()),
-                    env!("CARGO_PKG_VERSION")
-                )))
-            }
+            other => return Err(fail(format!(
+                "format_version is {}, but this ubapp ({}) reads versions {FORMAT_VERSION_PURE} and {FORMAT_VERSION}",
+                other.map_or("missing or not an integer".to_string(), |v| v.to_string()),
+                env!("CARGO_PKG_VERSION")
+            ))),
         };
         let file: MechanismFile = serde_path_to_error::deserialize(value.clone())
             .map_err(|e| fail(format!("{}: {}", e.path(), e.inner())))?;
         // Version 1 is pure ε and has no δ fields; version 2 must state both.
-        let (delta, claimed_delta) = match (version, file.delta, file.certified_delta) {
-            (1, None, None) => (0.0, 0.0),
-            (1, _, _) => {
-                return Err(fail("delta and certified_delta are not part of format_version 1 (pure ε); (ε, δ) files are version 2".into()))
-            }
-            (_, Some(d), Some(c)) => (d, c),
-            (_, d, _) => {
-                let missing = if d.is_none() { "delta" } else { "certified_delta" };
-                return Err(fail(format!("{missing} is missing (format_version {version} states delta and certified_delta)")));
-            }
-        };
+        let (delta, claimed_delta) =
+            match (version, file.delta, file.certified_delta) {
+                (1, None, None) => (0.0, 0.0),
+                (1, _, _) => return Err(fail(
+                    "delta and certified_delta are not part of format_version 1 (pure ε); (ε, δ) files are version 2"
+                        .into(),
+                )),
+                (_, Some(d), Some(c)) => (d, c),
+                (_, d, _) => {
+                    let missing = if d.is_none() { "delta" } else { "certified_delta" };
+                    return Err(fail(format!(
+                        "{missing} is missing (format_version {version} states delta and certified_delta)"
+                    )));
+                }
+            };
         let model = Model::from_spec(file.model).map_err(|e| fail(format!("model: {e}")))?;
         if !(delta.is_finite() && (0.0..1.0).contains(&delta)) {
             return Err(fail(format!("delta must be a number in [0, 1) (got {delta})")));
@@ -524,11 +533,19 @@ fn check_weights(model: &Model, eps: f64, delta: f64, total: u64, columns: &[Vec
     let neighbours = model.family.neighbours();
     let edges = neighbours.edges();
     let certified = if delta > 0.0 {
-        exact::certify_weights_delta(columns, edges, eps, delta, total)
-            .map(|certified_delta| Certificate { eps, delta, certified_eps: eps, certified_delta })
+        exact::certify_weights_delta(columns, edges, eps, delta, total).map(|certified_delta| Certificate {
+            eps,
+            delta,
+            certified_eps: eps,
+            certified_delta,
+        })
     } else {
-        exact::certify_weights(columns, edges, eps)
-            .map(|certified_eps| Certificate { eps, delta, certified_eps, certified_delta: 0.0 })
+        exact::certify_weights(columns, edges, eps).map(|certified_eps| Certificate {
+            eps,
+            delta,
+            certified_eps,
+            certified_delta: 0.0,
+        })
     };
     certified.map_err(|e| {
         Error::Input(match e {

@@ -283,7 +283,9 @@ pub fn repair_and_quantise_delta(
         match certify_weights_delta(&columns, edges.iter().copied(), eps, delta, total) {
             Ok(certified) => return Ok((columns, certified, input.report(method, t, margin, attempt))),
             // At t = 1 the columns are identical and spend 0, so this cannot fail; say so if it did.
-            Err(e) if t >= 1.0 => return Err(Error::Solver(format!("the constant mechanism failed the δ check: {e:?}"))),
+            Err(e) if t >= 1.0 => {
+                return Err(Error::Solver(format!("the constant mechanism failed the δ check: {e:?}")))
+            }
             Err(_) => margin *= 4.0,
         }
     }
@@ -318,7 +320,13 @@ impl InputMeasures {
 /// Shapes, ε, total and finiteness; then refuse input further than [`MAX_INPUT_ERROR`] from a
 /// mechanism: its ratio violation (pure ε) or its δ spend beyond `delta` ((ε, δ)), column sums and
 /// negative entries.
-fn check_input(neighbours: &Neighbours, eps: f64, p: &Array2<f64>, total: u64, delta: Option<f64>) -> Result<InputMeasures> {
+fn check_input(
+    neighbours: &Neighbours,
+    eps: f64,
+    p: &Array2<f64>,
+    total: u64,
+    delta: Option<f64>,
+) -> Result<InputMeasures> {
     let (n_out, n_obs) = p.dim();
     if n_obs != neighbours.len() {
         return Err(Error::Solver(format!("P has {n_obs} columns but Y has {} observations", neighbours.len())));
@@ -393,8 +401,7 @@ fn lift_rows(q: &mut Array2<f64>, neighbours: &Neighbours, edges: &[(usize, usiz
     for mut row in q.rows_mut() {
         // Process vertices in decreasing order of their final value (like Dijkstra on −ln values).
         let mut done = vec![false; n];
-        let mut heap: std::collections::BinaryHeap<(OrdF64, usize)> =
-            (0..n).map(|i| (OrdF64(row[i]), i)).collect();
+        let mut heap: std::collections::BinaryHeap<(OrdF64, usize)> = (0..n).map(|i| (OrdF64(row[i]), i)).collect();
         while let Some((OrdF64(v), i)) = heap.pop() {
             if done[i] || v < row[i] {
                 continue;

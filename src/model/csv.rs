@@ -67,11 +67,7 @@ pub fn read_matrix(path: &Path, field: &str) -> Result<Array2<f64>> {
 /// `what` says what rows and columns mean.
 pub fn check_shape(m: &Array2<f64>, origin: &str, rows: usize, cols: usize, what: &str) -> Result<()> {
     if m.dim() != (rows, cols) {
-        bail_input!(
-            "{origin}: expected {rows} rows × {cols} columns ({what}), found {} × {}",
-            m.nrows(),
-            m.ncols()
-        );
+        bail_input!("{origin}: expected {rows} rows × {cols} columns ({what}), found {} × {}", m.nrows(), m.ncols());
     }
     Ok(())
 }

@@ -69,8 +69,6 @@ impl ExactBetaBinomial {
     pub fn cost_matrix(&self, outputs: &Grid, loss: &Loss) -> Array2<f64> {
         let m = self.marginal();
         let t = outputs.values();
-        Array2::from_shape_fn((m.len(), t.len()), |(i, k)| {
-            m[i] * self.posterior_expected_loss(i as u64, t[k], loss)
-        })
+        Array2::from_shape_fn((m.len(), t.len()), |(i, k)| m[i] * self.posterior_expected_loss(i as u64, t[k], loss))
     }
 }

@@ -65,9 +65,7 @@ impl Loss {
                 return values.as_ref().clone();
             }
         }
-        Array2::from_shape_fn((theta.len(), outputs.len()), |(j, k)| {
-            self.eval(theta.point(j), outputs.point(k))
-        })
+        Array2::from_shape_fn((theta.len(), outputs.len()), |(j, k)| self.eval(theta.point(j), outputs.point(k)))
     }
 
     /// Its name in model files.

@@ -151,7 +151,9 @@ impl Model {
         let theta = match &p.grid {
             GridSpec::Exact => {
                 let ObservationSpec::Binomial { trials } = spec.observation else {
-                    bail_input!("parameter.grid: kind = \"exact\" needs the binomial family (closed-form Beta–binomial costs)");
+                    bail_input!(
+                        "parameter.grid: kind = \"exact\" needs the binomial family (closed-form Beta–binomial costs)"
+                    );
                 };
                 let (a, b) = match &p.prior {
                     PriorSpec::Uniform => (1.0, 1.0),
@@ -162,7 +164,9 @@ impl Model {
                     bail_input!("parameter.grid: kind = \"exact\" needs parameter.lower = 0 and parameter.upper = 1");
                 }
                 if objective == Objective::Minimax {
-                    bail_input!("objective = \"minimax\" needs a finite parameter grid, not parameter.grid.kind = \"exact\"");
+                    bail_input!(
+                        "objective = \"minimax\" needs a finite parameter grid, not parameter.grid.kind = \"exact\""
+                    );
                 }
                 if matches!(spec.output.grid, OutputGridSpec::Parameter) {
                     bail_input!("output.grid must be a grid of its own (e.g. {{ kind = \"midpoint\", points = 100 }}) when parameter.grid.kind = \"exact\"");
@@ -303,7 +307,9 @@ impl Model {
             }
             LossSpec::Matrix { values, file } => {
                 if exact.is_some() {
-                    bail_input!("loss.kind = \"matrix\" needs a finite parameter grid, not parameter.grid.kind = \"exact\"");
+                    bail_input!(
+                        "loss.kind = \"matrix\" needs a finite parameter grid, not parameter.grid.kind = \"exact\""
+                    );
                 }
                 let (Some(rows), None) = (values, file) else {
                     bail_input!("loss: kind = \"matrix\" needs exactly one of `values` and `file`");
@@ -342,7 +348,10 @@ impl Model {
         let mut spec = self.spec.clone();
         match &mut spec.observation {
             ObservationSpec::Binomial { trials: t } => *t = trials,
-            _ => bail_input!("observation.trials exists only for the binomial family (this model is {})", self.family.name()),
+            _ => bail_input!(
+                "observation.trials exists only for the binomial family (this model is {})",
+                self.family.name()
+            ),
         }
         Model::from_spec(spec)
     }
@@ -370,11 +379,21 @@ impl Model {
 }
 
 /// Build a grid of the given kind for the parameter space; `field` names it in errors.
-fn build_grid(g: &GridSpec, field: &str, space: Space, lower: f64, upper: f64, prior: &PriorSpec, src: &Sources) -> Result<Grid> {
+fn build_grid(
+    g: &GridSpec,
+    field: &str,
+    space: Space,
+    lower: f64,
+    upper: f64,
+    prior: &PriorSpec,
+    src: &Sources,
+) -> Result<Grid> {
     Ok(match g {
         GridSpec::Midpoint { points } => {
             if let Space::Simplex(_) = space {
-                bail_input!("{field}: the multinomial family needs kind = \"simplex\" (or \"explicit\"), not \"midpoint\"");
+                bail_input!(
+                    "{field}: the multinomial family needs kind = \"simplex\" (or \"explicit\"), not \"midpoint\""
+                );
             }
             check_points(*points, &format!("{field}.points"))?;
             Grid::midpoint(lower, upper, *points)
@@ -431,16 +450,24 @@ fn build_grid(g: &GridSpec, field: &str, space: Space, lower: f64, upper: f64, p
                         bail_input!("{field}: expected one-dimensional points, found {} columns", g.dim());
                     }
                     if let Some(x) = g.values().into_iter().find(|&x| x < lower || x > upper) {
-                        bail_input!("{field}: point {x} lies outside [parameter.lower, parameter.upper] = [{lower}, {upper}]");
+                        bail_input!(
+                            "{field}: point {x} lies outside [parameter.lower, parameter.upper] = [{lower}, {upper}]"
+                        );
                     }
                 }
                 Space::Simplex(d) => {
                     if g.dim() != d {
-                        bail_input!("{field}: expected points with {d} coordinates (one per category), found {}", g.dim());
+                        bail_input!(
+                            "{field}: expected points with {d} coordinates (one per category), found {}",
+                            g.dim()
+                        );
                     }
                     for (j, r) in g.points().rows().into_iter().enumerate() {
                         if r.iter().any(|&x| x < 0.0) || (r.sum() - 1.0).abs() > 1e-9 {
-                            bail_input!("{field}: point {} is not in the simplex (coordinates ≥ 0 summing to 1)", j + 1);
+                            bail_input!(
+                                "{field}: point {} is not in the simplex (coordinates ≥ 0 summing to 1)",
+                                j + 1
+                            );
                         }
                     }
                 }

@@ -1,7 +1,7 @@
 //! Priors on Θ and the weights π_j they put on a grid.
 
-use rand::{rngs::StdRng, SeedableRng};
 use rand::distr::Distribution;
+use rand::{rngs::StdRng, SeedableRng};
 use statrs::distribution::{Beta, Continuous};
 
 /// A prior on the interval [lower, upper].
@@ -31,8 +31,7 @@ impl Prior {
     /// Weights ∝ prior density at the (1-D) points, normalised to sum to 1.
     /// Returns `None` if the density vanishes (or is infinite) on the whole grid.
     pub fn grid_weights(self, values: &[f64], lower: f64, upper: f64) -> Option<Vec<f64>> {
-        let w: Vec<f64> =
-            values.iter().map(|&v| self.unit_density((v - lower) / (upper - lower))).collect();
+        let w: Vec<f64> = values.iter().map(|&v| self.unit_density((v - lower) / (upper - lower))).collect();
         let total: f64 = w.iter().sum();
         if !(total.is_finite() && total > 0.0) || w.iter().any(|x| !x.is_finite()) {
             return None;

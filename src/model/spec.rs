@@ -298,8 +298,8 @@ impl<'de> Deserialize<'de> for MatrixSource {
 impl ModelSpec {
     /// Parse a model from TOML text; `origin` names the source in error messages.
     pub fn from_toml(text: &str, origin: &str) -> Result<Self> {
-        let de = toml::de::Deserializer::parse(text)
-            .map_err(|e| Error::input(describe_toml_error(origin, text, "", &e)))?;
+        let de =
+            toml::de::Deserializer::parse(text).map_err(|e| Error::input(describe_toml_error(origin, text, "", &e)))?;
         serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
             Error::input(describe_toml_error(origin, text, &path, e.inner()))
@@ -308,9 +308,8 @@ impl ModelSpec {
 
     /// Read and parse a model file.
     pub fn from_file(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            Error::input(format!("cannot read model file {}: {e}", path.display()))
-        })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::input(format!("cannot read model file {}: {e}", path.display())))?;
         Self::from_toml(&text, &path.display().to_string())
     }
 

@@ -173,7 +173,13 @@ fn draw_lines<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, plot: &LinePlot
 
 /// A sequential colour map (dark blue → yellow), t ∈ [0, 1].
 fn colormap(t: f64) -> RGBColor {
-    let stops = [(0.0, (255.0, 255.0, 255.0)), (0.02, (220.0, 230.0, 245.0)), (0.3, (70.0, 130.0, 190.0)), (0.7, (30.0, 40.0, 120.0)), (1.0, (0.0, 0.0, 0.0))];
+    let stops = [
+        (0.0, (255.0, 255.0, 255.0)),
+        (0.02, (220.0, 230.0, 245.0)),
+        (0.3, (70.0, 130.0, 190.0)),
+        (0.7, (30.0, 40.0, 120.0)),
+        (1.0, (0.0, 0.0, 0.0)),
+    ];
     let t = t.clamp(0.0, 1.0);
     for w in stops.windows(2) {
         let ((a, ca), (b, cb)) = (w[0], w[1]);
@@ -199,8 +205,16 @@ fn draw_heatmap<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, h: &Heatmap) 
         .iter()
         .enumerate()
         .map(|(r, _)| {
-            let below = if r == 0 { lo - 0.5 * (h.outputs[order[1.min(order.len() - 1)]] - lo) } else { 0.5 * (h.outputs[order[r - 1]] + h.outputs[order[r]]) };
-            let above = if r + 1 == order.len() { hi + 0.5 * (hi - h.outputs[order[r.saturating_sub(1)]]) } else { 0.5 * (h.outputs[order[r]] + h.outputs[order[r + 1]]) };
+            let below = if r == 0 {
+                lo - 0.5 * (h.outputs[order[1.min(order.len() - 1)]] - lo)
+            } else {
+                0.5 * (h.outputs[order[r - 1]] + h.outputs[order[r]])
+            };
+            let above = if r + 1 == order.len() {
+                hi + 0.5 * (hi - h.outputs[order[r.saturating_sub(1)]])
+            } else {
+                0.5 * (h.outputs[order[r]] + h.outputs[order[r + 1]])
+            };
             (below, above)
         })
         .collect();
@@ -273,22 +287,28 @@ impl Formats {
 }
 
 /// Render with `draw` to `dir/stem.png` and `dir/stem.svg`, each atomically.
-fn render(dir: &Path, stem: &str, formats: Formats, draw: &dyn Fn(&DrawingArea<BitMapBackend, Shift>) -> std::result::Result<(), String>, draw_svg: &dyn Fn(&DrawingArea<SVGBackend, Shift>) -> std::result::Result<(), String>) -> Result<Vec<String>> {
+fn render(
+    dir: &Path,
+    stem: &str,
+    formats: Formats,
+    draw: &dyn Fn(&DrawingArea<BitMapBackend, Shift>) -> std::result::Result<(), String>,
+    draw_svg: &dyn Fn(&DrawingArea<SVGBackend, Shift>) -> std::result::Result<(), String>,
+) -> Result<Vec<String>> {
     init_font();
     let fail = |what: &str, m: String| Error::Io { path: dir.join(what), source: std::io::Error::other(m) };
     let mut files = Vec::new();
     // PNG: draw into a pixel buffer, encode, write atomically.
     let png_name = format!("{stem}.png");
     if formats.png {
-    let mut buf = vec![255u8; (SIZE.0 * SIZE.1 * 3) as usize];
-    {
-        let root = BitMapBackend::with_buffer(&mut buf, SIZE).into_drawing_area();
-        draw(&root).map_err(|m| fail(&png_name, m))?;
-    }
-    let mut png = Vec::new();
-    encode_png(&buf, SIZE, &mut png).map_err(|m| fail(&png_name, m))?;
-    write_atomic(&dir.join(&png_name), &png)?;
-    files.push(png_name);
+        let mut buf = vec![255u8; (SIZE.0 * SIZE.1 * 3) as usize];
+        {
+            let root = BitMapBackend::with_buffer(&mut buf, SIZE).into_drawing_area();
+            draw(&root).map_err(|m| fail(&png_name, m))?;
+        }
+        let mut png = Vec::new();
+        encode_png(&buf, SIZE, &mut png).map_err(|m| fail(&png_name, m))?;
+        write_atomic(&dir.join(&png_name), &png)?;
+        files.push(png_name);
     }
     let svg_name = format!("{stem}.svg");
     if formats.svg {
@@ -417,7 +437,12 @@ pub fn write_all(dir: &Path, cmp: &Comparison) -> Result<Vec<String>> {
                 })
                 .collect(),
         };
-        files.extend(write_line_plot(dir, &format!("mse_theta_eps{}_K{}", tag(c.eps), c.trials), &plot, Formats::BOTH)?);
+        files.extend(write_line_plot(
+            dir,
+            &format!("mse_theta_eps{}_K{}", tag(c.eps), c.trials),
+            &plot,
+            Formats::BOTH,
+        )?);
     }
     for h in &cmp.heatmaps {
         files.extend(write_heatmap(dir, &format!("heatmap_ubapp_eps{}_K{}", tag(h.eps), h.trials), h, Formats::BOTH)?);

@@ -9,7 +9,9 @@
 //! system's rows on the UBaPP LP. (With δ > 0 the DP rows are relaxed, so every bound is kept.)
 
 use clarabel::algebra::CscMatrix;
-use clarabel::solver::{DefaultSettings, DefaultSettingsBuilder, DefaultSolver, IPSolver, SolverStatus, SupportedConeT};
+use clarabel::solver::{
+    DefaultSettings, DefaultSettingsBuilder, DefaultSolver, IPSolver, SolverStatus, SupportedConeT,
+};
 
 use super::{Assessment, LpSolver, RawSolution, Status};
 use crate::lp::Problem;
@@ -161,10 +163,8 @@ impl ClarabelSolver {
         for (t, &(_, _, rhs)) in bound_rows.iter().enumerate() {
             b[m + t] = rhs;
         }
-        let cones = [
-            SupportedConeT::ZeroConeT(problem.n_eq()),
-            SupportedConeT::NonnegativeConeT(m - problem.n_eq() + n_bound),
-        ];
+        let cones =
+            [SupportedConeT::ZeroConeT(problem.n_eq()), SupportedConeT::NonnegativeConeT(m - problem.n_eq() + n_bound)];
         let q = problem.scaled_costs();
         let mut solver = DefaultSolver::new(&p, &q, &a_stacked, &b, &cones, self.settings(static_regularization)?)
             .map_err(|e| Error::Solver(format!("Clarabel rejected the LP: {e}")))?;

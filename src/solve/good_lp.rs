@@ -117,7 +117,11 @@ impl LpSolver for GoodLpSolver {
                 (x.iter().map(|&v| sol.value(v)).collect::<Vec<_>>(), st, format!("{inner:?}"))
             }
             Backend::Microlp => {
-                let sol = unsolved.using(good_lp::solvers::microlp::microlp).with_all(constraints).solve().map_err(resolution_error)?;
+                let sol = unsolved
+                    .using(good_lp::solvers::microlp::microlp)
+                    .with_all(constraints)
+                    .solve()
+                    .map_err(resolution_error)?;
                 let st = map_solution_status(sol.status());
                 (x.iter().map(|&v| sol.value(v)).collect::<Vec<_>>(), st, format!("{:?}", sol.status()))
             }

@@ -68,15 +68,14 @@ impl LpSolver for HighsSolver {
                 (false, false) => pb.add_column(costs[j], f64::NEG_INFINITY..f64::INFINITY, entries),
             }
         }
-        let mut model = pb.try_optimise(Sense::Minimise).map_err(|e| Error::Solver(format!("HiGHS rejected the LP: {e:?}")))?;
+        let mut model =
+            pb.try_optimise(Sense::Minimise).map_err(|e| Error::Solver(format!("HiGHS rejected the LP: {e:?}")))?;
         let set = |m: &mut highs::Model, k: &str, v: &str| {
             m.try_set_option(k, v).map_err(|e| Error::Solver(format!("HiGHS option {k} = {v}: {e:?}")))
         };
         set(&mut model, "solver", self.method.option())?;
         for key in ["primal_feasibility_tolerance", "dual_feasibility_tolerance", "ipm_optimality_tolerance"] {
-            model
-                .try_set_option(key, TOLERANCE)
-                .map_err(|e| Error::Solver(format!("HiGHS option {key}: {e:?}")))?;
+            model.try_set_option(key, TOLERANCE).map_err(|e| Error::Solver(format!("HiGHS option {key}: {e:?}")))?;
         }
         let solved = model.try_solve().map_err(|e| Error::Solver(format!("HiGHS failed: {e:?}")))?;
         let hs = solved.status();
@@ -85,7 +84,8 @@ impl LpSolver for HighsSolver {
         let n_eq = problem.n_eq();
         // HiGHS row duals are ∂objective/∂rhs: ≤ 0 on binding ≤ rows of a minimisation.
         let mu = solution.dual_rows()[n_eq..].iter().map(|d| -d).collect();
-        let raw = RawSolution { x: solution.columns().to_vec(), dp_multipliers: Some(mu), status, detail: format!("{hs:?}") };
+        let raw =
+            RawSolution { x: solution.columns().to_vec(), dp_multipliers: Some(mu), status, detail: format!("{hs:?}") };
         // A vertex that passes our checks stands; the polish is for the occasional inconsistent
         // duals (6.5e-7 of gap at ε = 1 on models/bernoulli-k100.toml) and costs more than it
         // gains on a vertex already certified (vote-share-3way at ε = 2: 10 s for nothing).
@@ -101,9 +101,9 @@ fn map_status(s: HighsModelStatus) -> Status {
         HighsModelStatus::Unbounded | HighsModelStatus::UnboundedOrInfeasible => Status::Unbounded,
         HighsModelStatus::ReachedTimeLimit => Status::TimeLimit,
         HighsModelStatus::ReachedIterationLimit => Status::IterationLimit,
-        HighsModelStatus::SolveError
-        | HighsModelStatus::PresolveError
-        | HighsModelStatus::PostsolveError => Status::NumericalError,
+        HighsModelStatus::SolveError | HighsModelStatus::PresolveError | HighsModelStatus::PostsolveError => {
+            Status::NumericalError
+        }
         HighsModelStatus::NotSet
         | HighsModelStatus::LoadError
         | HighsModelStatus::ModelError

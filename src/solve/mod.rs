@@ -7,13 +7,13 @@
 //! "optimal" becomes [`Status::NearOptimal`] when those checks do not confirm it.
 
 pub mod chain;
-pub mod polish;
 #[cfg(feature = "clarabel")]
 pub mod clarabel;
 #[cfg(feature = "good_lp")]
 pub mod good_lp;
 #[cfg(feature = "highs")]
 pub mod highs;
+pub mod polish;
 
 use std::fmt;
 use std::str::FromStr;
@@ -124,8 +124,18 @@ pub enum SolverChoice {
 
 impl SolverChoice {
     /// All names accepted by `--solver`.
-    pub const NAMES: &'static [&'static str] =
-        &["auto", "highs", "highs-simplex", "highs-ipm", "clarabel", "good-lp", "good-lp-highs", "good-lp-clarabel", "good-lp-microlp", "chain"];
+    pub const NAMES: &'static [&'static str] = &[
+        "auto",
+        "highs",
+        "highs-simplex",
+        "highs-ipm",
+        "clarabel",
+        "good-lp",
+        "good-lp-highs",
+        "good-lp-clarabel",
+        "good-lp-microlp",
+        "chain",
+    ];
 
     /// The backend, or an input error if it was not compiled in.
     pub fn backend(self) -> Result<Box<dyn LpSolver>> {
@@ -148,7 +158,9 @@ impl SolverChoice {
             #[cfg(feature = "highs")]
             SolverChoice::Highs => Ok(Box::new(highs::HighsSolver { method: highs::Method::Choose, polish: true })),
             #[cfg(feature = "highs")]
-            SolverChoice::HighsSimplex => Ok(Box::new(highs::HighsSolver { method: highs::Method::Simplex, polish: true })),
+            SolverChoice::HighsSimplex => {
+                Ok(Box::new(highs::HighsSolver { method: highs::Method::Simplex, polish: true }))
+            }
             #[cfg(feature = "highs")]
             SolverChoice::HighsIpm => Ok(Box::new(highs::HighsSolver { method: highs::Method::Ipm, polish: true })),
             #[cfg(not(feature = "highs"))]
@@ -331,8 +343,9 @@ pub fn solve_problem(problem: &Problem, solver: &dyn LpSolver, assembly_seconds:
     }
     let p = problem.mechanism_matrix(&raw.x);
     let bayes_risk = problem.bayes_risk(&p);
-    let Assessment { residuals, delta_spent, objective, certified_objective, dual_bound, relative_gap, confirmed, .. } =
-        Assessment::of(problem, &p, &raw);
+    let Assessment {
+        residuals, delta_spent, objective, certified_objective, dual_bound, relative_gap, confirmed, ..
+    } = Assessment::of(problem, &p, &raw);
     let Residuals { max_dp_violation, max_column_error, min_entry } = residuals;
     let worst_case_risk = problem.program.risk_rows.as_ref().map(|_| objective);
     let delta = problem.program.delta.unwrap_or(0.0);
@@ -407,7 +420,16 @@ impl Assessment {
         };
         let feasible = private && residuals.is_distribution();
         let confirmed = feasible && relative_gap.is_none_or(|g| g <= CHECK_TOLERANCE);
-        Assessment { residuals, delta_spent, objective, certified_objective, dual_bound, relative_gap, feasible, confirmed }
+        Assessment {
+            residuals,
+            delta_spent,
+            objective,
+            certified_objective,
+            dual_bound,
+            relative_gap,
+            feasible,
+            confirmed,
+        }
     }
 }
 
@@ -449,10 +471,7 @@ pub fn solve_with_choice(problem: &Problem, choice: SolverChoice, assembly_secon
         [SolverChoice::Highs, SolverChoice::Clarabel]
     };
     let candidates: Vec<SolverChoice> = match choice {
-        SolverChoice::Auto => order
-            .into_iter()
-            .filter(|c| c.backend().is_ok())
-            .collect(),
+        SolverChoice::Auto => order.into_iter().filter(|c| c.backend().is_ok()).collect(),
         other => vec![other],
     };
     let start = Instant::now();

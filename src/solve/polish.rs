@@ -472,13 +472,7 @@ impl ReducedLp {
         // Shape factors span e^{−ε·|Y|}; keep coefficients down to HiGHS's floor.
         model.set_option("small_matrix_value", 1e-12);
         let rows = (0..self.n_rows())
-            .map(|r| {
-                if r < self.n_obs {
-                    model.try_add_row(1.0..=1.0, [])
-                } else {
-                    model.try_add_row(..=0.0, [])
-                }
-            })
+            .map(|r| if r < self.n_obs { model.try_add_row(1.0..=1.0, []) } else { model.try_add_row(..=0.0, []) })
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| err("adding a row", e))?;
         for (j, col) in self.columns.iter().enumerate() {
@@ -590,9 +584,7 @@ fn tree_multipliers(
         // it leaves a negative reduced cost, the row's multipliers come from its own pricing LP.
         let worst = (0..problem.n_obs()).map(|i| acc[problem.var(k, i)]).fold(f64::INFINITY, f64::min);
         if worst < -RELEASE_TOLERANCE {
-            let d: Vec<f64> = (0..problem.n_obs())
-                .map(|i| problem.cost[[i, k]] / problem.scale - lambda[i])
-                .collect();
+            let d: Vec<f64> = (0..problem.n_obs()).map(|i| problem.cost[[i, k]] / problem.scale - lambda[i]).collect();
             if let Ok((row_mu, shortfall, ray)) = row_certificate(problem, dp, k, &d) {
                 for (r, m) in row_mu {
                     mu[r] = m;

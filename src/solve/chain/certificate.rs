@@ -83,7 +83,13 @@ pub fn min_reduced_cost_lower(costs_k: &[f64], lambda: &[f64], shift: f64, a_up:
 }
 
 /// [`min_reduced_cost_lower`] with `a_inv_down` ≤ 1/a, also returning the argmin ray's mass.
-pub fn min_reduced_cost_with_mass(costs_k: &[f64], lambda: &[f64], shift: f64, a_up: f64, a_inv_down: f64) -> (f64, f64) {
+pub fn min_reduced_cost_with_mass(
+    costs_k: &[f64],
+    lambda: &[f64],
+    shift: f64,
+    a_up: f64,
+    a_inv_down: f64,
+) -> (f64, f64) {
     let (mut lo, mut mass) = (0.0, 0.0);
     for (i, (&c, &l)) in costs_k.iter().zip(lambda).enumerate() {
         let mut d = down_fast(c - l);
@@ -114,7 +120,15 @@ const TILE: usize = 512;
 
 /// [`min_reduced_cost_with_mass`] for the outputs `ks` (at most [`LANES`]) at once, reading costs
 /// tile by tile into `buf` (length ≥ LANES·TILE).
-fn lanes_min(costs: &dyn ChainCosts, ks: &[usize], lambda: &[f64], shift: f64, a_up: f64, a_inv_down: f64, buf: &mut [f64]) -> ([f64; LANES], [f64; LANES]) {
+fn lanes_min(
+    costs: &dyn ChainCosts,
+    ks: &[usize],
+    lambda: &[f64],
+    shift: f64,
+    a_up: f64,
+    a_inv_down: f64,
+    buf: &mut [f64],
+) -> ([f64; LANES], [f64; LANES]) {
     let n = lambda.len();
     let lanes = ks.len();
     let mut lo = [0.0f64; LANES];
@@ -179,7 +193,8 @@ pub fn certify_rounds(costs: &dyn ChainCosts, eps: f64, lambda: &[f64], rounds: 
             }
             if !(v >= 0.0) {
                 failing.push(k);
-                let cand = if v.is_finite() && mass[j].is_finite() && mass[j] > 0.0 { up(2.0 * -v / mass[j]) } else { 0.0 };
+                let cand =
+                    if v.is_finite() && mass[j].is_finite() && mass[j] > 0.0 { up(2.0 * -v / mass[j]) } else { 0.0 };
                 shift = shift.max(cand);
             }
         }

@@ -101,7 +101,8 @@ fn solve_master(columns: &[Column], n: usize, scale: f64) -> Result<(Vec<f64>, V
         .tol_feas(1e-12)
         .build()
         .map_err(|e| format!("invalid Clarabel settings: {e}"))?;
-    let mut solver = DefaultSolver::new(&p, &q, &a, &b, &cones, settings).map_err(|e| format!("Clarabel rejected the master: {e}"))?;
+    let mut solver = DefaultSolver::new(&p, &q, &a, &b, &cones, settings)
+        .map_err(|e| format!("Clarabel rejected the master: {e}"))?;
     solver.solve();
     let sol = &solver.solution;
     match sol.status {
@@ -177,7 +178,10 @@ pub fn column_generation(
             return Ok(finish(&columns, format!("certified after {iterations} master solves")));
         }
         if iterations >= max_iter {
-            return Ok(finish(&columns, format!("stopped at the iteration cap ({max_iter}) with certified gap {relative_gap:.1e}")));
+            return Ok(finish(
+                &columns,
+                format!("stopped at the iteration cap ({max_iter}) with certified gap {relative_gap:.1e}"),
+            ));
         }
         let mut added = 0;
         for k in 0..n_out {
@@ -193,9 +197,10 @@ pub fn column_generation(
             }
         }
         if added == 0 {
-            return Ok(finish(&columns, format!(
-                "no column prices out below −1e-14 (master accuracy limit); certified gap {relative_gap:.1e}"
-            )));
+            return Ok(finish(
+                &columns,
+                format!("no column prices out below −1e-14 (master accuracy limit); certified gap {relative_gap:.1e}"),
+            ));
         }
     }
 }

@@ -128,7 +128,8 @@ impl SquaredMoments {
             let odds = t / (1.0 - t);
             let mode = (((kf + 1.0) * t).floor() as usize).min(n - 1);
             let mf = mode as f64;
-            let q_mode = (lk - ln_gamma(mf + 1.0) - ln_gamma(kf - mf + 1.0) + mf * t.ln() + (kf - mf) * (-t).ln_1p()).exp();
+            let q_mode =
+                (lk - ln_gamma(mf + 1.0) - ln_gamma(kf - mf + 1.0) + mf * t.ln() + (kf - mf) * (-t).ln_1p()).exp();
             add(mode, w * q_mode, t);
             // Upwards: ratio (K−y)/(y+1)·odds decreases in y and is < 1 past the mode.
             let mut q = q_mode;
@@ -174,7 +175,11 @@ impl ChainCosts for SquaredMoments {
     fn row_range(&self, k: usize, start: usize, out: &mut [f64]) {
         let t = self.outputs[k];
         let end = start + out.len();
-        let it = self.m0[start..end].iter().zip(&self.m1[start..end]).zip(&self.m2[start..end]).zip(&self.reference[start..end]);
+        let it = self.m0[start..end]
+            .iter()
+            .zip(&self.m1[start..end])
+            .zip(&self.m2[start..end])
+            .zip(&self.reference[start..end]);
         for (o, (((&m0, &m1), &m2), &r)) in out.iter_mut().zip(it) {
             let d = t - r;
             *o = m0 * d * d - 2.0 * d * m1 + m2;

@@ -108,7 +108,11 @@ impl Kernel {
     /// How far |z − y| must reach for α^{d} to fall below 1e-20 (capped at n).
     pub fn reach(&self) -> usize {
         let d = (46.1 / self.eps).ceil();
-        if d >= self.n as f64 { self.n } else { d as usize }
+        if d >= self.n as f64 {
+            self.n
+        } else {
+            d as usize
+        }
     }
 
     /// The (z, z') entry of G⁻¹ for |z − z'| = 1: −α/(1−α)² when z' is interior, −α/(1−α) when z'

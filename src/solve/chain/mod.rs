@@ -36,7 +36,7 @@ pub use costs::{ChainCosts, DenseCosts, SquaredMoments};
 pub use kernel::Kernel;
 pub use mechanism::ChainMechanism;
 
-use super::{solve_problem, LpSolver, RawSolution, Solution, SolverChoice, Status, Residuals};
+use super::{solve_problem, LpSolver, RawSolution, Residuals, Solution, SolverChoice, Status};
 use crate::lp::{cost_matrix, Problem};
 use crate::model::{Family, Loss, Model, Neighbours};
 use crate::{Error, Result};
@@ -110,7 +110,8 @@ pub fn solve_geometric(costs: &dyn ChainCosts, eps: f64) -> ChainSolution {
     let t = Instant::now();
     let bayes_risk = certificate::sum_lower(&r.values).max(r.values.iter().sum());
     // If the boundary margin is cheap (< 1e-11 of the risk), use it straight away: one pass.
-    let boundary_cost: f64 = raw.iter().zip(&magnitude).map(|(l, m)| 16.0 * f64::EPSILON * (m - l.abs()).max(0.0)).sum();
+    let boundary_cost: f64 =
+        raw.iter().zip(&magnitude).map(|(l, m)| 16.0 * f64::EPSILON * (m - l.abs()).max(0.0)).sum();
     let cheap = boundary_cost <= 1e-2 * GAP_TOLERANCE * bayes_risk.abs();
     let mut lambda = with_margin(if cheap { 16.0 } else { 0.0 });
     let mut certificate = certificate::certify_rounds(costs, eps, &lambda, 2);
@@ -319,12 +320,9 @@ fn solve_one(cost: &Arc<Array2<f64>>, neighbours: &Neighbours, eps: f64, assembl
 /// conjugate costs), if it is one.
 pub fn squared_moments(model: &Model) -> Option<SquaredMoments> {
     match (&model.family, &model.loss) {
-        (Family::Binomial { trials }, Loss::Squared) if model.theta.dim() == 1 && model.exact.is_none() => Some(SquaredMoments::binomial(
-            *trials,
-            &model.theta.values(),
-            &model.prior,
-            model.outputs.values(),
-        )),
+        (Family::Binomial { trials }, Loss::Squared) if model.theta.dim() == 1 && model.exact.is_none() => {
+            Some(SquaredMoments::binomial(*trials, &model.theta.values(), &model.prior, model.outputs.values()))
+        }
         _ => None,
     }
 }
