@@ -1,14 +1,47 @@
-//! One error type for the crate. Input errors (a bad model file, flag or value) are kept apart from
-//! solver and I/O failures so that the binary can map them to distinct exit codes (2 and 1).
+//! The crate's error: one `thiserror` enum per layer, joined here by `#[from]`.
+//!
+//! Whom to blame is a property of the variant, never of a message's text: [`Error::is_input`]
+//! is true for anything the user can fix (a model file, a flag, an artifact, a size), and the
+//! binary maps that to exit code 2 ([`Error::exit_code`]).
 
 use std::path::PathBuf;
 
+pub use crate::certify::CertifyError;
+pub use crate::lp::SizeError;
+pub use crate::mechanism::{ArtifactError, AuditError};
+pub use crate::model::ModelError;
+pub use crate::solve::SolveError;
+
 /// Everything that can go wrong in `ubapp`.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
-    /// The user's input is wrong: one sentence that names the field and what was expected.
-    #[error("{0}")]
-    Input(String),
+    /// A model (file or spec) that does not validate: names the file and the field.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// An argument (a flag's value, or a library call's parameter) out of range.
+    #[error("{name}: {problem}")]
+    Argument {
+        /// The flag or parameter, e.g. `--eps`.
+        name: String,
+        /// What is wrong and what was expected.
+        problem: String,
+    },
+    /// The problem would not fit in memory: names the fields to shrink.
+    #[error(transparent)]
+    TooLarge(#[from] SizeError),
+    /// A solver failed or returned nothing usable.
+    #[error(transparent)]
+    Solve(#[from] SolveError),
+    /// A float mechanism could not be repaired and certified.
+    #[error(transparent)]
+    Certify(#[from] CertifyError),
+    /// A mechanism file that is malformed or fails its certificate.
+    #[error(transparent)]
+    Artifact(#[from] ArtifactError),
+    /// An empirical audit contradicted a certificate, or was asked for with bad options.
+    #[error(transparent)]
+    Audit(#[from] AuditError),
     /// A file could not be read or written.
     #[error("{path}: {source}")]
     Io {
@@ -17,31 +50,33 @@ pub enum Error {
         /// What the operating system said.
         source: std::io::Error,
     },
-    /// A solver failed or returned something we cannot use.
-    #[error("{0}")]
-    Solver(String),
-    /// A check on a result failed (e.g. an empirical DP audit contradicted the certificate).
-    #[error("{0}")]
-    Check(String),
 }
 
 impl Error {
-    /// An input error with a formatted message.
-    pub fn input(msg: impl Into<String>) -> Self {
-        Error::Input(msg.into())
+    /// An argument error: `Error::argument("--eps", "must be > 0 (got -1)")`.
+    pub fn argument(name: impl Into<String>, problem: impl Into<String>) -> Self {
+        Error::Argument { name: name.into(), problem: problem.into() }
     }
 
     /// True when the fault lies with the user's input (exit code 2 in the CLI).
     pub fn is_input(&self) -> bool {
-        matches!(self, Error::Input(_))
+        match self {
+            Error::Model(_) | Error::Argument { .. } | Error::TooLarge(_) | Error::Artifact(_) => true,
+            Error::Solve(e) => e.is_input(),
+            Error::Audit(e) => e.is_input(),
+            Error::Certify(_) | Error::Io { .. } => false,
+        }
+    }
+
+    /// The process exit code the CLI uses: 2 for input errors, 1 for everything else.
+    pub fn exit_code(&self) -> u8 {
+        if self.is_input() {
+            2
+        } else {
+            1
+        }
     }
 }
 
 /// The crate's result alias.
 pub type Result<T> = std::result::Result<T, Error>;
-
-/// Return early with an input error: `bail_input!("epsilon[{i}] must be > 0 (got {e})")`.
-#[macro_export]
-macro_rules! bail_input {
-    ($($arg:tt)*) => { return Err($crate::Error::Input(format!($($arg)*))) };
-}

@@ -39,15 +39,16 @@
 #![deny(missing_docs)]
 
 pub mod baselines;
-pub mod bench;
+pub(crate) mod certify;
 pub mod error;
 pub mod eval;
-pub mod lp;
+pub(crate) mod lp;
 pub mod mechanism;
 pub mod model;
-pub mod output;
+pub(crate) mod output;
 pub mod report;
 pub mod simplex_svg;
 pub mod solve;
 
 pub use error::{Error, Result};
+pub use lp::MemoryBudget;

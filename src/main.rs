@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use ubapp::solve::SolverChoice;
 
 mod cli;
 
@@ -25,11 +26,10 @@ enum Command {
         /// Comma-separated privacy levels; default: the model's `epsilon` list.
         #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
         eps: Option<Vec<f64>>,
-        /// auto | highs | highs-simplex | highs-ipm | clarabel | good-lp | good-lp-highs |
-        /// good-lp-clarabel | good-lp-microlp | chain (auto = chain when the neighbour relation is
-        /// y ~ y ± 1 and the program is the plain Bayes one, else Clarabel then HiGHS; HiGHS first on explicit graphs).
-        #[arg(long, default_value = "auto")]
-        solver: String,
+        /// Solver (auto = the exact chain solver when the neighbour relation is y ~ y ± 1 and the
+        /// program is the plain Bayes one, else Clarabel then HiGHS; HiGHS first on explicit graphs).
+        #[arg(long, value_enum, default_value_t = SolverChoice::Auto)]
+        solver: SolverChoice,
         /// Print only a JSON array, one object per ε.
         #[arg(long)]
         json: bool,
@@ -125,15 +125,15 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Time the LP path and the chain solver on the Bernoulli model at the sizes
-    /// (each case in a child process; medians; peak memory from VmHWM).
+    /// Time the LP path and the chain solver on the Bernoulli model from (K, M) = (100, 100) to
+    /// (10⁶, 10³) (each case in a child process; medians; peak memory from VmHWM).
     Bench {
         /// Privacy level of every case.
         #[arg(long, default_value_t = 0.1, allow_negative_numbers = true)]
         eps: f64,
-        /// LP backend for the LP path (auto, clarabel, highs, …).
-        #[arg(long, default_value = "clarabel")]
-        lp_solver: String,
+        /// LP backend for the LP path.
+        #[arg(long, value_enum, default_value_t = SolverChoice::Clarabel)]
+        lp_solver: SolverChoice,
         /// Runs per case; the median is printed (LP cases above 5e4 variables run once).
         #[arg(long, default_value_t = 3)]
         repeat: usize,
@@ -156,10 +156,11 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    restore_sigpipe();
     let cli = Cli::parse();
-    let result = match cli.command {
+    let result: cli::CliResult<()> = match cli.command {
         Command::Solve { model, eps, solver, json, out } => {
-            cli::solve::run(&model, eps.as_deref(), &solver, json, out.as_deref())
+            cli::solve::run(&model, eps.as_deref(), solver, json, out.as_deref()).map_err(Into::into)
         }
         Command::Compare { model, eps, trials, methods, out, json, seed, delta, parties, solver } => {
             cli::compare::run(cli::compare::Args {
@@ -174,17 +175,18 @@ fn main() -> ExitCode {
                 parties,
                 solver: &solver,
             })
+            .map_err(Into::into)
         }
-        Command::Models { dir } => cli::models::run(&dir),
-        Command::Verify { file, json } => cli::verify::run(&file, json),
-        Command::Sample { file, y, n, seed, json } => cli::sample::run(&file, &y, n, seed, json),
+        Command::Models { dir } => cli::models::run(&dir).map_err(Into::into),
+        Command::Verify { file, json } => cli::verify::run(&file, json).map_err(Into::into),
+        Command::Sample { file, y, n, seed, json } => cli::sample::run(&file, &y, n, seed, json).map_err(Into::into),
         Command::Audit { file, samples, seed, alpha, max_pairs, json } => {
-            cli::audit::run(&file, samples, seed, alpha, max_pairs, json)
+            cli::audit::run(&file, samples, seed, alpha, max_pairs, json).map_err(Into::into)
         }
         Command::Bench { eps, lp_solver, repeat, quick, no_lp, lp_max_vars, json, single } => {
             cli::bench::run(&cli::bench::Options {
                 eps,
-                lp_solver: &lp_solver,
+                lp_solver,
                 repeat,
                 quick,
                 no_lp,
@@ -198,7 +200,17 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
-            ExitCode::from(if e.is_input() { 2 } else { 1 })
+            ExitCode::from(e.exit_code())
         }
+    }
+}
+
+/// Rust ignores SIGPIPE, so a write to a closed pipe (`ubapp solve MODEL | head -1`) would make
+/// `println!` panic; restore the default so the process ends quietly, as command-line tools do.
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in main, before any thread exists; SIG_DFL is always valid.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

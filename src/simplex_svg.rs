@@ -7,7 +7,11 @@ use std::fmt::Write as _;
 use ndarray::Array2;
 
 use crate::model::Grid;
-use crate::{bail_input, Result};
+use crate::Result;
+
+macro_rules! bail_input {
+    ($($arg:tt)*) => { return Err(crate::Error::argument("input", format!($($arg)*))) };
+}
 
 const PANEL: f64 = 240.0;
 const MARGIN: f64 = 24.0;

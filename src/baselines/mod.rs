@@ -119,7 +119,7 @@ impl Method {
             }
         }
         if out.is_empty() {
-            return Err(Error::input("--methods must name at least one method"));
+            return Err(Error::argument("--methods", "must name at least one method"));
         }
         Ok(out)
     }
@@ -136,7 +136,7 @@ impl FromStr for Method {
     fn from_str(s: &str) -> Result<Method> {
         Method::ALL.iter().copied().find(|m| m.id() == s).ok_or_else(|| {
             let ids: Vec<&str> = Method::ALL.iter().map(|m| m.id()).collect();
-            Error::input(format!("--methods: unknown method \"{s}\" (expected one of {})", ids.join(", ")))
+            Error::argument("--methods", format!("unknown method \"{s}\" (expected one of {})", ids.join(", ")))
         })
     }
 }

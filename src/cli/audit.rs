@@ -5,12 +5,11 @@ use std::path::Path;
 
 use rand::rngs::StdRng;
 use rand::SeedableRng;
-use ubapp::mechanism::audit::{audit, AuditOptions};
-use ubapp::mechanism::Mechanism;
-use ubapp::{Error, Result};
+use ubapp::mechanism::{audit, AuditError, AuditJudgement, AuditOptions, Mechanism};
+use ubapp::Result;
 
 /// Run the command; progress goes to stderr every 10 % of the sampled columns. Exits 1 (an
-/// `Error::Check`) when the empirical bound contradicts the certificate: the ε bound for pure-ε
+/// [`AuditError::Contradiction`]) when the empirical bound contradicts the certificate: the ε bound for pure-ε
 /// files, the δ bound for (ε, δ) files.
 pub fn run(file: &Path, samples: u64, seed: u64, alpha: f64, max_pairs: usize, json: bool) -> Result<()> {
     let m = Mechanism::load(file)?;
@@ -24,20 +23,23 @@ pub fn run(file: &Path, samples: u64, seed: u64, alpha: f64, max_pairs: usize, j
         }
     };
     let r = audit(&m, AuditOptions { samples, alpha, max_pairs }, &mut rng, &mut progress)?;
-    let (what, found, certified) = if r.judged == "delta" {
-        ("δ", r.empirical_delta_lower, r.certified_delta)
-    } else {
-        ("ε", r.empirical_eps_lower, r.certified_eps)
+    let what = r.judged.symbol();
+    let (found, certified) = match r.judged {
+        AuditJudgement::Delta => (r.empirical_delta_lower, r.certified_delta),
+        AuditJudgement::Eps => (r.empirical_eps_lower, r.certified_eps),
     };
     let verdict = || {
         if r.consistent {
             Ok(())
         } else {
-            Err(Error::Check(format!(
-                "audit of {}: the empirical {what} lower bound {found:.6} exceeds the certified {what} {certified} (probability ≤ α = {} if the mechanism is correct)",
-                file.display(),
-                r.alpha
-            )))
+            Err(AuditError::Contradiction {
+                origin: file.display().to_string(),
+                what,
+                found,
+                certified,
+                alpha: r.alpha,
+            }
+            .into())
         }
     };
     if json {
@@ -54,7 +56,7 @@ pub fn run(file: &Path, samples: u64, seed: u64, alpha: f64, max_pairs: usize, j
         r.per_bound_level,
         r.alpha
     );
-    if r.judged == "delta" {
+    if r.judged == AuditJudgement::Delta {
         println!("certified (ε, δ)        = ({}, {})", r.eps, r.certified_delta);
         println!(
             "empirical δ lower bound = {:.6}  (δ spent at ε = {}, at confidence {})",

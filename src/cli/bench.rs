@@ -1,11 +1,13 @@
 //! `ubapp bench [--eps E] [--lp-solver NAME] [--repeat N] [--quick] [--no-lp] [--json]`: time the
-//! LP path and the chain solver on the Bernoulli model, each case in a fresh child process
+//! LP path and the chain solver on the Bernoulli model, each case in a fresh child process
 //! (so the peak memory, VmHWM, is the case's own), and print medians.
 
 use std::process::Command;
 
-use ubapp::bench::{cvxpy_seconds, median, run_case, BenchPath, BenchRow};
-use ubapp::{Error, Result};
+use crate::cli::bench_cases::{cvxpy_seconds, median, run_case, BenchPath, BenchRow};
+use super::{CliError, CliResult as Result};
+use ubapp::solve::SolverChoice;
+use ubapp::Error;
 
 /// Sizes (K, M) and whether the LP path runs there.
 const CASES: &[(u64, usize, bool)] = &[
@@ -25,7 +27,7 @@ pub struct Options<'a> {
     /// ε of every case.
     pub eps: f64,
     /// LP backend name.
-    pub lp_solver: &'a str,
+    pub lp_solver: SolverChoice,
     /// Runs per case (median reported).
     pub repeat: usize,
     /// Only the two smallest sizes.
@@ -42,10 +44,12 @@ pub struct Options<'a> {
 
 /// Run the command.
 pub fn run(o: &Options<'_>) -> Result<()> {
-    ubapp::model::validate_epsilons(&[o.eps], "--eps")?;
+    if !(o.eps.is_finite() && o.eps > 0.0) {
+        return Err(Error::argument("--eps", format!("must be a finite number > 0 (got {})", o.eps)).into());
+    }
     if let Some(spec) = o.single {
         let parts: Vec<&str> = spec.split(',').collect();
-        let bad = || Error::input(format!("--single: expected K,M,PATH (got \"{spec}\")"));
+        let bad = || Error::argument("--single", format!("expected K,M,PATH (got \"{spec}\")"));
         if parts.len() != 3 {
             return Err(bad());
         }
@@ -56,11 +60,11 @@ pub fn run(o: &Options<'_>) -> Result<()> {
         return Ok(());
     }
     if o.repeat == 0 {
-        return Err(Error::input("--repeat must be at least 1"));
+        return Err(Error::argument("--repeat", "must be at least 1").into());
     }
-    let lp = BenchPath::Lp(o.lp_solver.parse()?);
+    let lp = BenchPath::Lp(o.lp_solver);
     lp_backend_available(lp)?;
-    let exe = std::env::current_exe().map_err(|e| Error::Solver(format!("cannot find the ubapp executable: {e}")))?;
+    let exe = std::env::current_exe().map_err(|e| CliError::Bench(format!("cannot find the ubapp executable: {e}")))?;
     let mut rows = Vec::new();
     for &(k, m, with_lp) in CASES.iter().take(if o.quick { 2 } else { CASES.len() }) {
         let mut paths = Vec::new();
@@ -75,16 +79,16 @@ pub fn run(o: &Options<'_>) -> Result<()> {
                 let out = Command::new(&exe)
                     .args(["bench", "--eps", &o.eps.to_string(), "--single", &format!("{k},{m},{}", path.name())])
                     .output()
-                    .map_err(|e| Error::Solver(format!("cannot run a bench case: {e}")))?;
+                    .map_err(|e| CliError::Bench(format!("cannot run a bench case: {e}")))?;
                 if !out.status.success() {
-                    return Err(Error::Solver(format!(
+                    return Err(CliError::Bench(format!(
                         "bench case K = {k}, M = {m}, {} failed: {}",
                         path.name(),
                         String::from_utf8_lossy(&out.stderr).trim()
                     )));
                 }
                 let row: BenchRow = serde_json::from_slice(&out.stdout)
-                    .map_err(|e| Error::Solver(format!("bench case output unreadable: {e}")))?;
+                    .map_err(|e| CliError::Bench(format!("bench case output unreadable: {e}")))?;
                 runs.push(row);
             }
             let row = median_row(runs);
@@ -102,7 +106,9 @@ pub fn run(o: &Options<'_>) -> Result<()> {
 
 fn lp_backend_available(path: BenchPath) -> Result<()> {
     if let BenchPath::Lp(c) = path {
-        c.backend()?;
+        if !c.is_available() {
+            return Err(Error::argument("--lp-solver", format!("{c} is not compiled into this build")).into());
+        }
     }
     Ok(())
 }

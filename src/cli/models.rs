@@ -9,28 +9,28 @@ use ubapp::{Error, Result};
 /// listed with its error and makes the command exit 2 after listing the rest.
 pub fn run(dir: &Path) -> Result<()> {
     let entries = std::fs::read_dir(dir)
-        .map_err(|e| Error::input(format!("cannot list model directory {}: {e}", dir.display())))?;
+        .map_err(|e| Error::argument(dir.display().to_string(), format!("cannot list the model directory: {e}")))?;
     let mut files: Vec<_> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
         .collect();
     files.sort();
     if files.is_empty() {
-        return Err(Error::input(format!("{}: no model files (*.toml) in this directory", dir.display())));
+        return Err(Error::argument(dir.display().to_string(), "no model files (*.toml) in this directory"));
     }
     let mut bad = 0;
     for f in &files {
         let file = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         match Model::load(f) {
             Ok(m) => {
-                let obs = m.family.observation_count();
+                let obs = m.family().observation_count();
                 println!(
                     "{file:<34} {:<12} |Θ| = {:<5} |Y| = {:<5} |Θ̃| = {:<5} {}",
-                    m.family.name(),
-                    if m.exact.is_some() { "exact".to_string() } else { m.theta.len().to_string() },
+                    m.family().name(),
+                    if m.exact().is_some() { "exact".to_string() } else { m.theta().len().to_string() },
                     obs,
-                    m.outputs.len(),
-                    m.spec.description
+                    m.outputs().len(),
+                    m.spec().description
                 );
             }
             Err(e) => {
@@ -40,11 +40,10 @@ pub fn run(dir: &Path) -> Result<()> {
         }
     }
     if bad > 0 {
-        return Err(Error::input(format!(
-            "{bad} of {} model files in {} are invalid (see above)",
-            files.len(),
-            dir.display()
-        )));
+        return Err(Error::argument(
+            dir.display().to_string(),
+            format!("{bad} of {} model files are invalid (see above)", files.len()),
+        ));
     }
     Ok(())
 }

@@ -13,7 +13,7 @@ use ubapp::{Error, Result};
 pub fn run(file: &Path, y: &str, n: usize, seed: Option<u64>, json: bool) -> Result<()> {
     let m = Mechanism::load(file)?;
     let coords = parse_observation(y)?;
-    let obs = m.model().family.observations();
+    let obs = m.model().family().observations();
     let Some(i) = m.observation_index(&coords) else {
         let show = |j: usize| {
             let c: Vec<String> = obs.point(j).iter().map(|v| v.to_string()).collect();
@@ -28,13 +28,16 @@ pub fn run(file: &Path, y: &str, n: usize, seed: Option<u64>, json: bool) -> Res
         } else {
             format!("has {} coordinate(s), but observations have {} in", coords.len(), obs.dim())
         };
-        return Err(Error::input(format!(
-            "--y {y} {what} model {} (Y = {{{}, …, {}}}, {} values)",
-            m.model().name(),
-            show(0),
-            show(obs.len() - 1),
-            obs.len()
-        )));
+        return Err(Error::argument(
+            "--y",
+            format!(
+                "{y} {what} model {} (Y = {{{}, …, {}}}, {} values)",
+                m.model().name(),
+                show(0),
+                show(obs.len() - 1),
+                obs.len()
+            ),
+        ));
     };
     // StdRng is a cryptographically secure generator; without --seed it is seeded from the OS.
     let mut rng: StdRng = match seed {
@@ -46,7 +49,7 @@ pub fn run(file: &Path, y: &str, n: usize, seed: Option<u64>, json: bool) -> Res
     let mut out = std::io::stdout().lock();
     let io = |source| Error::Io { path: "<stdout>".into(), source };
     if json {
-        let text = if m.model().outputs.dim() == 1 {
+        let text = if m.model().outputs().dim() == 1 {
             serde_json::to_string(&outputs.iter().map(|v| v[0]).collect::<Vec<f64>>())
         } else {
             serde_json::to_string(&outputs)
@@ -69,7 +72,7 @@ fn parse_observation(y: &str) -> Result<Vec<f64>> {
                 .parse::<f64>()
                 .ok()
                 .filter(|v| v.is_finite())
-                .ok_or_else(|| Error::input(format!("--y: \"{y}\" is not a number or comma-separated numbers")))
+                .ok_or_else(|| Error::argument("--y", format!("\"{y}\" is not a number or comma-separated numbers")))
         })
         .collect()
 }

@@ -3,23 +3,32 @@
 use std::path::Path;
 
 use ubapp::mechanism::Mechanism;
-use ubapp::model::Model;
-use ubapp::solve::{solve_model, Solution, SolverChoice};
-use ubapp::{Error, Result};
+use ubapp::model::{Model, Objective};
+use ubapp::solve::{solve_model, SolveOptions, Solution, SolverChoice};
+use ubapp::{Error, MemoryBudget, Result};
+
+/// The memory budget: `UBAPP_MEMORY_LIMIT` (bytes) when set, else what the OS reports available.
+pub fn memory_budget() -> MemoryBudget {
+    match std::env::var("UBAPP_MEMORY_LIMIT").ok().and_then(|s| s.trim().parse().ok()) {
+        Some(bytes) => MemoryBudget::bytes(bytes),
+        None => MemoryBudget::available(),
+    }
+}
 
 /// Run the command.
-pub fn run(model_path: &Path, eps: Option<&[f64]>, solver: &str, json: bool, out: Option<&Path>) -> Result<()> {
-    let choice: SolverChoice = solver.parse()?;
+pub fn run(model_path: &Path, eps: Option<&[f64]>, solver: SolverChoice, json: bool, out: Option<&Path>) -> Result<()> {
     let model = Model::load(model_path)?;
-    let n_eps = eps.map_or(model.epsilons.len(), <[f64]>::len);
+    let n_eps = eps.map_or(model.epsilons().len(), <[f64]>::len);
     if out.is_some() && n_eps != 1 {
-        return Err(Error::input(format!(
-            "--out writes one mechanism: give exactly one ε with --eps (the model lists {n_eps})"
-        )));
+        return Err(Error::argument(
+            "--out",
+            format!("writes one mechanism: give exactly one ε with --eps (the model lists {n_eps})"),
+        ));
     }
-    let solutions = solve_model(&model, eps, choice).map_err(|e| match e {
-        // Flags are named as such; anything else about the input is the model file's.
-        Error::Input(m) if !m.starts_with("--") => Error::Input(format!("{}: {m}", model_path.display())),
+    let options = SolveOptions { solver, memory: memory_budget(), ..SolveOptions::default() };
+    let solutions = solve_model(&model, eps, options).map_err(|e| match e {
+        // A size refusal is about the model file: name it.
+        Error::TooLarge(size) => Error::TooLarge(size.in_origin(&model_path.display().to_string())),
         other => other,
     })?;
     // The certified mechanism (repaired, quantised, checked exactly) is built before anything is
@@ -59,27 +68,40 @@ fn print_table(model: &Model, solutions: &[Solution]) {
     println!(
         "model {}: |Θ| = {}, |Y| = {}, |Θ̃| = {}, {} loss; LP {} variables × {} rows",
         model.name(),
-        model.theta.len(),
-        s0.observations,
-        s0.outputs,
-        model.loss.name(),
-        s0.variables,
-        s0.rows
+        model.theta().len(),
+        s0.size.observations,
+        s0.size.outputs,
+        model.loss().name(),
+        s0.size.variables,
+        s0.size.rows
     );
-    if model.objective == ubapp::model::Objective::Minimax || model.delta > 0.0 {
+    let minimax = model.objective() == Objective::Minimax;
+    let delta = model.delta();
+    if minimax || delta > 0.0 {
+        // What the extra lines show depends on the program: the worst case for minimax, the δ
+        // spent for (ε, δ); the main table follows them.
+        let mut columns = Vec::new();
+        if minimax {
+            columns.push("worst_risk");
+        }
+        if delta > 0.0 {
+            columns.push("delta_spent");
+        }
         println!(
-            "objective {}, δ = {}; dual_bound bounds the {} (column worst_risk / delta_spent below)",
-            if model.objective == ubapp::model::Objective::Minimax { "minimax" } else { "bayes" },
-            model.delta,
-            if model.objective == ubapp::model::Objective::Minimax { "worst-case risk over Θ" } else { "Bayes risk" }
+            "objective {}, δ = {delta}; dual_bound bounds the {} ({} per ε just below, the full table after)",
+            if minimax { "minimax" } else { "bayes" },
+            if minimax { "worst-case risk over Θ" } else { "Bayes risk" },
+            columns.join(" and ")
         );
         for s in solutions {
-            println!(
-                "  eps {:>10}: worst_risk {}  delta_spent {:.3e}",
-                s.eps,
-                s.worst_case_risk.map_or("-".to_string(), |w| format!("{w:.8e}")),
-                s.delta_spent
-            );
+            let mut line = format!("  eps {:>10}:", s.eps);
+            if minimax {
+                line += &format!(" worst_risk {}", s.checks.worst_case_risk.map_or("-".to_string(), |w| format!("{w:.8e}")));
+            }
+            if delta > 0.0 {
+                line += &format!(" delta_spent {:.3e}", s.checks.delta_spent);
+            }
+            println!("{line}");
         }
     }
     println!(
@@ -93,11 +115,11 @@ fn print_table(model: &Model, solutions: &[Solution]) {
             "{:>10}  {:>14.8e}  {:>14}  {:>10}  {:>12}  {:>9.5}  {:>10.1e}  {:>10}",
             s.eps,
             s.bayes_risk,
-            opt(s.dual_bound, 8),
-            opt(s.relative_gap, 1),
+            opt(s.checks.dual_bound, 8),
+            opt(s.checks.relative_gap, 1),
             s.status.to_string(),
             s.seconds,
-            s.max_dp_violation,
+            s.checks.max_dp_violation,
             s.solver
         );
     }

@@ -9,7 +9,11 @@ use super::{bayes_risk, risk_curve, true_risk, Estimator, GridMechanism, Setting
 use crate::baselines::{build, default_parties, BaselineOptions, Method};
 use crate::model::Model;
 use crate::solve::{solve_model, SolverChoice};
-use crate::{bail_input, Result};
+use crate::Result;
+
+macro_rules! bail_input {
+    ($($arg:tt)*) => { return Err(crate::Error::argument("input", format!($($arg)*))) };
+}
 
 /// What to compare.
 #[derive(Debug, Clone)]
@@ -161,7 +165,7 @@ pub fn compare(model: &Model, opts: &CompareOptions, progress: &mut dyn FnMut(&s
                     let s = &solutions[ei];
                     let g = GridMechanism::from_solution(&m, s, setting);
                     out.heatmaps.push(Heatmap { eps, trials: k, p: g.p.clone(), outputs: g.outputs.clone() });
-                    (Box::new(g), format!("status {}; max DP violation {:.1e}", s.status, s.max_dp_violation))
+                    (Box::new(g), format!("status {}; max DP violation {:.1e}", s.status, s.checks.max_dp_violation))
                 } else {
                     match build(method, &m, eps, &opts.baseline)? {
                         Some(e) => (e, String::new()),

@@ -28,9 +28,11 @@
 //! output grid (the optimum as ε → ∞), so the scaled optimum is ≥ 1 and solver tolerances, which
 //! are absolute, act relative to the risk rather than to raw costs of order 1e-5.
 
+mod budget;
 mod costs;
 
-pub use costs::{check_dense_size, cost_matrix};
+pub use budget::{MemoryBudget, SizeError};
+pub(crate) use costs::cost_matrix;
 
 use std::sync::Arc;
 
@@ -70,6 +72,8 @@ pub struct Program {
 impl Program {
     /// The program a model asks for: δ > 0 adds the (ε, δ) rows, `objective = "minimax"` the epigraph.
     pub fn for_model(model: &crate::model::Model) -> Program {
+        // Only minimax programs pay for the dense risk matrix; asking whether a program is plain
+        // goes through `Model::is_plain_program` and builds nothing.
         Program {
             delta: (model.delta > 0.0).then_some(model.delta),
             risk_rows: (model.objective == crate::model::Objective::Minimax).then(|| Arc::new(model.risk_matrix())),
@@ -100,8 +104,13 @@ pub struct DpRow {
 impl Problem {
     /// Assemble the LP, first refusing (an input error naming the fields) if it and a solver's
     /// working copies would not fit in memory.
-    pub fn try_new(cost: Arc<Array2<f64>>, neighbours: Neighbours, eps: f64) -> crate::Result<Problem> {
-        Problem::try_with_program(cost, neighbours, eps, Program::default())
+    pub fn try_new(
+        cost: Arc<Array2<f64>>,
+        neighbours: Neighbours,
+        eps: f64,
+        budget: MemoryBudget,
+    ) -> crate::Result<Problem> {
+        Problem::try_with_program(cost, neighbours, eps, Program::default(), budget)
     }
 
     /// [`Problem::try_new`] with a [`Program`] (δ and/or minimax).
@@ -110,16 +119,20 @@ impl Problem {
         neighbours: Neighbours,
         eps: f64,
         program: Program,
+        budget: MemoryBudget,
     ) -> crate::Result<Problem> {
         if !(eps.is_finite() && eps > 0.0) {
-            return Err(crate::Error::input(format!("ε must be a finite number > 0 (got {eps})")));
+            return Err(crate::Error::argument("ε", format!("must be a finite number > 0 (got {eps})")));
         }
         if eps > MAX_LP_EPSILON {
-            return Err(crate::Error::input(format!(
-                "ε = {eps} is too large for the LP path: the DP rows would carry e^ε ≈ {:.1e}, beyond the \
-                 {MAX_LP_EPSILON}-nat limit (e^ε ≤ 1e13) that LP solvers represent faithfully",
-                eps.exp()
-            )));
+            return Err(crate::Error::argument(
+                "ε",
+                format!(
+                    "{eps} is too large for the LP path: the DP rows would carry e^ε ≈ {:.1e}, beyond the \
+                     {MAX_LP_EPSILON}-nat limit (e^ε ≤ 1e13) that LP solvers represent faithfully",
+                    eps.exp()
+                ),
+            ));
         }
         let (n_obs, n_out) = cost.dim();
         let n_vars = n_obs as u128 * n_out as u128;
@@ -132,17 +145,17 @@ impl Problem {
             nnz += w.len() as u128 + w.nrows() as u128;
         }
         // CSC (value + index) plus a factor 3 for the solver's own copies and factorisation.
-        check_dense_size(&[], 3 * (nnz * 16 + (2 * n_vars + 2 * n_dp + n_obs as u128) * 8 * 4))?;
+        budget.check_dense(&[], 3 * (nnz * 16 + (2 * n_vars + 2 * n_dp + n_obs as u128) * 8 * 4))?;
         Ok(Problem::with_program(cost, neighbours, eps, program))
     }
 
     /// Assemble the LP for `cost` (from [`cost_matrix`]), neighbour relation and ε.
-    pub fn new(cost: Arc<Array2<f64>>, neighbours: Neighbours, eps: f64) -> Problem {
+    pub(crate) fn new(cost: Arc<Array2<f64>>, neighbours: Neighbours, eps: f64) -> Problem {
         Problem::with_program(cost, neighbours, eps, Program::default())
     }
 
     /// Assemble the LP with a [`Program`] (δ and/or minimax); see the module docs for the layout.
-    pub fn with_program(cost: Arc<Array2<f64>>, neighbours: Neighbours, eps: f64, program: Program) -> Problem {
+    pub(crate) fn with_program(cost: Arc<Array2<f64>>, neighbours: Neighbours, eps: f64, program: Program) -> Problem {
         let (n_obs, n_out) = cost.dim();
         if let Some(w) = &program.risk_rows {
             assert_eq!(w.ncols(), n_obs * n_out, "risk rows must have one entry per P[k,i]");

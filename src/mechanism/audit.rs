@@ -24,9 +24,10 @@ use rand::Rng;
 use serde::Serialize;
 use statrs::distribution::{Beta, ContinuousCDF};
 
-use super::exact::{next_down, next_up, RatioBound};
-use super::Mechanism;
-use crate::{Error, Result};
+use super::{AuditError, Mechanism};
+use crate::certify::exact::{next_down, next_up, RatioBound};
+
+type Result<T> = std::result::Result<T, AuditError>;
 
 /// Audit settings.
 #[derive(Debug, Clone, Copy)]
@@ -42,6 +43,26 @@ pub struct AuditOptions {
 impl Default for AuditOptions {
     fn default() -> Self {
         AuditOptions { samples: 200_000, alpha: 0.05, max_pairs: 1000 }
+    }
+}
+
+/// What an audit judges against its certificate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AuditJudgement {
+    /// Pure ε: empirical ε lower bound ≤ certified ε.
+    Eps,
+    /// (ε, δ): empirical δ lower bound ≤ certified δ.
+    Delta,
+}
+
+impl AuditJudgement {
+    /// The symbol judged, `ε` or `δ`.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            AuditJudgement::Eps => "ε",
+            AuditJudgement::Delta => "δ",
+        }
     }
 }
 
@@ -90,9 +111,8 @@ pub struct AuditReport {
     pub empirical_delta_lower: f64,
     /// Where it was attained.
     pub delta_witness: Option<DeltaWitness>,
-    /// What `consistent` judges: `"eps"` (pure ε: empirical ε ≤ certified ε) or `"delta"`
-    /// ((ε, δ): empirical δ ≤ certified δ).
-    pub judged: &'static str,
+    /// What `consistent` judges.
+    pub judged: AuditJudgement,
     /// Neighbour pairs tested.
     pub pairs_tested: usize,
     /// Neighbour pairs in the model.
@@ -135,13 +155,13 @@ pub fn audit<R: Rng + ?Sized>(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<AuditReport> {
     if opts.samples == 0 {
-        return Err(Error::input("--samples must be at least 1"));
+        return Err(AuditError::InvalidOption { name: "--samples", problem: "must be at least 1".into() });
     }
     if !(opts.alpha > 0.0 && opts.alpha < 1.0) {
-        return Err(Error::input(format!("--alpha must lie strictly between 0 and 1 (got {})", opts.alpha)));
+        return Err(AuditError::InvalidOption { name: "--alpha", problem: format!("must lie strictly between 0 and 1 (got {})", opts.alpha) });
     }
     if opts.max_pairs == 0 {
-        return Err(Error::input("--max-pairs must be at least 1"));
+        return Err(AuditError::InvalidOption { name: "--max-pairs", problem: "must be at least 1".into() });
     }
     let edges: Vec<(usize, usize)> = mech.model().family.neighbours().edges().collect();
     let pairs: Vec<(usize, usize)> = if edges.len() <= opts.max_pairs {
@@ -225,7 +245,7 @@ pub fn audit<R: Rng + ?Sized>(
         certified_delta: mech.certified_delta(),
         empirical_delta_lower: best_delta,
         delta_witness,
-        judged: if pure { "eps" } else { "delta" },
+        judged: if pure { AuditJudgement::Eps } else { AuditJudgement::Delta },
         pairs_tested: pairs.len(),
         pairs_total: edges.len(),
         columns_sampled: cols.len(),

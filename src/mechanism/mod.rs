@@ -54,25 +54,27 @@
 //! older reader refuses it by its version instead of misreading it as pure ε). The reader accepts
 //! both; a version 1 file is read as δ = 0.
 
-pub mod audit;
-pub mod exact;
-pub mod repair;
-pub mod sampler;
+mod audit;
+mod error;
+pub(crate) mod sampler;
 
 use std::path::Path;
 
 use ndarray::{Array2, ArrayView1};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use crate::lp::cost_matrix;
-use crate::model::{Model, ModelSpec};
+pub use audit::{audit, AuditJudgement, AuditOptions, AuditReport, AuditWitness, DeltaWitness};
+pub use error::{ArtifactError, ArtifactErrorKind, AuditError};
+
+use crate::certify::{exact, PrivacyViolation, Release};
+pub use crate::certify::{PrivacyCertificate, RepairCandidate, RepairMethod, RepairReport, DEFAULT_TOTAL, MAX_TOTAL};
 use crate::output::grid_json;
+use crate::lp::{cost_matrix, MemoryBudget};
+use crate::model::{Model, ModelSpec};
 use crate::solve::Solution;
 use crate::{Error, Result};
-use exact::CertifyError;
-pub use repair::{RepairMethod, RepairReport};
 
 /// Newest version of the mechanism file format ([`Mechanism::to_json`] writes 1 for pure ε, 2 for
 /// δ > 0; see the module docs, "File format").
@@ -83,13 +85,6 @@ pub const FORMAT_VERSION_PURE: u32 = 1;
 
 /// The `format` tag of a mechanism file.
 pub const FORMAT_NAME: &str = "ubapp-mechanism";
-
-/// The column total used by [`Mechanism::certify_from_float`]: 2^52, so every weight is an
-/// integer a JSON number (an IEEE double) holds exactly.
-pub const DEFAULT_TOTAL: u64 = 1 << 52;
-
-/// Largest accepted column total (2^52; see [`DEFAULT_TOTAL`]).
-pub const MAX_TOTAL: u64 = 1 << 52;
 
 /// Where a mechanism came from (recorded in the artifact; not part of the certificate).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -119,16 +114,6 @@ pub struct Provenance {
     pub optimality_gap: Option<f64>,
 }
 
-/// One repair method's outcome.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RepairCandidate {
-    /// The method.
-    pub method: RepairMethod,
-    /// Bayes risk of its certified mechanism, or `None` if it failed.
-    pub bayes_risk: Option<f64>,
-}
-
 /// The solver that produced the float P.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -141,24 +126,11 @@ pub struct SolverInfo {
     pub detail: String,
 }
 
-/// What the weights certify, re-derived from them.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Certificate {
-    /// Target ε.
-    pub eps: f64,
-    /// Target δ (0: pure ε).
-    pub delta: f64,
-    /// Pure ε: the largest log-ratio, rounded up (≤ eps). δ > 0: eps.
-    pub certified_eps: f64,
-    /// Largest δ spent at eps over ordered neighbour pairs, rounded up (≤ delta; 0 for pure ε).
-    pub certified_delta: f64,
-}
-
 /// A certified mechanism: integer weights per observation, their (ε, δ) certificate and exact sampler.
 #[derive(Debug, Clone)]
 pub struct Mechanism {
     model: Model,
-    cert: Certificate,
+    cert: PrivacyCertificate,
     total: u64,
     /// columns[i][k] = `w[k, i]`.
     columns: Vec<Vec<u64>>,
@@ -170,82 +142,75 @@ pub struct Mechanism {
 }
 
 impl Mechanism {
-    /// Build a certified mechanism from a solver's float P (|Θ̃| × |Y|, `p[k,i] = Pr(θ̃_k | y_i)`)
-    /// for `model` at target `eps` (and the model's δ): repair, quantise to total 2^52 and check
-    /// exactly. All repair methods for that δ ([`RepairMethod::for_delta`]) are tried and the one
+    /// Build a certified mechanism from a float P (|Θ̃| × |Y|, `p[k,i] = Pr(θ̃_k | y_i)`) for
+    /// `model` at target `eps` (and the model's δ): every repair method for that δ is tried
+    /// ([`RepairMethod::for_delta`]), each quantised to total 2^52 and checked exactly, and the one
     /// with the lowest Bayes risk is kept.
     pub fn certify_from_float(model: &Model, eps: f64, p: &Array2<f64>) -> Result<Mechanism> {
-        let expect = (model.outputs.len(), model.family.observation_count());
-        if p.dim() != expect {
-            return Err(Error::Solver(format!("P is {:?} but the model needs |Θ̃| × |Y| = {expect:?}", p.dim())));
+        let expected = (model.outputs.len(), model.family.observation_count());
+        if p.dim() != expected {
+            return Err(crate::certify::CertifyError::Shape { found: p.dim(), expected }.into());
         }
-        let cost = cost_matrix(model)?;
-        let neighbours = model.family.neighbours();
-        let mut best: Option<Mechanism> = None;
-        let mut last_err = None;
-        let mut candidates = Vec::new();
-        let delta = model.delta;
-        for &method in RepairMethod::for_delta(delta) {
-            match repair::repair_and_quantise_for(&neighbours, eps, delta, p, DEFAULT_TOTAL, method) {
-                Ok((columns, cert, report)) => {
-                    let bayes_risk = weights_risk(&cost, &columns, DEFAULT_TOTAL);
-                    candidates.push(RepairCandidate { method, bayes_risk: Some(bayes_risk) });
-                    if best.as_ref().map_or(true, |b| bayes_risk < b.bayes_risk) {
-                        let lp_risk = (&cost.t() * p).sum();
-                        let provenance = Provenance {
-                            lp_bayes_risk: Some(lp_risk),
-                            repair_risk_cost: Some(bayes_risk - lp_risk),
-                            solver: None,
-                            repair: Some(report),
-                            ..Provenance::default()
-                        };
-                        best = Some(Mechanism::assemble(
-                            model.clone(),
-                            cert,
-                            DEFAULT_TOTAL,
-                            columns,
-                            bayes_risk,
-                            provenance,
-                        ));
-                    }
-                }
-                Err(e) => {
-                    candidates.push(RepairCandidate { method, bayes_risk: None });
-                    last_err = Some(e)
-                }
-            }
-        }
-        let mut best = best.ok_or_else(|| last_err.expect("every attempt failed"))?;
-        best.provenance.repair_candidates = candidates;
-        Ok(best)
+        let cost = cost_matrix(model, MemoryBudget::available())?;
+        let price = |q: &Array2<f64>| (&cost.t() * q).sum();
+        let release = crate::certify::best_repair(&model.family.neighbours(), eps, model.delta, p, &price)?;
+        let lp_risk = price(p);
+        Ok(Mechanism::from_release(model.clone(), release, &cost, lp_risk))
     }
 
-    /// [`Mechanism::certify_from_float`] on a solved LP, recording the solver in the provenance.
+    /// The mechanism a solve releases: the release [`crate::solve::solve_model`] already repaired,
+    /// priced and certified on the LP path (no second repair), or the chain solver's exact P
+    /// repaired here, with the solver recorded in the provenance.
     pub fn from_solution(model: &Model, solution: &Solution) -> Result<Mechanism> {
-        let mut m = Mechanism::certify_from_float(model, solution.eps, &solution.p)?;
+        let cost = cost_matrix(model, MemoryBudget::available())?;
+        let release = match solution.release() {
+            Some(r) => r.clone(),
+            None if solution.status.has_solution() => {
+                let price = |q: &Array2<f64>| (&cost.t() * q).sum();
+                crate::certify::best_repair(&model.family.neighbours(), solution.eps, model.delta, &solution.p, &price)?
+            }
+            None => {
+                return Err(crate::solve::SolveError::NothingToRelease { eps: solution.eps, status: solution.status }
+                    .into())
+            }
+        };
+        let mut m = Mechanism::from_release(model.clone(), release, &cost, solution.bayes_risk);
         m.provenance.solver = Some(SolverInfo {
             name: solution.solver.clone(),
             status: solution.status.to_string(),
             detail: solution.solver_detail.clone(),
         });
-        m.provenance.dual_bound = solution.dual_bound;
-        m.provenance.optimality_gap = solution.dual_bound.map(|d| (m.bayes_risk - d) / m.bayes_risk);
+        m.provenance.dual_bound = solution.checks.dual_bound;
+        m.provenance.optimality_gap = solution.checks.dual_bound.map(|d| (m.bayes_risk - d) / m.bayes_risk);
         Ok(m)
+    }
+
+    fn from_release(model: Model, release: Release, cost: &Array2<f64>, lp_risk: f64) -> Mechanism {
+        let bayes_risk = weights_risk(cost, &release.columns, release.total);
+        let provenance = Provenance {
+            lp_bayes_risk: Some(lp_risk),
+            repair_risk_cost: Some(bayes_risk - lp_risk),
+            repair: Some(release.report),
+            repair_candidates: release.candidates,
+            ..Provenance::default()
+        };
+        Mechanism::assemble(model, release.certificate, release.total, release.columns, bayes_risk, provenance)
     }
 
     /// Build from integer weights `columns[i][k]` at target `eps` and the model's δ, checking
     /// everything [`Mechanism::from_json_str`] checks about the weights (shape, totals, exact
     /// certificate). Input errors name the field.
     pub fn from_weights(model: Model, eps: f64, total: u64, columns: Vec<Vec<u64>>) -> Result<Mechanism> {
-        let cert = check_weights(&model, eps, model.delta, total, &columns)?;
-        let cost = cost_matrix(&model)?;
+        let cert = check_weights(&model, eps, model.delta, total, &columns)
+            .map_err(|kind| ArtifactError::new(model.name().to_string(), kind))?;
+        let cost = cost_matrix(&model, MemoryBudget::available())?;
         let risk = weights_risk(&cost, &columns, total);
         Ok(Mechanism::assemble(model, cert, total, columns, risk, Provenance::default()))
     }
 
     fn assemble(
         model: Model,
-        cert: Certificate,
+        cert: PrivacyCertificate,
         total: u64,
         columns: Vec<Vec<u64>>,
         bayes_risk: f64,
@@ -282,7 +247,7 @@ impl Mechanism {
     }
 
     /// The whole certificate.
-    pub fn certificate(&self) -> Certificate {
+    pub fn certificate(&self) -> PrivacyCertificate {
         self.cert
     }
 
@@ -341,144 +306,170 @@ impl Mechanism {
         (0..n).map(|_| self.sample(i, rng)).collect()
     }
 
-    /// The versioned JSON artifact (see the README, "Deploying a mechanism"): version 1 for pure ε,
-    /// version 2 with `delta` and `certified_delta` for δ > 0. Weights are JSON integers; the total
-    /// is at most 2^52, so every weight is exactly representable as a double.
+    /// The versioned JSON artifact (see `docs/deploying.md`): version 1 for pure ε, version 2 with
+    /// `delta` and `certified_delta` for δ > 0. Weights are JSON integers; the total is at most
+    /// 2^52, so every weight is exactly representable as a double.
     pub fn to_json(&self) -> Value {
+        serde_json::to_value(self.to_file()).expect("a mechanism file serialises")
+    }
+
+    fn to_file(&self) -> MechanismFile {
         let c = &self.cert;
-        let mut m = serde_json::Map::new();
-        m.insert("format".into(), json!(FORMAT_NAME));
-        m.insert("format_version".into(), json!(if c.delta > 0.0 { FORMAT_VERSION } else { FORMAT_VERSION_PURE }));
-        m.insert("tool_version".into(), json!(env!("CARGO_PKG_VERSION")));
-        m.insert("model".into(), json!(self.model.spec));
-        m.insert("eps".into(), json!(c.eps));
-        m.insert("certified_eps".into(), json!(c.certified_eps));
-        if c.delta > 0.0 {
-            m.insert("delta".into(), json!(c.delta));
-            m.insert("certified_delta".into(), json!(c.certified_delta));
+        let with_delta = c.delta > 0.0;
+        MechanismFile {
+            format: FORMAT_NAME.to_string(),
+            format_version: if with_delta { FORMAT_VERSION } else { FORMAT_VERSION_PURE },
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
+            model: self.model.spec.clone(),
+            eps: c.eps,
+            certified_eps: c.certified_eps,
+            delta: with_delta.then_some(c.delta),
+            certified_delta: with_delta.then_some(c.certified_delta),
+            bayes_risk: self.bayes_risk,
+            outputs: grid_json(&self.model.outputs),
+            observations: grid_json(&self.model.family.observations()),
+            total: self.total,
+            columns: self.columns.clone(),
+            provenance: self.provenance.clone(),
         }
-        m.insert("bayes_risk".into(), json!(self.bayes_risk));
-        m.insert("outputs".into(), grid_json(&self.model.outputs));
-        m.insert("observations".into(), grid_json(&self.model.family.observations()));
-        m.insert("total".into(), json!(self.total));
-        m.insert("columns".into(), json!(self.columns));
-        m.insert("provenance".into(), serde_json::to_value(&self.provenance).expect("provenance serialises"));
-        Value::Object(m)
     }
 
     /// Parse and verify a mechanism file's text; `origin` names it in messages. Re-derives the
     /// certificate from the weights alone (the stored `certified_eps` is only compared against it).
     pub fn from_json_str(text: &str, origin: &str) -> Result<Mechanism> {
-        let fail = |msg: String| Error::Input(format!("{origin}: {msg}"));
-        let value: Value = serde_json::from_str(text).map_err(|e| {
-            fail(if e.is_eof() {
+        Mechanism::parse(text).map_err(|kind| ArtifactError::new(origin, kind).into())
+    }
+
+    fn parse(text: &str) -> std::result::Result<Mechanism, ArtifactErrorKind> {
+        use ArtifactErrorKind as K;
+        let field = |field: &str, problem: String| K::Field { field: field.to_string(), problem };
+        let value: Value = serde_json::from_str(text).map_err(|e| K::NotJson {
+            reason: if e.is_eof() {
                 "the file ends early (truncated?): not a complete JSON document".to_string()
             } else {
                 format!("not valid JSON ({e})")
-            })
+            },
         })?;
         let Value::Object(obj) = &value else {
-            return Err(fail("not a ubapp mechanism file (expected a JSON object)".into()));
+            return Err(K::NotAMechanism { reason: "not a ubapp mechanism file (expected a JSON object)".into() });
         };
         match obj.get("format").and_then(Value::as_str) {
             Some(FORMAT_NAME) => {}
             other => {
-                return Err(fail(format!(
-                    "not a ubapp mechanism file (its \"format\" is {}, expected \"{FORMAT_NAME}\")",
-                    other.map_or("missing".to_string(), |s| format!("\"{s}\""))
-                )))
+                return Err(K::NotAMechanism {
+                    reason: format!(
+                        "not a ubapp mechanism file (its \"format\" is {}, expected \"{FORMAT_NAME}\")",
+                        other.map_or("missing".to_string(), |s| format!("\"{s}\""))
+                    ),
+                })
             }
         }
         let version = match obj.get("format_version").and_then(Value::as_u64) {
             Some(v) if (FORMAT_VERSION_PURE as u64..=FORMAT_VERSION as u64).contains(&v) => v as u32,
-            other => return Err(fail(format!(
-                "format_version is {}, but this ubapp ({}) reads versions {FORMAT_VERSION_PURE} and {FORMAT_VERSION}",
-                other.map_or("missing or not an integer".to_string(), |v| v.to_string()),
-                env!("CARGO_PKG_VERSION")
-            ))),
+            other => {
+                return Err(K::NotAMechanism {
+                    reason: format!(
+                        "format_version is {}, but this ubapp ({}) reads versions {FORMAT_VERSION_PURE} and {FORMAT_VERSION}",
+                        other.map_or("missing or not an integer".to_string(), |v| v.to_string()),
+                        env!("CARGO_PKG_VERSION")
+                    ),
+                })
+            }
         };
-        let file: MechanismFile = serde_path_to_error::deserialize(value.clone())
-            .map_err(|e| fail(format!("{}: {}", e.path(), e.inner())))?;
+        let file: MechanismFile =
+            serde_path_to_error::deserialize(value.clone()).map_err(|e| field(&e.path().to_string(), e.inner().to_string()))?;
         // Version 1 is pure ε and has no δ fields; version 2 must state both.
-        let (delta, claimed_delta) =
-            match (version, file.delta, file.certified_delta) {
-                (1, None, None) => (0.0, 0.0),
-                (1, _, _) => return Err(fail(
+        let (delta, claimed_delta) = match (version, file.delta, file.certified_delta) {
+            (1, None, None) => (0.0, 0.0),
+            (1, _, _) => {
+                return Err(field(
+                    "delta",
                     "delta and certified_delta are not part of format_version 1 (pure ε); (ε, δ) files are version 2"
                         .into(),
-                )),
-                (_, Some(d), Some(c)) => (d, c),
-                (_, d, _) => {
-                    let missing = if d.is_none() { "delta" } else { "certified_delta" };
-                    return Err(fail(format!(
-                        "{missing} is missing (format_version {version} states delta and certified_delta)"
-                    )));
-                }
-            };
-        let model = Model::from_spec(file.model).map_err(|e| fail(format!("model: {e}")))?;
+                ))
+            }
+            (_, Some(d), Some(c)) => (d, c),
+            (_, d, _) => {
+                let missing = if d.is_none() { "delta" } else { "certified_delta" };
+                return Err(field(
+                    missing,
+                    format!("is missing (format_version {version} states delta and certified_delta)"),
+                ));
+            }
+        };
+        let model = Model::from_spec(file.model).map_err(K::Model)?;
         if !(delta.is_finite() && (0.0..1.0).contains(&delta)) {
-            return Err(fail(format!("delta must be a number in [0, 1) (got {delta})")));
+            return Err(field("delta", format!("must be a number in [0, 1) (got {delta})")));
         }
         if delta > model.delta {
-            return Err(fail(format!(
-                "delta = {delta} is larger than the embedded model's delta = {}: the file claims a budget its model does not allow",
-                model.delta
-            )));
+            return Err(field(
+                "delta",
+                format!(
+                    "{delta} is larger than the embedded model's delta = {}: the file claims a budget its model does not allow",
+                    model.delta
+                ),
+            ));
         }
         if grid_json(&model.outputs) != file.outputs {
-            return Err(fail("outputs differ from the output grid of the embedded model".into()));
+            return Err(field("outputs", "differ from the output grid of the embedded model".into()));
         }
         if grid_json(&model.family.observations()) != file.observations {
-            return Err(fail("observations differ from the observation space of the embedded model".into()));
+            return Err(field("observations", "differ from the observation space of the embedded model".into()));
         }
-        let cert = check_weights(&model, file.eps, delta, file.total, &file.columns).map_err(|e| match e {
-            Error::Input(m) => fail(m),
-            other => other,
-        })?;
+        let cert = check_weights(&model, file.eps, delta, file.total, &file.columns)?;
         if file.certified_eps.is_nan() || file.certified_eps < cert.certified_eps {
-            return Err(fail(format!(
-                "certified_eps = {} claims less than the weights certify ({})",
-                file.certified_eps, cert.certified_eps
-            )));
+            return Err(field(
+                "certified_eps",
+                format!("{} claims less than the weights certify ({})", file.certified_eps, cert.certified_eps),
+            ));
         }
         if claimed_delta.is_nan() || claimed_delta < cert.certified_delta {
-            return Err(fail(format!(
-                "certified_delta = {claimed_delta} claims less than the weights spend ({})",
-                cert.certified_delta
-            )));
+            return Err(field(
+                "certified_delta",
+                format!("{claimed_delta} claims less than the weights spend ({})", cert.certified_delta),
+            ));
         }
-        let cost = cost_matrix(&model)?;
+        let cost = cost_matrix(&model, MemoryBudget::available()).map_err(|e| field("model", e.to_string()))?;
         let risk = weights_risk(&cost, &file.columns, file.total);
         let risk_matches = (risk - file.bayes_risk).abs() <= 1e-9 * risk.abs().max(f64::MIN_POSITIVE);
         if !risk_matches {
-            return Err(fail(format!(
-                "bayes_risk = {} does not match the risk of the weights ({risk}): columns were edited or reordered",
-                file.bayes_risk
-            )));
+            return Err(field(
+                "bayes_risk",
+                format!(
+                    "{} does not match the risk of the weights ({risk}): columns were edited or reordered",
+                    file.bayes_risk
+                ),
+            ));
         }
         Ok(Mechanism::assemble(model, cert, file.total, file.columns, risk, file.provenance))
     }
 
     /// Read and verify a mechanism file (input errors name the file).
     pub fn load(path: &Path) -> Result<Mechanism> {
-        let bytes = std::fs::read(path)
-            .map_err(|e| Error::input(format!("cannot read mechanism file {}: {e}", path.display())))?;
-        let text = String::from_utf8(bytes)
-            .map_err(|_| Error::input(format!("{}: not valid JSON (the file is not UTF-8 text)", path.display())))?;
-        Mechanism::from_json_str(&text, &path.display().to_string())
+        let origin = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|e| {
+            ArtifactError::new(&origin, ArtifactErrorKind::Unreadable { reason: e.to_string() })
+        })?;
+        let text = String::from_utf8(bytes).map_err(|_| {
+            ArtifactError::new(
+                &origin,
+                ArtifactErrorKind::NotJson { reason: "not valid JSON (the file is not UTF-8 text)".into() },
+            )
+        })?;
+        Mechanism::from_json_str(&text, &origin)
     }
 
     /// Write the artifact atomically (temporary file + rename).
     pub fn save(&self, path: &Path) -> Result<()> {
-        let text = serde_json::to_string_pretty(&self.to_json()).expect("JSON values serialise");
+        let text = serde_json::to_string_pretty(&self.to_file()).expect("a mechanism file serialises");
         crate::output::write_atomic(path, (text + "\n").as_bytes())
     }
 }
 
-/// The artifact as stored (format and version are checked before this is parsed).
-#[derive(Deserialize)]
+/// The artifact as stored, one schema for writing and reading (format and version are checked
+/// before a file is parsed into it). Field order is the file's.
+#[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-#[allow(dead_code)] // format, format_version and tool_version are checked or kept for humans
 struct MechanismFile {
     format: String,
     format_version: u32,
@@ -487,10 +478,10 @@ struct MechanismFile {
     eps: f64,
     certified_eps: f64,
     /// Version 2 only.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     delta: Option<f64>,
     /// Version 2 only.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     certified_delta: Option<f64>,
     bayes_risk: f64,
     outputs: Value,
@@ -502,30 +493,37 @@ struct MechanismFile {
 }
 
 /// Shape, totals and the exact certificate at (eps, delta); δ = 0 is the pure-ε check.
-fn check_weights(model: &Model, eps: f64, delta: f64, total: u64, columns: &[Vec<u64>]) -> Result<Certificate> {
+fn check_weights(
+    model: &Model,
+    eps: f64,
+    delta: f64,
+    total: u64,
+    columns: &[Vec<u64>],
+) -> std::result::Result<PrivacyCertificate, ArtifactErrorKind> {
+    let field = |field: &str, problem: String| ArtifactErrorKind::Field { field: field.to_string(), problem };
     if !(eps.is_finite() && eps > 0.0) {
-        return Err(Error::input(format!("eps must be a finite number > 0 (got {eps})")));
+        return Err(field("eps", format!("must be a finite number > 0 (got {eps})")));
     }
     if !(total.is_power_of_two() && (2..=MAX_TOTAL).contains(&total)) {
-        return Err(Error::input(format!("total must be a power of two between 2 and 2^52 (got {total})")));
+        return Err(field("total", format!("must be a power of two between 2 and 2^52 (got {total})")));
     }
     let (n_obs, n_out) = (model.family.observation_count(), model.outputs.len());
     if columns.len() != n_obs {
-        return Err(Error::input(format!(
-            "columns has {} entries but the model has |Y| = {n_obs} observations",
-            columns.len()
-        )));
+        return Err(field(
+            "columns",
+            format!("has {} entries but the model has |Y| = {n_obs} observations", columns.len()),
+        ));
     }
     for (i, c) in columns.iter().enumerate() {
         if c.len() != n_out {
-            return Err(Error::input(format!(
-                "columns[{i}] has {} weights but the model has |Θ̃| = {n_out} outputs",
-                c.len()
-            )));
+            return Err(field(
+                &format!("columns[{i}]"),
+                format!("has {} weights but the model has |Θ̃| = {n_out} outputs", c.len()),
+            ));
         }
         let s: u128 = c.iter().map(|&w| w as u128).sum();
         if s != total as u128 {
-            return Err(Error::input(format!("columns[{i}] sums to {s}, not to total = {total}")));
+            return Err(field(&format!("columns[{i}]"), format!("sums to {s}, not to total = {total}")));
         }
     }
     let obs = model.family.observations().values();
@@ -533,14 +531,14 @@ fn check_weights(model: &Model, eps: f64, delta: f64, total: u64, columns: &[Vec
     let neighbours = model.family.neighbours();
     let edges = neighbours.edges();
     let certified = if delta > 0.0 {
-        exact::certify_weights_delta(columns, edges, eps, delta, total).map(|certified_delta| Certificate {
+        exact::certify_weights_delta(columns, edges, eps, delta, total).map(|certified_delta| PrivacyCertificate {
             eps,
             delta,
             certified_eps: eps,
             certified_delta,
         })
     } else {
-        exact::certify_weights(columns, edges, eps).map(|certified_eps| Certificate {
+        exact::certify_weights(columns, edges, eps).map(|certified_eps| PrivacyCertificate {
             eps,
             delta,
             certified_eps,
@@ -548,16 +546,16 @@ fn check_weights(model: &Model, eps: f64, delta: f64, total: u64, columns: &[Vec
         })
     };
     certified.map_err(|e| {
-        Error::Input(match e {
-            CertifyError::Unbounded { k, a, b } => format!(
+        ArtifactErrorKind::NotPrivate(match e {
+            PrivacyViolation::Unbounded { k, a, b } => format!(
                 "output θ̃ = {} has weight > 0 at y = {} but 0 at its neighbour y = {}: no finite ε holds",
                 out[k], obs[a], obs[b]
             ),
-            CertifyError::Exceeds { k, a, b, log_ratio } => format!(
+            PrivacyViolation::Exceeds { k, a, b, log_ratio } => format!(
                 "the weights of θ̃ = {} at neighbours y = {} and y = {} have ratio e^{log_ratio:.6e} > e^eps (eps = {eps}): not eps-DP",
                 out[k], obs[a], obs[b]
             ),
-            CertifyError::DeltaExceeds { a, b, spent } => format!(
+            PrivacyViolation::DeltaExceeds { a, b, spent } => format!(
                 "the weights at neighbours y = {} and y = {} spend δ = {spent:e} > delta = {delta} at eps = {eps}: not (eps, delta)-DP",
                 obs[a], obs[b]
             ),

@@ -6,7 +6,10 @@ use std::path::{Path, PathBuf};
 
 use ndarray::Array2;
 
-use crate::{bail_input, Result};
+use super::error::{bail_csv, bail_field};
+use super::ModelError;
+
+type Result<T> = std::result::Result<T, ModelError>;
 
 /// A CSV path from a model file, resolved against the model file's directory.
 pub fn resolve(base: &Path, rel: &str) -> PathBuf {
@@ -18,7 +21,7 @@ pub fn resolve(base: &Path, rel: &str) -> PathBuf {
 pub fn read_matrix(path: &Path, field: &str) -> Result<Array2<f64>> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
-        Err(e) => bail_input!("{} ({field}): cannot read the file: {e}", path.display()),
+        Err(e) => bail_csv!(path.display(), field, "cannot read the file: {e}",),
     };
     let mut rows: Vec<Vec<f64>> = Vec::new();
     let mut first_line = 0;
@@ -32,9 +35,7 @@ pub fn read_matrix(path: &Path, field: &str) -> Result<Array2<f64>> {
             let tok = tok.trim();
             match tok.parse::<f64>() {
                 Ok(v) if v.is_finite() => row.push(v),
-                _ => bail_input!(
-                    "{} ({field}): line {}, column {}: \"{tok}\" is not a finite number",
-                    path.display(),
+                _ => bail_csv!(path.display(), field, "line {}, column {}: \"{tok}\" is not a finite number",
                     n + 1,
                     c + 1
                 ),
@@ -42,9 +43,7 @@ pub fn read_matrix(path: &Path, field: &str) -> Result<Array2<f64>> {
         }
         if let Some(r0) = rows.first() {
             if r0.len() != row.len() {
-                bail_input!(
-                    "{} ({field}): line {} has {} values but line {} has {}; every row must have the same length",
-                    path.display(),
+                bail_csv!(path.display(), field, "line {} has {} values but line {} has {}; every row must have the same length",
                     n + 1,
                     row.len(),
                     first_line + 1,
@@ -57,7 +56,7 @@ pub fn read_matrix(path: &Path, field: &str) -> Result<Array2<f64>> {
         rows.push(row);
     }
     if rows.is_empty() {
-        bail_input!("{} ({field}): the file has no data rows", path.display());
+        bail_csv!(path.display(), field, "the file has no data rows",);
     }
     let (r, c) = (rows.len(), rows[0].len());
     Ok(Array2::from_shape_vec((r, c), rows.into_iter().flatten().collect()).expect("rows of equal length"))
@@ -67,7 +66,7 @@ pub fn read_matrix(path: &Path, field: &str) -> Result<Array2<f64>> {
 /// `what` says what rows and columns mean.
 pub fn check_shape(m: &Array2<f64>, origin: &str, rows: usize, cols: usize, what: &str) -> Result<()> {
     if m.dim() != (rows, cols) {
-        bail_input!("{origin}: expected {rows} rows × {cols} columns ({what}), found {} × {}", m.nrows(), m.ncols());
+        bail_field!(origin, "expected {rows} rows × {cols} columns ({what}), found {} × {}", m.nrows(), m.ncols());
     }
     Ok(())
 }
@@ -76,22 +75,21 @@ pub fn check_shape(m: &Array2<f64>, origin: &str, rows: usize, cols: usize, what
 /// at least one row, rows of equal non-zero length, finite numbers. `origin` names it.
 pub fn matrix_from_rows(rows: &[Vec<f64>], origin: &str) -> Result<Array2<f64>> {
     let Some(r0) = rows.first() else {
-        bail_input!("{origin}: the matrix has no rows");
+        bail_field!(origin, "the matrix has no rows");
     };
     if r0.is_empty() {
-        bail_input!("{origin}: row 1 is empty");
+        bail_field!(origin, "row 1 is empty");
     }
     for (n, r) in rows.iter().enumerate() {
         if r.len() != r0.len() {
-            bail_input!(
-                "{origin}: row {} has {} values but row 1 has {}; every row must have the same length",
+            bail_field!(origin, "row {} has {} values but row 1 has {}; every row must have the same length",
                 n + 1,
                 r.len(),
                 r0.len()
             );
         }
         if let Some(c) = r.iter().position(|v| !v.is_finite()) {
-            bail_input!("{origin}: row {}, column {}: {} is not a finite number", n + 1, c + 1, r[c]);
+            bail_field!(origin, "row {}, column {}: {} is not a finite number", n + 1, c + 1, r[c]);
         }
     }
     Ok(Array2::from_shape_vec((rows.len(), r0.len()), rows.concat()).expect("rows of equal length"))
@@ -108,9 +106,7 @@ pub fn read_vector(path: &Path, field: &str) -> Result<Vec<f64>> {
     if m.ncols() == 1 || m.nrows() == 1 {
         Ok(m.iter().copied().collect())
     } else {
-        bail_input!(
-            "{} ({field}): expected one value per line (or one row), found {} × {}",
-            path.display(),
+        bail_csv!(path.display(), field, "expected one value per line (or one row), found {} × {}",
             m.nrows(),
             m.ncols()
         )

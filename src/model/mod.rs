@@ -1,13 +1,14 @@
 //! What the user specifies: a model file parsed ([`spec`]) and validated into a [`Model`] whose
 //! grids, prior weights, observation family, loss and neighbour relation are ready to use.
 
-pub mod csv;
-pub mod exact;
-pub mod family;
-pub mod grid;
-pub mod loss;
-pub mod neighbours;
-pub mod prior;
+pub(crate) mod csv;
+mod error;
+pub(crate) mod exact;
+pub(crate) mod family;
+mod grid;
+mod loss;
+mod neighbours;
+mod prior;
 pub mod spec;
 
 use std::collections::HashMap;
@@ -24,7 +25,11 @@ pub use neighbours::Neighbours;
 pub use prior::Prior;
 pub use spec::ModelSpec;
 
-use crate::{bail_input, Result};
+pub use error::{ModelError, ModelErrorKind};
+
+use error::bail_field;
+
+type Result<T> = std::result::Result<T, ModelError>;
 use spec::{GridSpec, LossSpec, MatrixSource, ObjectiveSpec, ObservationSpec, OutputGridSpec, PriorSpec};
 
 /// What the LP minimises.
@@ -42,26 +47,26 @@ pub struct Model {
     /// The spec it came from, with the contents of every CSV file it names written inline (as
     /// read and used), so that it is self-contained: artifacts record it and it validates again
     /// from any directory.
-    pub spec: ModelSpec,
+    pub(crate) spec: ModelSpec,
     /// Privacy levels ε to solve for, each finite and > 0.
-    pub epsilons: Vec<f64>,
+    pub(crate) epsilons: Vec<f64>,
     /// Parameter grid θ_1..θ_M. With exact costs (`grid = { kind = "exact" }`) this is the output
     /// grid, kept for reports only: the costs do not use it.
-    pub theta: Grid,
+    pub(crate) theta: Grid,
     /// Prior weights π_j on the parameter grid (sum to 1).
-    pub prior: Vec<f64>,
+    pub(crate) prior: Vec<f64>,
     /// The observation family (hence Y and its neighbours).
-    pub family: Family,
+    pub(crate) family: Family,
     /// The output grid Θ̃.
-    pub outputs: Grid,
+    pub(crate) outputs: Grid,
     /// The loss.
-    pub loss: Loss,
+    pub(crate) loss: Loss,
     /// Bayes or minimax.
-    pub objective: Objective,
+    pub(crate) objective: Objective,
     /// δ of (ε, δ)-DP (0: pure ε-DP).
-    pub delta: f64,
+    pub(crate) delta: f64,
     /// Closed-form costs against a continuous conjugate prior, when the grid kind is `exact`.
-    pub exact: Option<ExactBetaBinomial>,
+    pub(crate) exact: Option<ExactBetaBinomial>,
 }
 
 /// Largest grid we accept before even estimating memory (guards `usize` arithmetic).
@@ -86,10 +91,7 @@ impl Model {
     pub fn load(path: &Path) -> Result<Model> {
         let spec = ModelSpec::from_file(path)?;
         let base = path.parent().unwrap_or(Path::new(""));
-        Model::from_spec_in(spec, base).map_err(|e| match e {
-            crate::Error::Input(m) => crate::Error::Input(format!("{}: {m}", path.display())),
-            other => other,
-        })
+        Model::from_spec_in(spec, base).map_err(|e| e.in_origin(&path.display().to_string()))
     }
 
     /// Validate a spec (CSV paths relative to the current directory). Every error names the
@@ -105,7 +107,7 @@ impl Model {
         let src = inline_csv_files(&mut spec, base)?;
         validate_epsilons(&spec.epsilon, "epsilon")?;
         if !(spec.delta.is_finite() && (0.0..1.0).contains(&spec.delta)) {
-            bail_input!("delta must be a number in [0, 1) (got {})", spec.delta);
+            bail_field!("delta", "must be a number in [0, 1) (got {})", spec.delta);
         }
         let objective = match spec.objective {
             ObjectiveSpec::Bayes => Objective::Bayes,
@@ -113,8 +115,7 @@ impl Model {
         };
         let p = &spec.parameter;
         if !(p.lower.is_finite() && p.upper.is_finite() && p.lower < p.upper) {
-            bail_input!(
-                "parameter.lower and parameter.upper must be finite with lower < upper (got {} and {})",
+            bail_field!("parameter", "lower and upper must be finite with lower < upper (got {} and {})",
                 p.lower,
                 p.upper
             );
@@ -123,23 +124,21 @@ impl Model {
             ObservationSpec::Binomial { .. } | ObservationSpec::Poisson { .. } => Space::Interval,
             ObservationSpec::Multinomial { categories, .. } => {
                 if *categories < 2 {
-                    bail_input!("observation.categories must be at least 2 (got {categories})");
+                    bail_field!("observation.categories", "must be at least 2 (got {categories})");
                 }
                 Space::Simplex(*categories)
             }
             ObservationSpec::Table { .. } => Space::Table,
         };
         match &spec.observation {
-            ObservationSpec::Binomial { .. } if p.lower < 0.0 || p.upper > 1.0 => bail_input!(
-                "parameter.lower and parameter.upper must lie in [0, 1] for the binomial family (got {} and {})",
+            ObservationSpec::Binomial { .. } if p.lower < 0.0 || p.upper > 1.0 => bail_field!("parameter", "lower and upper must lie in [0, 1] for the binomial family (got {} and {})",
                 p.lower,
                 p.upper
             ),
             ObservationSpec::Poisson { .. } if p.lower < 0.0 => {
-                bail_input!("parameter.lower must be ≥ 0 for the poisson family (a rate; got {})", p.lower)
+                bail_field!("parameter.lower", "must be ≥ 0 for the poisson family (a rate; got {})", p.lower)
             }
-            ObservationSpec::Multinomial { .. } if p.lower != 0.0 || p.upper != 1.0 => bail_input!(
-                "parameter.lower and parameter.upper must be 0 and 1 (or omitted) for the multinomial family (got {} and {})",
+            ObservationSpec::Multinomial { .. } if p.lower != 0.0 || p.upper != 1.0 => bail_field!("parameter", "lower and upper must be 0 and 1 (or omitted) for the multinomial family (got {} and {})",
                 p.lower,
                 p.upper
             ),
@@ -151,25 +150,23 @@ impl Model {
         let theta = match &p.grid {
             GridSpec::Exact => {
                 let ObservationSpec::Binomial { trials } = spec.observation else {
-                    bail_input!(
-                        "parameter.grid: kind = \"exact\" needs the binomial family (closed-form Beta–binomial costs)"
+                    bail_field!("parameter.grid", "kind = \"exact\" needs the binomial family (closed-form Beta–binomial costs)"
                     );
                 };
                 let (a, b) = match &p.prior {
                     PriorSpec::Uniform => (1.0, 1.0),
                     PriorSpec::Beta { a, b } => (*a, *b),
-                    _ => bail_input!("parameter.grid: kind = \"exact\" needs a uniform or beta prior"),
+                    _ => bail_field!("parameter.grid", "kind = \"exact\" needs a uniform or beta prior"),
                 };
                 if p.lower != 0.0 || p.upper != 1.0 {
-                    bail_input!("parameter.grid: kind = \"exact\" needs parameter.lower = 0 and parameter.upper = 1");
+                    bail_field!("parameter.grid", "kind = \"exact\" needs parameter.lower = 0 and parameter.upper = 1");
                 }
                 if objective == Objective::Minimax {
-                    bail_input!(
-                        "objective = \"minimax\" needs a finite parameter grid, not parameter.grid.kind = \"exact\""
+                    bail_field!("objective", "\"minimax\" needs a finite parameter grid, not parameter.grid.kind = \"exact\""
                     );
                 }
                 if matches!(spec.output.grid, OutputGridSpec::Parameter) {
-                    bail_input!("output.grid must be a grid of its own (e.g. {{ kind = \"midpoint\", points = 100 }}) when parameter.grid.kind = \"exact\"");
+                    bail_field!("output.grid", "must be a grid of its own (e.g. {{ kind = \"midpoint\", points = 100 }}) when parameter.grid.kind = \"exact\"");
                 }
                 exact = Some(ExactBetaBinomial { a, b, trials });
                 None
@@ -180,15 +177,14 @@ impl Model {
         let outputs = match &spec.output.grid {
             OutputGridSpec::Parameter => theta.clone().expect("exact grids have their own output grid"),
             OutputGridSpec::Own(GridSpec::Exact) => {
-                bail_input!("output.grid: kind = \"exact\" applies to the parameter grid only")
+                bail_field!("output.grid", "kind = \"exact\" applies to the parameter grid only")
             }
             OutputGridSpec::Own(g) => build_grid(g, "output.grid", space, p.lower, p.upper, &p.prior, &src)?,
         };
         let theta = theta.unwrap_or_else(|| outputs.clone());
         if let (Space::Table, ObservationSpec::Table { .. }) = (space, &spec.observation) {
             if outputs.dim() != theta.dim() {
-                bail_input!(
-                    "output.grid has points of dimension {} but parameter.grid has dimension {}",
+                bail_field!("output.grid", "has points of dimension {} but parameter.grid has dimension {}",
                     outputs.dim(),
                     theta.dim()
                 );
@@ -200,23 +196,22 @@ impl Model {
         let family = match &spec.observation {
             ObservationSpec::Binomial { trials } => {
                 if *trials == 0 {
-                    bail_input!("observation.trials must be at least 1 (got 0)");
+                    bail_field!("observation.trials", "must be at least 1 (got 0)");
                 }
                 if *trials as u128 >= MAX_POINTS as u128 {
-                    bail_input!("observation.trials = {trials} is too large (at most {})", MAX_POINTS - 1);
+                    bail_field!("observation.trials", "{trials} is too large (at most {})", MAX_POINTS - 1);
                 }
                 Family::Binomial { trials: *trials }
             }
             ObservationSpec::Poisson { records, cap } => {
                 if *records == 0 {
-                    bail_input!("observation.records must be at least 1 (got 0)");
+                    bail_field!("observation.records", "must be at least 1 (got 0)");
                 }
                 if *cap == 0 {
-                    bail_input!("observation.cap must be at least 1 (got 0): a cap of 0 clips every record to 0");
+                    bail_field!("observation.cap", "must be at least 1 (got 0): a cap of 0 clips every record to 0");
                 }
                 if (*records as f64) * (*cap as f64) >= MAX_OBSERVATIONS {
-                    bail_input!(
-                        "observation.records × observation.cap = {} is too large (|Y| = N·c + 1 must stay below {MAX_OBSERVATIONS:e})",
+                    bail_field!("observation", "records × cap = {} is too large (|Y| = N·c + 1 must stay below {MAX_OBSERVATIONS:e})",
                         *records as u128 * *cap as u128
                     );
                 }
@@ -224,12 +219,11 @@ impl Model {
             }
             ObservationSpec::Multinomial { categories, records } => {
                 if *records == 0 {
-                    bail_input!("observation.records must be at least 1 (got 0)");
+                    bail_field!("observation.records", "must be at least 1 (got 0)");
                 }
                 let n = grid::composition_count(*records, *categories);
                 if n >= MAX_OBSERVATIONS {
-                    bail_input!(
-                        "observation: {categories} categories and {records} records give {n:e} count vectors, too many (at most {MAX_OBSERVATIONS:e})"
+                    bail_field!("observation", "{categories} categories and {records} records give {n:e} count vectors, too many (at most {MAX_OBSERVATIONS:e})"
                     );
                 }
                 Family::Multinomial { categories: *categories, records: *records }
@@ -238,16 +232,14 @@ impl Model {
                 let lname = src.name("observation.likelihood");
                 let rows = src.matrix(likelihood, &lname)?;
                 if rows.nrows() != theta.len() {
-                    bail_input!(
-                        "{lname}: expected one row per parameter grid point ({}), found {} rows",
+                    bail_field!(format!("{lname}"), "expected one row per parameter grid point ({}), found {} rows",
                         theta.len(),
                         rows.nrows()
                     );
                 }
                 for (j, r) in rows.rows().into_iter().enumerate() {
                     if let Some(c) = r.iter().position(|&v| v < 0.0) {
-                        bail_input!(
-                            "{lname}: row {}, column {} is negative ({}); probabilities must be ≥ 0",
+                        bail_field!(format!("{lname}"), "row {}, column {} is negative ({}); probabilities must be ≥ 0",
                             j + 1,
                             c + 1,
                             r[c]
@@ -255,8 +247,7 @@ impl Model {
                     }
                     let s = r.sum();
                     if (s - 1.0).abs() > 1e-9 {
-                        bail_input!(
-                            "{lname}: row {} sums to {s}, not 1 (each row is q_θ(·) for one grid point)",
+                        bail_field!(format!("{lname}"), "row {} sums to {s}, not 1 (each row is q_θ(·) for one grid point)",
                             j + 1
                         );
                     }
@@ -265,15 +256,14 @@ impl Model {
                 let nname = src.name("observation.neighbours");
                 let pairs = src.matrix(neighbours, &nname)?;
                 if pairs.ncols() != 2 {
-                    bail_input!("{nname}: expected 2 columns (a, b) per line, found {}", pairs.ncols());
+                    bail_field!(format!("{nname}"), "expected 2 columns (a, b) per line, found {}", pairs.ncols());
                 }
                 let mut edges = Vec::with_capacity(pairs.nrows());
                 for (line, r) in pairs.rows().into_iter().enumerate() {
                     let (a, b) = (r[0], r[1]);
                     for v in [a, b] {
                         if v.fract() != 0.0 || v < 0.0 || v >= n_obs as f64 {
-                            bail_input!(
-                                "{nname}: row {}: index {v} is not an observation index in 0..{} (|Y| = {n_obs} from the likelihood's columns)",
+                            bail_field!(format!("{nname}"), "row {}: index {v} is not an observation index in 0..{} (|Y| = {n_obs} from the likelihood's columns)",
                                 line + 1,
                                 n_obs - 1
                             );
@@ -281,7 +271,7 @@ impl Model {
                     }
                     let (a, b) = (a as usize, b as usize);
                     if a == b {
-                        bail_input!("{nname}: row {}: an observation ({a}) cannot be its own neighbour", line + 1);
+                        bail_field!(format!("{nname}"), "row {}: an observation ({a}) cannot be its own neighbour", line + 1);
                     }
                     edges.push((a.min(b), a.max(b)));
                 }
@@ -301,25 +291,24 @@ impl Model {
             LossSpec::Absolute => Loss::Absolute,
             LossSpec::ZeroOne { tolerance } => {
                 if !(tolerance.is_finite() && *tolerance >= 0.0) {
-                    bail_input!("loss.tolerance must be a finite number ≥ 0 (got {tolerance})");
+                    bail_field!("loss.tolerance", "must be a finite number ≥ 0 (got {tolerance})");
                 }
                 Loss::ZeroOne { tolerance: *tolerance }
             }
             LossSpec::Matrix { values, file } => {
                 if exact.is_some() {
-                    bail_input!(
-                        "loss.kind = \"matrix\" needs a finite parameter grid, not parameter.grid.kind = \"exact\""
+                    bail_field!("loss.kind", "\"matrix\" needs a finite parameter grid, not parameter.grid.kind = \"exact\""
                     );
                 }
                 let (Some(rows), None) = (values, file) else {
-                    bail_input!("loss: kind = \"matrix\" needs exactly one of `values` and `file`");
+                    bail_field!("loss", "kind = \"matrix\" needs exactly one of `values` and `file`");
                 };
                 let name = src.name("loss.values");
                 let values = csv::matrix_from_rows(rows, &name)?;
                 let what = "one row per parameter grid point, one column per output point";
                 csv::check_shape(&values, &name, theta.len(), outputs.len(), what)?;
                 if let Some(((j, k), v)) = values.indexed_iter().find(|(_, v)| **v < 0.0) {
-                    bail_input!("{name}: row {}, column {} is negative ({v}); losses must be ≥ 0", j + 1, k + 1);
+                    bail_field!(format!("{name}"), "row {}, column {} is negative ({v}); losses must be ≥ 0", j + 1, k + 1);
                 }
                 Loss::Matrix { values: Arc::new(values), theta: theta.clone(), outputs: outputs.clone() }
             }
@@ -338,6 +327,63 @@ impl Model {
         })
     }
 
+    /// The spec it came from, with every CSV file's contents written inline (as read and used),
+    /// so that it is self-contained: artifacts record it and it validates again anywhere.
+    pub fn spec(&self) -> &ModelSpec {
+        &self.spec
+    }
+
+    /// Privacy levels ε to solve for, each finite and > 0.
+    pub fn epsilons(&self) -> &[f64] {
+        &self.epsilons
+    }
+
+    /// Parameter grid θ_1..θ_M (with exact costs: the output grid, for reports only).
+    pub fn theta(&self) -> &Grid {
+        &self.theta
+    }
+
+    /// Prior weights π_j on the parameter grid (sum to 1).
+    pub fn prior(&self) -> &[f64] {
+        &self.prior
+    }
+
+    /// The observation family (hence Y and its neighbours).
+    pub fn family(&self) -> &Family {
+        &self.family
+    }
+
+    /// The output grid Θ̃.
+    pub fn outputs(&self) -> &Grid {
+        &self.outputs
+    }
+
+    /// The loss.
+    pub fn loss(&self) -> &Loss {
+        &self.loss
+    }
+
+    /// Bayes or minimax.
+    pub fn objective(&self) -> Objective {
+        self.objective
+    }
+
+    /// δ of (ε, δ)-DP (0: pure ε-DP).
+    pub fn delta(&self) -> f64 {
+        self.delta
+    }
+
+    /// Closed-form costs against a continuous conjugate prior, when the grid kind is `exact`.
+    pub fn exact(&self) -> Option<&ExactBetaBinomial> {
+        self.exact.as_ref()
+    }
+
+    /// True for the paper's program: Bayes risk, pure ε (no δ, not minimax). Cheap: it reads
+    /// the model's settings and builds nothing.
+    pub fn is_plain_program(&self) -> bool {
+        self.delta == 0.0 && self.objective == Objective::Bayes
+    }
+
     /// The model's name.
     pub fn name(&self) -> &str {
         &self.spec.name
@@ -348,8 +394,7 @@ impl Model {
         let mut spec = self.spec.clone();
         match &mut spec.observation {
             ObservationSpec::Binomial { trials: t } => *t = trials,
-            _ => bail_input!(
-                "observation.trials exists only for the binomial family (this model is {})",
+            _ => bail_field!("observation.trials", "exists only for the binomial family (this model is {})",
                 self.family.name()
             ),
         }
@@ -391,8 +436,7 @@ fn build_grid(
     Ok(match g {
         GridSpec::Midpoint { points } => {
             if let Space::Simplex(_) = space {
-                bail_input!(
-                    "{field}: the multinomial family needs kind = \"simplex\" (or \"explicit\"), not \"midpoint\""
+                bail_field!(format!("{field}"), "the multinomial family needs kind = \"simplex\" (or \"explicit\"), not \"midpoint\""
                 );
             }
             check_points(*points, &format!("{field}.points"))?;
@@ -411,18 +455,17 @@ fn build_grid(
                     check_dirichlet(alpha, d)?;
                     prior::dirichlet_samples(*points, *seed, alpha)
                 }
-                _ => bail_input!(
-                    "{field}: kind = \"prior-samples\" needs a uniform or beta prior (interval) or a uniform or dirichlet prior (multinomial), and no table family"
+                _ => bail_field!(format!("{field}"), "kind = \"prior-samples\" needs a uniform or beta prior (interval) or a uniform or dirichlet prior (multinomial), and no table family"
                 ),
             }
         }
         GridSpec::Simplex { resolution } => {
             let Space::Simplex(d) = space else {
-                bail_input!("{field}: kind = \"simplex\" applies to the multinomial family only");
+                bail_field!(format!("{field}"), "kind = \"simplex\" applies to the multinomial family only");
             };
             let n = grid::composition_count(*resolution as u64, d);
             if n >= MAX_POINTS as f64 {
-                bail_input!("{field}.resolution = {resolution} gives {n:e} points, too many");
+                bail_field!(format!("{field}.resolution"), "{resolution} gives {n:e} points, too many");
             }
             Grid::simplex_lattice(d, *resolution)
         }
@@ -431,10 +474,10 @@ fn build_grid(
                 (Some(v), None, None) => {
                     let name = src.name(&format!("{field}.values"));
                     if v.is_empty() {
-                        bail_input!("{name} must list at least one point");
+                        bail_field!(format!("{name}"), "must list at least one point");
                     }
                     if let Some(x) = v.iter().find(|x| !x.is_finite()) {
-                        bail_input!("{name} must be finite numbers (got {x})");
+                        bail_field!(format!("{name}"), "must be finite numbers (got {x})");
                     }
                     (Grid::from_values(v.clone()), name)
                 }
@@ -442,30 +485,27 @@ fn build_grid(
                     let name = src.name(&format!("{field}.points"));
                     (Grid::new(csv::matrix_from_rows(rows, &name)?), name)
                 }
-                _ => bail_input!("{field}: kind = \"explicit\" needs exactly one of `values`, `points` and `file`"),
+                _ => bail_field!(format!("{field}"), "kind = \"explicit\" needs exactly one of `values`, `points` and `file`"),
             };
             match space {
                 Space::Interval => {
                     if g.dim() != 1 {
-                        bail_input!("{field}: expected one-dimensional points, found {} columns", g.dim());
+                        bail_field!(format!("{field}"), "expected one-dimensional points, found {} columns", g.dim());
                     }
                     if let Some(x) = g.values().into_iter().find(|&x| x < lower || x > upper) {
-                        bail_input!(
-                            "{field}: point {x} lies outside [parameter.lower, parameter.upper] = [{lower}, {upper}]"
+                        bail_field!(format!("{field}"), "point {x} lies outside [parameter.lower, parameter.upper] = [{lower}, {upper}]"
                         );
                     }
                 }
                 Space::Simplex(d) => {
                     if g.dim() != d {
-                        bail_input!(
-                            "{field}: expected points with {d} coordinates (one per category), found {}",
+                        bail_field!(format!("{field}"), "expected points with {d} coordinates (one per category), found {}",
                             g.dim()
                         );
                     }
                     for (j, r) in g.points().rows().into_iter().enumerate() {
                         if r.iter().any(|&x| x < 0.0) || (r.sum() - 1.0).abs() > 1e-9 {
-                            bail_input!(
-                                "{field}: point {} is not in the simplex (coordinates ≥ 0 summing to 1)",
+                            bail_field!(format!("{field}"), "point {} is not in the simplex (coordinates ≥ 0 summing to 1)",
                                 j + 1
                             );
                         }
@@ -475,7 +515,7 @@ fn build_grid(
             }
             g
         }
-        GridSpec::Exact => bail_input!("{field}: kind = \"exact\" is handled by the caller"),
+        GridSpec::Exact => bail_field!(format!("{field}"), "kind = \"exact\" is handled by the caller"),
     })
 }
 
@@ -493,11 +533,11 @@ fn prior_weights(
     let uniform = || vec![1.0 / m as f64; m];
     if let GridSpec::PriorSamples { .. } = grid {
         if let PriorSpec::Weights { .. } = prior {
-            bail_input!("parameter.prior: kind = \"weights\" cannot be combined with a prior-samples grid (its weights are 1/M by construction)");
+            bail_field!("parameter.prior", "kind = \"weights\" cannot be combined with a prior-samples grid (its weights are 1/M by construction)");
         }
         return Ok(uniform());
     }
-    let none = || crate::Error::input("parameter.prior puts no finite positive mass on the parameter grid");
+    let none = || ModelError::invalid("parameter.prior", "puts no finite positive mass on the parameter grid");
     match prior {
         PriorSpec::Uniform => match space {
             Space::Interval => Prior::Uniform.grid_weights(&theta.values(), lower, upper).ok_or_else(none),
@@ -506,31 +546,31 @@ fn prior_weights(
         PriorSpec::Beta { a, b } => {
             check_beta(*a, *b)?;
             if space != Space::Interval {
-                bail_input!("parameter.prior: kind = \"beta\" applies to one-dimensional parameters (binomial, poisson); use \"dirichlet\" or \"weights\"");
+                bail_field!("parameter.prior", "kind = \"beta\" applies to one-dimensional parameters (binomial, poisson); use \"dirichlet\" or \"weights\"");
             }
             Prior::Beta { a: *a, b: *b }.grid_weights(&theta.values(), lower, upper).ok_or_else(none)
         }
         PriorSpec::Dirichlet { alpha } => {
             let Space::Simplex(d) = space else {
-                bail_input!("parameter.prior: kind = \"dirichlet\" applies to the multinomial family only");
+                bail_field!("parameter.prior", "kind = \"dirichlet\" applies to the multinomial family only");
             };
             check_dirichlet(alpha, d)?;
             prior::dirichlet_weights(theta, alpha).ok_or_else(none)
         }
         PriorSpec::Weights { values, file } => {
             let (Some(w), None) = (values, file) else {
-                bail_input!("parameter.prior: kind = \"weights\" needs exactly one of `values` and `file`");
+                bail_field!("parameter.prior", "kind = \"weights\" needs exactly one of `values` and `file`");
             };
             let (w, origin) = (w.clone(), src.name("parameter.prior.values"));
             if w.len() != m {
-                bail_input!("{origin}: expected {m} weights (one per parameter grid point), found {}", w.len());
+                bail_field!(format!("{origin}"), "expected {m} weights (one per parameter grid point), found {}", w.len());
             }
             if let Some((j, x)) = w.iter().enumerate().find(|(_, x)| !(x.is_finite() && **x >= 0.0)) {
-                bail_input!("{origin}: weight {} is {x}; weights must be finite and ≥ 0", j + 1);
+                bail_field!(format!("{origin}"), "weight {} is {x}; weights must be finite and ≥ 0", j + 1);
             }
             let total: f64 = w.iter().sum();
             if !(total > 0.0 && total.is_finite()) {
-                bail_input!("{origin}: the weights sum to {total}; they must have a positive finite sum");
+                bail_field!(format!("{origin}"), "the weights sum to {total}; they must have a positive finite sum");
             }
             Ok(w.into_iter().map(|x| x / total).collect())
         }
@@ -552,7 +592,7 @@ impl Sources {
     fn matrix(&self, m: &MatrixSource, name: &str) -> Result<Array2<f64>> {
         match m {
             MatrixSource::Inline(rows) => csv::matrix_from_rows(rows, name),
-            MatrixSource::File(f) => bail_input!("{name}: the file {f} was not read (internal error)"),
+            MatrixSource::File(f) => bail_field!(format!("{name}"), "the file {f} was not read (internal error)"),
         }
     }
 }
@@ -616,7 +656,7 @@ fn inline_csv_files(spec: &mut ModelSpec, base: &Path) -> Result<Sources> {
 fn check_beta(a: f64, b: f64) -> Result<()> {
     for (name, v) in [("a", a), ("b", b)] {
         if !(v.is_finite() && v > 0.0) {
-            bail_input!("parameter.prior.{name} must be a finite number > 0 (got {v})");
+            bail_field!(format!("parameter.prior.{name}"), "must be a finite number > 0 (got {v})");
         }
     }
     Ok(())
@@ -624,10 +664,10 @@ fn check_beta(a: f64, b: f64) -> Result<()> {
 
 fn check_dirichlet(alpha: &[f64], d: usize) -> Result<()> {
     if alpha.len() != d {
-        bail_input!("parameter.prior.alpha must have one entry per category ({d}), found {}", alpha.len());
+        bail_field!("parameter.prior.alpha", "must have one entry per category ({d}), found {}", alpha.len());
     }
     if let Some((j, a)) = alpha.iter().enumerate().find(|(_, a)| !(a.is_finite() && **a > 0.0)) {
-        bail_input!("parameter.prior.alpha[{j}] must be a finite number > 0 (got {a})");
+        bail_field!(format!("parameter.prior.alpha[{j}]"), "must be a finite number > 0 (got {a})");
     }
     Ok(())
 }
@@ -635,11 +675,11 @@ fn check_dirichlet(alpha: &[f64], d: usize) -> Result<()> {
 /// Every ε must be finite and > 0; `field` names the list in the message.
 pub fn validate_epsilons(eps: &[f64], field: &str) -> Result<()> {
     if eps.is_empty() {
-        bail_input!("{field} must list at least one privacy level ε > 0");
+        bail_field!(format!("{field}"), "must list at least one privacy level ε > 0");
     }
     for (i, &e) in eps.iter().enumerate() {
         if !(e.is_finite() && e > 0.0) {
-            bail_input!("{field}[{i}] must be a finite number > 0 (got {e})");
+            bail_field!(format!("{field}[{i}]"), "must be a finite number > 0 (got {e})");
         }
     }
     Ok(())
@@ -647,10 +687,10 @@ pub fn validate_epsilons(eps: &[f64], field: &str) -> Result<()> {
 
 fn check_points(points: usize, field: &str) -> Result<()> {
     if points == 0 {
-        bail_input!("{field} must be at least 1 (got 0)");
+        bail_field!(format!("{field}"), "must be at least 1 (got 0)");
     }
     if points >= MAX_POINTS {
-        bail_input!("{field} = {points} is too large (at most {})", MAX_POINTS - 1);
+        bail_field!(format!("{field}"), "{points} is too large (at most {})", MAX_POINTS - 1);
     }
     Ok(())
 }

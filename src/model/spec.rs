@@ -8,7 +8,9 @@
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-use crate::{Error, Result};
+use super::error::{ModelError, ModelErrorKind};
+
+type Result<T> = std::result::Result<T, ModelError>;
 
 /// A whole model file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -298,19 +300,20 @@ impl<'de> Deserialize<'de> for MatrixSource {
 impl ModelSpec {
     /// Parse a model from TOML text; `origin` names the source in error messages.
     pub fn from_toml(text: &str, origin: &str) -> Result<Self> {
-        let de =
-            toml::de::Deserializer::parse(text).map_err(|e| Error::input(describe_toml_error(origin, text, "", &e)))?;
+        let de = toml::de::Deserializer::parse(text).map_err(|e| toml_error(origin, text, "", &e))?;
         serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
-            Error::input(describe_toml_error(origin, text, &path, e.inner()))
+            toml_error(origin, text, &path, e.inner())
         })
     }
 
     /// Read and parse a model file.
     pub fn from_file(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::input(format!("cannot read model file {}: {e}", path.display())))?;
-        Self::from_toml(&text, &path.display().to_string())
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            ModelError::new(ModelErrorKind::Unreadable { reason: e.to_string() }).in_origin(&origin)
+        })?;
+        Self::from_toml(&text, &origin)
     }
 
     /// The model as TOML text (round-trips through [`ModelSpec::from_toml`]).
@@ -320,12 +323,9 @@ impl ModelSpec {
 }
 
 /// One sentence: `file: field: what is wrong (line N)`.
-fn describe_toml_error(origin: &str, text: &str, path: &str, e: &toml::de::Error) -> String {
+fn toml_error(origin: &str, text: &str, path: &str, e: &toml::de::Error) -> ModelError {
     let line = e.span().map(|s| text[..s.start.min(text.len())].lines().count().max(1));
-    let msg = e.message().trim().trim_end_matches('.').replace('\n', " ");
-    let field = if path.is_empty() || path == "." { String::new() } else { format!("{path}: ") };
-    match line {
-        Some(l) => format!("{origin}: {field}{msg} (line {l})"),
-        None => format!("{origin}: {field}{msg}"),
-    }
+    let message = e.message().trim().trim_end_matches('.').replace('\n', " ");
+    let field = (!path.is_empty() && path != ".").then(|| path.to_string());
+    ModelError::new(ModelErrorKind::Syntax { field, line, message }).in_origin(origin)
 }

@@ -13,43 +13,44 @@ use clarabel::solver::{
     DefaultSettings, DefaultSettingsBuilder, DefaultSolver, IPSolver, SolverStatus, SupportedConeT,
 };
 
-use super::{Assessment, LpSolver, RawSolution, Status};
+use super::backend::{Limits, LpSolver, RawSolution};
+use super::{SolveError, Status};
 use crate::lp::Problem;
-use crate::{Error, Result};
 
-/// The Clarabel backend with its settings.
+/// The Clarabel backend with its settings (one attempt; the regularisation ladder is
+/// [`super::strategy`]'s).
 #[derive(Debug, Clone)]
-pub struct ClarabelSolver {
+pub(crate) struct ClarabelSolver {
     /// Absolute and relative duality-gap tolerance (the scaled optimum is ≥ 1).
     pub gap_tolerance: f64,
     /// Primal/dual feasibility tolerance.
     pub feasibility_tolerance: f64,
     /// Iteration cap.
     pub max_iter: u32,
-    /// Static regularisation constants added to the KKT system's diagonal, tried in turn (see
-    /// [`LpSolver::solve`] below). Clarabel's default, 1e-8, caps the accuracy on the UBaPP LP:
-    /// at (K, M) = (300, 300), ε = 0.1 the primal residual stalls near 1e-8 for 40 iterations
-    /// (12 s) and P and the dual bound both land 3e-6 below the optimum; with 1e-13 it converges
-    /// in 23 iterations (4.7 s) to a certified gap of 3e-8.
-    pub regularization: Vec<f64>,
-    /// Polish each attempt on its active set ([`super::polish`]) before judging it.
-    pub polish: bool,
+    /// Time cap (seconds).
+    pub time_limit: Option<f64>,
+    /// Static regularisation constant added to the KKT system's diagonal. Clarabel's default,
+    /// 1e-8, caps the accuracy on the UBaPP LP: at (K, M) = (300, 300), ε = 0.1 the primal residual
+    /// stalls near 1e-8 for 40 iterations (12 s) and P and the dual bound both land 3e-6 below the
+    /// optimum; with 1e-13 it converges in 23 iterations (4.7 s) to a certified gap of 3e-8.
+    pub static_regularization: f64,
 }
 
-impl Default for ClarabelSolver {
-    fn default() -> Self {
+impl ClarabelSolver {
+    /// Our tolerances with the caller's limits and the first step of the ladder.
+    pub(crate) fn with_limits(limits: Limits) -> Self {
         ClarabelSolver {
             gap_tolerance: 1e-9,
             feasibility_tolerance: 1e-10,
-            max_iter: 400,
-            regularization: vec![1e-13, 1e-10, 1e-8],
-            polish: true,
+            max_iter: limits.iterations.unwrap_or(400),
+            time_limit: limits.seconds,
+            static_regularization: 1e-13,
         }
     }
 }
 
 impl ClarabelSolver {
-    fn settings(&self, static_regularization: f64) -> Result<DefaultSettings<f64>> {
+    fn settings(&self, static_regularization: f64) -> Result<DefaultSettings<f64>, SolveError> {
         DefaultSettingsBuilder::default()
             .verbose(false)
             .max_iter(self.max_iter)
@@ -57,9 +58,10 @@ impl ClarabelSolver {
             .tol_gap_rel(self.gap_tolerance)
             .tol_feas(self.feasibility_tolerance)
             .presolve_enable(true)
+            .time_limit(self.time_limit.unwrap_or(f64::INFINITY))
             .static_regularization_constant(static_regularization)
             .build()
-            .map_err(|e| Error::Solver(format!("invalid Clarabel settings: {e}")))
+            .map_err(|e| SolveError::backend("clarabel", format!("invalid settings: {e}")))
     }
 }
 
@@ -68,49 +70,13 @@ impl LpSolver for ClarabelSolver {
         "clarabel".into()
     }
 
-    /// Solve with each of [`ClarabelSolver::regularization`] in turn, lightest first, until our
-    /// checks confirm an answer optimal. No one setting serves every LP: the lightest is the most
-    /// accurate when it converges (module docs) but breaks down on some (seen: `NumericalError` in
-    /// 7 iterations on a minimax epigraph LP; DP rows violated by 6e-5 on the Poisson band model),
-    /// where Clarabel's default 1e-8 is confirmed optimal; at (K, M) = (1000, 300) none is
-    /// confirmed unpolished (gaps 3.5e-3, 3.1e-6, 3.4e-5), while the polish of the first
-    /// (`AlmostSolved`) attempt is, within 1.5e-8. Each attempt is polished (when `polish` is set)
-    /// before it is judged; the attempt ranked best by (feasible, measured gap) is returned, and
-    /// all are listed in its `detail`.
-    fn solve(&self, problem: &Problem) -> Result<RawSolution> {
-        let mut best: Option<((bool, f64), RawSolution)> = None;
-        let mut attempts = Vec::new();
-        for &reg in &self.regularization {
-            let raw = self.solve_with(problem, reg)?;
-            let (raw, assessment) = if self.polish {
-                super::polish::improve(problem, raw, super::polish::GOOD_ENOUGH_GAP)
-            } else {
-                let assessment =
-                    raw.status.has_solution().then(|| Assessment::of(problem, &problem.mechanism_matrix(&raw.x), &raw));
-                (raw, assessment)
-            };
-            let feasible = assessment.as_ref().is_some_and(|a| a.feasible);
-            let gap = assessment.as_ref().and_then(|a| a.relative_gap).unwrap_or(f64::INFINITY);
-            attempts.push(format!("regularisation {reg:e}: {}, gap {gap:.1e}", raw.detail));
-            let rank = (!feasible, gap);
-            let raw_optimal = raw.status == Status::Optimal;
-            if best.as_ref().is_none_or(|(r, _)| rank < *r) {
-                best = Some((rank, raw));
-            }
-            if assessment.is_some_and(|a| a.confirmed) && raw_optimal {
-                break;
-            }
-        }
-        let (_, mut raw) = best.ok_or_else(|| Error::Solver("Clarabel: no regularisation setting given".into()))?;
-        if attempts.len() > 1 {
-            raw.detail = format!("{} (attempts: {})", raw.detail, attempts.join("; "));
-        }
-        Ok(raw)
+    fn solve(&self, problem: &Problem) -> Result<RawSolution, SolveError> {
+        self.solve_with(problem, self.static_regularization)
     }
 }
 
 impl ClarabelSolver {
-    fn solve_with(&self, problem: &Problem, static_regularization: f64) -> Result<RawSolution> {
+    fn solve_with(&self, problem: &Problem, static_regularization: f64) -> Result<RawSolution, SolveError> {
         let (m, n) = (problem.n_rows(), problem.n_vars());
         // Stack [A; bound rows]: a finite lower bound l_j becomes −x_j + s = −l_j, a finite upper
         // bound u_j becomes x_j + s = u_j, both with s in the non-negative cone. P ≥ 0 rows implied
@@ -167,7 +133,7 @@ impl ClarabelSolver {
             [SupportedConeT::ZeroConeT(problem.n_eq()), SupportedConeT::NonnegativeConeT(m - problem.n_eq() + n_bound)];
         let q = problem.scaled_costs();
         let mut solver = DefaultSolver::new(&p, &q, &a_stacked, &b, &cones, self.settings(static_regularization)?)
-            .map_err(|e| Error::Solver(format!("Clarabel rejected the LP: {e}")))?;
+            .map_err(|e| SolveError::backend("clarabel", format!("rejected the LP: {e}")))?;
         solver.solve();
         let sol = &solver.solution;
         let status = map_status(sol.status);

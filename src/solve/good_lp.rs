@@ -5,13 +5,13 @@
 use good_lp::solvers::{Solution as _, SolutionStatus, SolverModel};
 use good_lp::{variable, Expression, ProblemVariables, Variable};
 
-use super::{LpSolver, RawSolution, Status};
+use super::backend::{Limits, LpSolver, RawSolution};
+use super::{SolveError, Status};
 use crate::lp::Problem;
-use crate::{Error, Result};
 
 /// Which solver good_lp drives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
+pub(crate) enum Backend {
     /// HiGHS through good_lp.
     #[cfg(feature = "highs")]
     Highs,
@@ -46,9 +46,11 @@ impl Backend {
 
 /// The good_lp backend.
 #[derive(Debug, Clone, Copy)]
-pub struct GoodLpSolver {
+pub(crate) struct GoodLpSolver {
     /// The solver good_lp drives.
     pub backend: Backend,
+    /// Iteration and time limits (HiGHS and Clarabel; microlp has none).
+    pub limits: Limits,
 }
 
 impl LpSolver for GoodLpSolver {
@@ -56,7 +58,7 @@ impl LpSolver for GoodLpSolver {
         self.backend.name().into()
     }
 
-    fn solve(&self, problem: &Problem) -> Result<RawSolution> {
+    fn solve(&self, problem: &Problem) -> Result<RawSolution, SolveError> {
         let mut vars = ProblemVariables::new();
         let x: Vec<Variable> = (0..problem.n_vars())
             .map(|j| {
@@ -102,6 +104,12 @@ impl LpSolver for GoodLpSolver {
                 for key in ["primal_feasibility_tolerance", "dual_feasibility_tolerance"] {
                     m = m.set_option(key, 1e-10);
                 }
+                if let Some(n) = self.limits.iterations {
+                    m = m.set_option("simplex_iteration_limit", n as i32).set_option("ipm_iteration_limit", n as i32);
+                }
+                if let Some(t) = self.limits.seconds {
+                    m = m.set_option("time_limit", t);
+                }
                 let sol = m.with_all(constraints).solve().map_err(resolution_error)?;
                 let st = map_solution_status(sol.status());
                 (x.iter().map(|&v| sol.value(v)).collect::<Vec<_>>(), st, format!("{:?}", sol.status()))
@@ -109,7 +117,12 @@ impl LpSolver for GoodLpSolver {
             #[cfg(feature = "clarabel")]
             Backend::Clarabel => {
                 let mut m = unsolved.using(good_lp::solvers::clarabel::clarabel);
-                m.settings().tol_gap_abs(1e-10).tol_gap_rel(1e-10).tol_feas(1e-10).max_iter(400);
+                m.settings()
+                    .tol_gap_abs(1e-10)
+                    .tol_gap_rel(1e-10)
+                    .tol_feas(1e-10)
+                    .max_iter(self.limits.iterations.unwrap_or(400))
+                    .time_limit(self.limits.seconds.unwrap_or(f64::INFINITY));
                 let sol = m.with_all(constraints).solve().map_err(resolution_error)?;
                 // good_lp reports Clarabel's AlmostSolved as Optimal: look at the inner status.
                 let inner = sol.inner().status;
@@ -138,6 +151,6 @@ fn map_solution_status(s: SolutionStatus) -> Status {
     }
 }
 
-fn resolution_error(e: good_lp::ResolutionError) -> Error {
-    Error::Solver(format!("good_lp: {e}"))
+fn resolution_error(e: good_lp::ResolutionError) -> SolveError {
+    SolveError::backend("good_lp", e)
 }

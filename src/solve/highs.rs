@@ -2,13 +2,13 @@
 
 use highs::{ColProblem, HighsModelStatus, Sense};
 
-use super::{LpSolver, RawSolution, Status};
+use super::backend::{Limits, LpSolver, RawSolution};
+use super::{SolveError, Status};
 use crate::lp::Problem;
-use crate::{Error, Result};
 
 /// Which HiGHS algorithm to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Method {
+pub(crate) enum Method {
     /// HiGHS decides (dual simplex for LPs of this kind).
     Choose,
     /// Dual simplex.
@@ -29,11 +29,11 @@ impl Method {
 
 /// The HiGHS backend.
 #[derive(Debug, Clone, Copy)]
-pub struct HighsSolver {
+pub(crate) struct HighsSolver {
     /// Algorithm.
     pub method: Method,
-    /// Polish the answer on its active set ([`super::polish`]) when our checks do not confirm it.
-    pub polish: bool,
+    /// Iteration and time limits.
+    pub limits: Limits,
 }
 
 /// Feasibility and optimality tolerances (HiGHS's tightest accepted values; our objective is
@@ -49,7 +49,7 @@ impl LpSolver for HighsSolver {
         }
     }
 
-    fn solve(&self, problem: &Problem) -> Result<RawSolution> {
+    fn solve(&self, problem: &Problem) -> Result<RawSolution, SolveError> {
         let mut pb = ColProblem::new();
         let rows: Vec<_> = (0..problem.n_rows())
             .map(|r| {
@@ -69,28 +69,31 @@ impl LpSolver for HighsSolver {
             }
         }
         let mut model =
-            pb.try_optimise(Sense::Minimise).map_err(|e| Error::Solver(format!("HiGHS rejected the LP: {e:?}")))?;
+            pb.try_optimise(Sense::Minimise).map_err(|e| SolveError::backend("highs", format!("rejected the LP: {e:?}")))?;
         let set = |m: &mut highs::Model, k: &str, v: &str| {
-            m.try_set_option(k, v).map_err(|e| Error::Solver(format!("HiGHS option {k} = {v}: {e:?}")))
+            m.try_set_option(k, v).map_err(|e| SolveError::backend("highs", format!("option {k} = {v}: {e:?}")))
         };
         set(&mut model, "solver", self.method.option())?;
         for key in ["primal_feasibility_tolerance", "dual_feasibility_tolerance", "ipm_optimality_tolerance"] {
-            model.try_set_option(key, TOLERANCE).map_err(|e| Error::Solver(format!("HiGHS option {key}: {e:?}")))?;
+            model.try_set_option(key, TOLERANCE).map_err(|e| SolveError::backend("highs", format!("option {key}: {e:?}")))?;
         }
-        let solved = model.try_solve().map_err(|e| Error::Solver(format!("HiGHS failed: {e:?}")))?;
+        if let Some(n) = self.limits.iterations {
+            let n = n as i32;
+            for key in ["simplex_iteration_limit", "ipm_iteration_limit"] {
+                model.try_set_option(key, n).map_err(|e| SolveError::backend("highs", format!("option {key}: {e:?}")))?;
+            }
+        }
+        if let Some(t) = self.limits.seconds {
+            model.try_set_option("time_limit", t).map_err(|e| SolveError::backend("highs", format!("option time_limit: {e:?}")))?;
+        }
+        let solved = model.try_solve().map_err(|e| SolveError::backend("highs", format!("failed: {e:?}")))?;
         let hs = solved.status();
         let status = map_status(hs);
         let solution = solved.get_solution();
         let n_eq = problem.n_eq();
         // HiGHS row duals are ∂objective/∂rhs: ≤ 0 on binding ≤ rows of a minimisation.
         let mu = solution.dual_rows()[n_eq..].iter().map(|d| -d).collect();
-        let raw =
-            RawSolution { x: solution.columns().to_vec(), dp_multipliers: Some(mu), status, detail: format!("{hs:?}") };
-        // A vertex that passes our checks stands; the polish is for the occasional inconsistent
-        // duals (6.5e-7 of gap at ε = 1 on models/bernoulli-k100.toml) and costs more than it
-        // gains on a vertex already certified (vote-share-3way at ε = 2: 10 s for nothing).
-        let polish = self.polish && problem.program.is_plain();
-        Ok(if polish { super::polish::improve(problem, raw, super::CHECK_TOLERANCE).0 } else { raw })
+        Ok(RawSolution { x: solution.columns().to_vec(), dp_multipliers: Some(mu), status, detail: format!("{hs:?}") })
     }
 }
 

@@ -40,7 +40,6 @@
 
 use std::collections::VecDeque;
 
-use super::{Assessment, RawSolution, Status};
 use crate::lp::Problem;
 
 /// [`Problem::dp_row`] without walking the edge list each time.
@@ -125,7 +124,7 @@ const RELEASE_TOLERANCE: f64 = 1e-12;
 const PRIMAL_TIGHT: f64 = 1e-8;
 
 /// An interior-point answer whose measured gap is already this small is left alone (see
-/// [`improve`]'s `polish_above`).
+/// [`super::strategy`]).
 pub(crate) const GOOD_ENOUGH_GAP: f64 = 1e-11;
 
 /// What [`polish`] produced.
@@ -141,52 +140,9 @@ pub struct Polished {
     pub rounds: usize,
 }
 
-/// Replace a backend's answer by its polished vertex when our own checks rank that better
-/// (feasible first, then the smaller measured gap); otherwise keep the answer and say why in its
-/// detail. Programs other than the plain one, answers without multipliers and feasible answers
-/// whose measured gap is already ≤ `polish_above` pass through untouched. Returns the answer with
-/// our [`Assessment`] of it (`None` when it has no solution), so callers need not repeat it.
-pub(crate) fn improve(problem: &Problem, raw: RawSolution, polish_above: f64) -> (RawSolution, Option<Assessment>) {
-    if !raw.status.has_solution() {
-        return (raw, None);
-    }
-    let before = Assessment::of(problem, &problem.mechanism_matrix(&raw.x), &raw);
-    let gap_before = before.relative_gap.unwrap_or(f64::INFINITY);
-    let Some(mu) = raw.dp_multipliers.as_deref() else { return (raw, Some(before)) };
-    if !problem.program.is_plain() || (before.feasible && gap_before <= polish_above) {
-        return (raw, Some(before));
-    }
-    let polished = match polish(problem, &raw.x, mu) {
-        Ok(p) => p,
-        Err(why) => {
-            return (RawSolution { detail: format!("{}; polish failed: {why}", raw.detail), ..raw }, Some(before))
-        }
-    };
-    let candidate = RawSolution {
-        x: polished.x,
-        dp_multipliers: Some(polished.dp_multipliers),
-        status: Status::Optimal,
-        detail: String::new(),
-    };
-    let after = Assessment::of(problem, &problem.mechanism_matrix(&candidate.x), &candidate);
-    let gap_after = after.relative_gap.unwrap_or(f64::INFINITY);
-    let (cols, rows) = polished.reduced_size;
-    let what = format!(
-        "polished on a reduced LP of {cols} columns × {rows} rows in {} round(s): gap {gap_before:.1e} → {gap_after:.1e}",
-        polished.rounds
-    );
-    if (!after.feasible, gap_after) < (!before.feasible, gap_before) {
-        // An exact vertex of the reduced LP is offered as optimal; the checks of solve_problem
-        // (feasibility, gap ≤ CHECK_TOLERANCE) still decide what is reported.
-        (RawSolution { detail: format!("{}; {what}", raw.detail), status: Status::Optimal, ..candidate }, Some(after))
-    } else {
-        (RawSolution { detail: format!("{}; not kept: {what}", raw.detail), ..raw }, Some(before))
-    }
-}
-
 /// Polish the approximate point `x` (variable order) with DP multipliers `mu` (scaled units):
 /// see the module docs.
-pub fn polish(problem: &Problem, x: &[f64], mu: &[f64]) -> Result<Polished, String> {
+pub(crate) fn polish(problem: &Problem, x: &[f64], mu: &[f64]) -> Result<Polished, String> {
     if !problem.program.is_plain() {
         return Err("only the plain Bayes, pure-ε program is polished".into());
     }

@@ -33,7 +33,7 @@ use super::costs::ChainCosts;
 
 /// What the certificate proves.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Certificate {
+pub struct DualCertificate {
     /// A lower bound on Σ_i λ_i.
     pub dual_sum: f64,
     /// The shift δ ≥ 0 that makes λ − δ·1 dual feasible.
@@ -166,13 +166,13 @@ fn lanes_min(
 /// minimising ray); the largest candidate is then verified on each of them by the same rigorous DP
 /// and multiplied by 4 (after three rounds by 64) until every one passes (the DP value is
 /// increasing in δ).
-pub fn certify(costs: &dyn ChainCosts, eps: f64, lambda: &[f64]) -> Certificate {
+pub fn certify(costs: &dyn ChainCosts, eps: f64, lambda: &[f64]) -> DualCertificate {
     certify_rounds(costs, eps, lambda, 600)
 }
 
 /// [`certify`] with at most `rounds` escalations of the shift; if they do not suffice the shift is
 /// +∞ and the bound −∞ (nothing is claimed).
-pub fn certify_rounds(costs: &dyn ChainCosts, eps: f64, lambda: &[f64], rounds: usize) -> Certificate {
+pub fn certify_rounds(costs: &dyn ChainCosts, eps: f64, lambda: &[f64], rounds: usize) -> DualCertificate {
     let n = costs.n_obs();
     assert_eq!(lambda.len(), n, "one dual per observation");
     let a_up = exp_upper(eps);
@@ -229,7 +229,7 @@ pub fn certify_rounds(costs: &dyn ChainCosts, eps: f64, lambda: &[f64], rounds: 
     } else {
         f64::NEG_INFINITY
     };
-    Certificate { dual_sum, shift, bound, worst_output: worst_k, min_reduced_cost: worst }
+    DualCertificate { dual_sum, shift, bound, worst_output: worst_k, min_reduced_cost: worst }
 }
 
 /// A lower bound on Σ x_i: Neumaier's compensated sum minus its error bound

@@ -19,7 +19,7 @@ use clarabel::algebra::CscMatrix;
 use clarabel::solver::{DefaultSettingsBuilder, DefaultSolver, IPSolver, SolverStatus, SupportedConeT};
 use ndarray::Array2;
 
-use super::certificate::{certify, Certificate};
+use super::certificate::{certify, DualCertificate};
 use super::costs::ChainCosts;
 use super::mechanism::ChainMechanism;
 
@@ -33,7 +33,7 @@ pub struct ColumnGeneration {
     /// The last master's column duals λ.
     pub lambda: Vec<f64>,
     /// What λ proves.
-    pub certificate: Certificate,
+    pub certificate: DualCertificate,
     /// (bayes_risk − bound)/bayes_risk.
     pub relative_gap: f64,
     /// Master solves.

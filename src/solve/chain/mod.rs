@@ -17,13 +17,13 @@
 //! general LP and says so in `solver_detail`. [`solve_model_compact`] handles large squared-loss
 //! binomial models in O(|Θ̃| + |Y|) memory.
 
-pub mod certificate;
+pub(crate) mod certificate;
 #[cfg(feature = "clarabel")]
-pub mod colgen;
-pub mod costs;
-pub mod geometric;
-pub mod kernel;
-pub mod mechanism;
+pub(crate) mod colgen;
+pub(crate) mod costs;
+pub(crate) mod geometric;
+pub(crate) mod kernel;
+pub(crate) mod mechanism;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -31,15 +31,16 @@ use std::time::Instant;
 use ndarray::Array2;
 use serde::Serialize;
 
-pub use certificate::{certify, Certificate};
+pub use certificate::{certify, DualCertificate};
 pub use costs::{ChainCosts, DenseCosts, SquaredMoments};
 pub use kernel::Kernel;
 pub use mechanism::ChainMechanism;
 
-use super::{solve_problem, LpSolver, RawSolution, Residuals, Solution, SolverChoice, Status};
+use super::assess::{Checks, Residuals};
+use super::{LpSize, LpSolver, RawSolution, SolveError, SolveOptions, Solution, SolverChoice, Status};
 use crate::lp::{cost_matrix, Problem};
 use crate::model::{Family, Loss, Model, Neighbours};
-use crate::{Error, Result};
+use crate::Result;
 
 /// Largest certified relative gap (bayes_risk − bound)/bayes_risk we call optimal.
 pub const GAP_TOLERANCE: f64 = 1e-9;
@@ -68,7 +69,7 @@ pub struct ChainSolution {
     /// Column duals λ.
     pub lambda: Vec<f64>,
     /// What λ proves.
-    pub certificate: Certificate,
+    pub certificate: DualCertificate,
     /// (bayes_risk − certificate.bound)/bayes_risk.
     pub relative_gap: f64,
     /// Stage timings.
@@ -233,9 +234,9 @@ impl LpSolver for ChainSolver {
         "chain".into()
     }
 
-    fn solve(&self, problem: &Problem) -> Result<RawSolution> {
+    fn solve(&self, problem: &Problem) -> std::result::Result<RawSolution, SolveError> {
         if !problem.neighbours.is_chain() {
-            return Err(Error::input("--solver chain needs the chain neighbour relation y ~ y ± 1"));
+            return Err(SolveError::backend("chain", "needs the chain neighbour relation y ~ y ± 1"));
         }
         let d = solve_dense(&problem.cost, problem.eps);
         let (n_obs, n_out) = (problem.n_obs(), problem.n_outputs());
@@ -252,67 +253,62 @@ impl LpSolver for ChainSolver {
     }
 }
 
-/// Solve a chain model for each ε with the chain solver, falling back to the general LP (and
-/// saying so in `solver_detail`) when the optimum cannot be certified.
-pub fn solve_model(model: &Model, eps_list: &[f64]) -> Result<Vec<Solution>> {
+/// Solve a chain model for each ε with the chain solver, falling back to the LP backends in
+/// `fallback` order (and saying so in `solver_detail`) when the optimum cannot be certified.
+pub(crate) fn solve_model(
+    model: &Model,
+    eps_list: &[f64],
+    fallback: &[SolverChoice],
+    reason: &str,
+    options: &SolveOptions,
+) -> Result<Vec<Solution>> {
     let neighbours = model.family.neighbours();
-    if !neighbours.is_chain() {
-        return Err(Error::input(format!(
-            "--solver chain needs the chain neighbour relation y ~ y ± 1 (model {} has another)",
-            model.name()
-        )));
-    }
     let start = Instant::now();
-    let cost = Arc::new(cost_matrix(model)?);
+    let cost = Arc::new(cost_matrix(model, options.memory)?);
     let (n_obs, n_out) = cost.dim();
-    crate::lp::check_dense_size(&[(n_out, n_obs), (n_out, n_obs)], 0)?;
+    options.memory.check_dense(&[(n_out, n_obs), (n_out, n_obs)], 0)?;
     let assembly = start.elapsed().as_secs_f64();
-    eps_list.iter().map(|&eps| solve_one(&cost, &neighbours, eps, assembly)).collect()
+    eps_list.iter().map(|&eps| solve_one(&cost, &neighbours, eps, assembly, fallback, reason, options)).collect()
 }
 
-fn solve_one(cost: &Arc<Array2<f64>>, neighbours: &Neighbours, eps: f64, assembly: f64) -> Result<Solution> {
+fn solve_one(
+    cost: &Arc<Array2<f64>>,
+    neighbours: &Neighbours,
+    eps: f64,
+    assembly: f64,
+    fallback: &[SolverChoice],
+    reason: &str,
+    options: &SolveOptions,
+) -> Result<Solution> {
     let (n_obs, n_out) = cost.dim();
     let t = Instant::now();
     let d = solve_dense(cost, eps);
     let seconds = t.elapsed().as_secs_f64();
     if !d.certified {
-        let solver = SolverChoice::Auto.backend()?;
         let t = Instant::now();
-        let problem = Problem::try_new(cost.clone(), neighbours.clone(), eps)?;
-        let mut s = solve_problem(&problem, solver.as_ref(), assembly + t.elapsed().as_secs_f64())?;
-        s.solver_detail = format!(
-            "chain solver could not certify its optimum ({}); fell back to the LP: {}",
-            d.detail, s.solver_detail
-        );
-        return Ok(s);
+        let problem = Problem::try_new(cost.clone(), neighbours.clone(), eps, options.memory)?;
+        let why = format!("{reason}; chain solver could not certify its optimum ({}); fell back to the LP", d.detail);
+        return super::solve_lp(&problem, fallback, &why, options, assembly + t.elapsed().as_secs_f64());
     }
-    let p = d.p;
-    let residuals = Residuals::of(&p, neighbours, eps);
-    let Residuals { max_dp_violation, max_column_error, min_entry } = residuals;
-    let checks = residuals.is_private() && residuals.is_distribution();
+    let residuals = Residuals::of(&d.p, neighbours, eps);
+    let confirmed = residuals.is_private() && residuals.is_distribution();
     Ok(Solution {
         eps,
         bayes_risk: d.bayes_risk,
         solver: d.method.to_string(),
-        status: if checks { Status::Optimal } else { Status::NearOptimal },
-        solver_detail: d.detail,
+        status: if confirmed { Status::Optimal } else { Status::NearOptimal },
+        solver_detail: format!("{reason}; {}", d.detail),
         seconds,
         assembly_seconds: assembly,
-        outputs: n_out,
-        observations: n_obs,
-        variables: n_obs * n_out,
-        rows: n_obs + 2 * n_obs.saturating_sub(1) * n_out,
-        max_dp_violation,
-        max_column_error,
-        min_entry,
-        dual_bound: Some(d.dual_bound),
-        relative_gap: Some(d.relative_gap),
-        objective: d.bayes_risk,
-        certified_objective: None,
-        worst_case_risk: None,
-        delta: 0.0,
-        delta_spent: 0.0,
-        p,
+        size: LpSize {
+            outputs: n_out,
+            observations: n_obs,
+            variables: n_obs * n_out,
+            rows: n_obs + 2 * n_obs.saturating_sub(1) * n_out,
+        },
+        checks: Checks::of_exact(residuals, d.bayes_risk, d.dual_bound, d.relative_gap),
+        p: d.p,
+        release: None,
     })
 }
 
@@ -331,13 +327,17 @@ pub fn squared_moments(model: &Model) -> Option<SquaredMoments> {
 /// returns the compact mechanism, its risk and its certificate, and the seconds spent computing
 /// the moments (model assembly).
 pub fn solve_model_compact(model: &Model, eps: f64) -> Result<(ChainSolution, f64)> {
-    crate::model::validate_epsilons(&[eps], "--eps")?;
+    if !(eps.is_finite() && eps > 0.0) {
+        return Err(crate::Error::argument("--eps", format!("must be a finite number > 0 (got {eps})")));
+    }
     let t = Instant::now();
     let Some(costs) = squared_moments(model) else {
-        return Err(Error::input(format!(
-            "model {}: the compact chain solver needs a binomial observation and squared loss",
-            model.name()
-        )));
+        return Err(SolveError::NotApplicable {
+            choice: SolverChoice::Chain,
+            requirement: "in compact form needs a binomial observation and squared loss",
+            model: model.name().to_string(),
+        }
+        .into());
     };
     let assembly = t.elapsed().as_secs_f64();
     Ok((solve_geometric(&costs, eps), assembly))

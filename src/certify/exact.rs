@@ -221,7 +221,7 @@ pub fn div_pow2_upper(s: u128, p: u32) -> f64 {
 
 /// Why weights fail to certify.
 #[derive(Debug, Clone, PartialEq)]
-pub enum CertifyError {
+pub enum PrivacyViolation {
     /// Output k has weight 0 at one neighbour and > 0 at the other: ε = ∞.
     Unbounded {
         /// Output index.
@@ -260,7 +260,7 @@ pub fn certify_weights(
     columns: &[Vec<u64>],
     edges: impl Iterator<Item = (usize, usize)>,
     eps: f64,
-) -> std::result::Result<f64, CertifyError> {
+) -> std::result::Result<f64, PrivacyViolation> {
     let bound = RatioBound::for_eps(eps);
     // Track the largest ratio a/b exactly (as a fraction) and round its log up once at the end.
     let mut best: Option<(u64, u64)> = None;
@@ -272,10 +272,10 @@ pub fn certify_weights(
                     continue;
                 }
                 if wb == 0 {
-                    return Err(CertifyError::Unbounded { k, a, b });
+                    return Err(PrivacyViolation::Unbounded { k, a, b });
                 }
                 if !bound.allows(wa, wb) {
-                    return Err(CertifyError::Exceeds { k, a, b, log_ratio: ln_ratio_upper(wa, wb) });
+                    return Err(PrivacyViolation::Exceeds { k, a, b, log_ratio: ln_ratio_upper(wa, wb) });
                 }
                 // wa/wb > bestA/bestB  ⇔  wa·bestB > bestA·wb  (products < 2^106).
                 if best.map_or(true, |(ba, bb)| wa as u128 * bb as u128 > ba as u128 * wb as u128) {
@@ -300,7 +300,7 @@ pub fn certify_weights_delta(
     eps: f64,
     delta: f64,
     total: u64,
-) -> std::result::Result<f64, CertifyError> {
+) -> std::result::Result<f64, PrivacyViolation> {
     assert!(total.is_power_of_two() && total <= 1 << 52, "total must be a power of two ≤ 2^52");
     let bound = RatioBound::for_eps(eps);
     debug_assert!(bound.den.is_power_of_two());
@@ -312,7 +312,7 @@ pub fn certify_weights_delta(
         for (a, b) in [(i, j), (j, i)] {
             let s = pair_spend(&columns[a], &columns[b], bound);
             if s > budget {
-                return Err(CertifyError::DeltaExceeds { a, b, spent: div_pow2_upper(s, p) });
+                return Err(PrivacyViolation::DeltaExceeds { a, b, spent: div_pow2_upper(s, p) });
             }
             worst = worst.max(s);
         }
@@ -405,7 +405,7 @@ mod tests {
         assert!(d <= 0.25 && d > 0.2499);
         assert!(matches!(
             certify_weights_delta(&cols, [(0, 1)].into_iter(), eps, 0.24, 8),
-            Err(CertifyError::DeltaExceeds { a: 0, b: 1, .. })
+            Err(PrivacyViolation::DeltaExceeds { a: 0, b: 1, .. })
         ));
         // A zero facing a positive weight only spends δ.
         let cols = vec![vec![0, 8], vec![1, 7]];
@@ -424,12 +424,12 @@ mod tests {
         assert!((e - 2f64.ln()).abs() < 1e-13 && e >= 2f64.ln());
         assert!(matches!(
             certify_weights(&cols, [(0, 1)].into_iter(), 0.5),
-            Err(CertifyError::Exceeds { k: 0, a: 0, b: 1, .. })
+            Err(PrivacyViolation::Exceeds { k: 0, a: 0, b: 1, .. })
         ));
         let cols = vec![vec![0, 4], vec![1, 3]];
         assert_eq!(
             certify_weights(&cols, [(0, 1)].into_iter(), 10.0),
-            Err(CertifyError::Unbounded { k: 0, a: 1, b: 0 })
+            Err(PrivacyViolation::Unbounded { k: 0, a: 1, b: 0 })
         );
         // Zero in both neighbours is fine; no edges means ε = 0.
         let cols = vec![vec![0, 4], vec![0, 4]];

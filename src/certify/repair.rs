@@ -44,9 +44,10 @@ use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 
 use super::exact::{certify_weights, certify_weights_delta, RatioBound};
-use super::Certificate;
+use super::{CertifyError, PrivacyCertificate, MAX_TOTAL};
 use crate::model::Neighbours;
-use crate::{Error, Result};
+
+type Result<T> = std::result::Result<T, CertifyError>;
 
 /// How the float P is made feasible before quantisation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -125,7 +126,7 @@ pub fn repair_and_quantise(
     method: RepairMethod,
 ) -> Result<(Vec<Vec<u64>>, f64, RepairReport)> {
     if RepairMethod::for_delta(0.0).iter().all(|m| *m != method) {
-        return Err(Error::Solver(format!("repair method {method:?} is for (ε, δ) programs")));
+        return Err(CertifyError::MethodMismatch { method, delta: 0.0 });
     }
     let (n_out, n_obs) = p.dim();
     let input = check_input(neighbours, eps, p, total, None)?;
@@ -142,7 +143,7 @@ pub fn repair_and_quantise(
             }
         }
         if q.columns().into_iter().any(|c| c.sum() <= 0.0) {
-            return Err(Error::Solver("trimming tiny rows emptied a column".into()));
+            return Err(CertifyError::TrimEmptiedColumn);
         }
     }
     normalise_columns(&mut q);
@@ -188,9 +189,7 @@ pub fn repair_and_quantise(
             Err(_) => margin *= 4.0,
         }
     }
-    Err(Error::Solver(format!(
-        "could not quantise P into exactly ε-DP weights at ε = {eps} with total {total} (margins up to {margin:.1e})"
-    )))
+    Err(CertifyError::QuantisationFailed { eps, delta: 0.0, total, margin })
 }
 
 /// Repair and quantise `p` at (eps, delta) with `method`: [`repair_and_quantise`] for δ = 0,
@@ -202,13 +201,13 @@ pub fn repair_and_quantise_for(
     p: &Array2<f64>,
     total: u64,
     method: RepairMethod,
-) -> Result<(Vec<Vec<u64>>, Certificate, RepairReport)> {
+) -> Result<(Vec<Vec<u64>>, PrivacyCertificate, RepairReport)> {
     if delta > 0.0 {
         repair_and_quantise_delta(neighbours, eps, delta, p, total, method)
-            .map(|(w, certified_delta, r)| (w, Certificate { eps, delta, certified_eps: eps, certified_delta }, r))
+            .map(|(w, certified_delta, r)| (w, PrivacyCertificate { eps, delta, certified_eps: eps, certified_delta }, r))
     } else {
         repair_and_quantise(neighbours, eps, p, total, method)
-            .map(|(w, certified_eps, r)| (w, Certificate { eps, delta, certified_eps, certified_delta: 0.0 }, r))
+            .map(|(w, certified_eps, r)| (w, PrivacyCertificate { eps, delta, certified_eps, certified_delta: 0.0 }, r))
     }
 }
 
@@ -224,10 +223,10 @@ pub fn repair_and_quantise_delta(
     method: RepairMethod,
 ) -> Result<(Vec<Vec<u64>>, f64, RepairReport)> {
     if !(delta > 0.0 && delta < 1.0) {
-        return Err(Error::input(format!("delta must lie in (0, 1) for an (ε, δ) repair (got {delta})")));
+        return Err(CertifyError::InvalidArgument { name: "delta", problem: format!("must lie in (0, 1) for an (ε, δ) repair (got {delta})") });
     }
     if RepairMethod::for_delta(delta).iter().all(|m| *m != method) {
-        return Err(Error::Solver(format!("repair method {method:?} is for pure ε-DP")));
+        return Err(CertifyError::MethodMismatch { method, delta });
     }
     let (n_out, n_obs) = p.dim();
     let input = check_input(neighbours, eps, p, total, Some(delta))?;
@@ -284,14 +283,12 @@ pub fn repair_and_quantise_delta(
             Ok(certified) => return Ok((columns, certified, input.report(method, t, margin, attempt))),
             // At t = 1 the columns are identical and spend 0, so this cannot fail; say so if it did.
             Err(e) if t >= 1.0 => {
-                return Err(Error::Solver(format!("the constant mechanism failed the δ check: {e:?}")))
+                return Err(CertifyError::ConstantMechanismFailed { violation: e })
             }
             Err(_) => margin *= 4.0,
         }
     }
-    Err(Error::Solver(format!(
-        "could not quantise P into weights spending at most δ = {delta} at ε = {eps} with total {total} (margins up to {margin:.1e})"
-    )))
+    Err(CertifyError::QuantisationFailed { eps, delta, total, margin })
 }
 
 /// What the input checks measured.
@@ -329,19 +326,19 @@ fn check_input(
 ) -> Result<InputMeasures> {
     let (n_out, n_obs) = p.dim();
     if n_obs != neighbours.len() {
-        return Err(Error::Solver(format!("P has {n_obs} columns but Y has {} observations", neighbours.len())));
+        return Err(CertifyError::Shape { found: (n_out, n_obs), expected: (n_out, neighbours.len()) });
     }
     if n_out == 0 || n_obs == 0 {
-        return Err(Error::Solver("P is empty".into()));
+        return Err(CertifyError::Shape { found: (n_out, n_obs), expected: (n_out.max(1), neighbours.len()) });
     }
     if !(eps.is_finite() && eps > 0.0) {
-        return Err(Error::input(format!("eps must be a finite number > 0 (got {eps})")));
+        return Err(CertifyError::InvalidArgument { name: "eps", problem: format!("must be a finite number > 0 (got {eps})") });
     }
-    if !total.is_power_of_two() || !(2..=super::MAX_TOTAL).contains(&total) {
-        return Err(Error::Solver(format!("total must be a power of two in [2, 2^52] (got {total})")));
+    if !total.is_power_of_two() || !(2..=MAX_TOTAL).contains(&total) {
+        return Err(CertifyError::InvalidArgument { name: "total", problem: format!("must be a power of two in [2, 2^52] (got {total})") });
     }
     if let Some(bad) = p.iter().find(|v| !v.is_finite()) {
-        return Err(Error::Solver(format!("P contains a non-finite entry ({bad})")));
+        return Err(CertifyError::NonFinite { value: *bad });
     }
     let input_dp_violation = crate::lp::max_dp_violation(p, neighbours, eps);
     let input_column_error = p.columns().into_iter().map(|c| (c.sum() - 1.0).abs()).fold(0.0, f64::max);
@@ -358,9 +355,7 @@ fn check_input(
         ("most negative entry", -input_min_entry),
     ] {
         if v > MAX_INPUT_ERROR {
-            return Err(Error::Solver(format!(
-                "P is not a near-feasible mechanism: its {what} is {v:.3e} (repair accepts up to {MAX_INPUT_ERROR:e})"
-            )));
+            return Err(CertifyError::TooFarFromFeasible { measure: what, value: v, limit: MAX_INPUT_ERROR });
         }
     }
     Ok(InputMeasures { input_dp_violation, input_delta_spent, input_column_error, input_min_entry })

@@ -2,17 +2,14 @@
 //! midpoint prior, Θ̃ = Θ, squared loss) at sizes (K trials, M grid points), solved by the LP path
 //! or by the chain solver, with each stage timed and the peak memory read from the kernel.
 
-use std::sync::Arc;
-use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::lp::{cost_matrix, Problem};
-use crate::model::{Model, ModelSpec};
-use crate::solve::{chain, solve_problem, SolverChoice};
-use crate::Result;
+use ubapp::model::{Model, ModelSpec};
+use ubapp::solve::{solve_model, solve_model_compact, SolveOptions, SolverChoice, Status};
+use ubapp::Result;
 
-/// The Bernoulli model of the issue's CVXPY table at (K, M) and one ε.
+/// The Bernoulli model of the benchmark table at (K, M) and one ε.
 pub fn bernoulli_model(trials: u64, points: usize, eps: f64) -> Model {
     let text = format!(
         "name = \"bernoulli-k{trials}-m{points}\"\nepsilon = [{eps:e}]\n[parameter]\nlower = 0.0\nupper = 1.0\n\
@@ -45,7 +42,7 @@ impl BenchPath {
         match s.strip_prefix("lp-") {
             Some(rest) => Ok(BenchPath::Lp(rest.parse()?)),
             None if s == "chain" => Ok(BenchPath::Chain),
-            None => Err(crate::Error::input(format!("bench path \"{s}\": expected chain or lp-<solver>"))),
+            None => Err(ubapp::Error::argument("--single", format!("bench path \"{s}\": expected chain or lp-<solver>"))),
         }
     }
 }
@@ -76,7 +73,7 @@ pub struct BenchRow {
     /// (risk − bound)/risk.
     pub relative_gap: Option<f64>,
     /// Status after our checks.
-    pub status: String,
+    pub status: Status,
 }
 
 /// Peak resident set size of this process (VmHWM in /proc/self/status), KiB.
@@ -96,7 +93,7 @@ pub fn run_case(trials: u64, points: usize, eps: f64, path: BenchPath) -> Result
                bayes_risk,
                dual_bound: Option<f64>,
                relative_gap,
-               status: String| BenchRow {
+               status: Status| BenchRow {
         trials,
         points,
         eps,
@@ -112,27 +109,13 @@ pub fn run_case(trials: u64, points: usize, eps: f64, path: BenchPath) -> Result
     };
     match path {
         BenchPath::Lp(choice) => {
-            let solver = choice.backend()?;
-            let t = Instant::now();
-            let cost = Arc::new(cost_matrix(&model)?);
-            let problem = Problem::try_new(cost, model.family.neighbours(), eps)?;
-            let assembly = t.elapsed().as_secs_f64();
-            let t = Instant::now();
-            let s = solve_problem(&problem, solver.as_ref(), assembly)?;
-            let total = t.elapsed().as_secs_f64();
-            Ok(row(
-                assembly,
-                s.seconds,
-                total - s.seconds,
-                s.bayes_risk,
-                s.dual_bound,
-                s.relative_gap,
-                s.status.to_string(),
-            ))
+            // No polish-free shortcut and no chain: the LP path exactly as `solve --solver` runs it.
+            let s = solve_model(&model, Some(&[eps]), SolveOptions::from(choice))?.remove(0);
+            Ok(row(s.assembly_seconds, s.seconds, 0.0, s.bayes_risk, s.checks.dual_bound, s.checks.relative_gap, s.status))
         }
         BenchPath::Chain => {
-            let (s, assembly) = chain::solve_model_compact(&model, eps)?;
-            let status = if s.certified() { "optimal" } else { "not-certified" };
+            let (s, assembly) = solve_model_compact(&model, eps)?;
+            let status = if s.certified() { Status::Optimal } else { Status::NearOptimal };
             Ok(row(
                 assembly,
                 s.timings.remap + s.timings.duals,
@@ -140,7 +123,7 @@ pub fn run_case(trials: u64, points: usize, eps: f64, path: BenchPath) -> Result
                 s.bayes_risk,
                 Some(s.certificate.bound),
                 Some(s.relative_gap),
-                status.to_string(),
+                status,
             ))
         }
     }

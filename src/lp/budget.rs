@@ -1,0 +1,85 @@
+//! The memory guard: every allocation proportional to the model's size is priced here first, so a
+//! model too large for the machine is refused in well under a second with the fields to shrink.
+
+/// How much memory the library may use for one problem (bytes). The caller decides: the CLI reads
+/// `UBAPP_MEMORY_LIMIT`, a library user passes what their process may spend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryBudget {
+    bytes: u64,
+}
+
+impl MemoryBudget {
+    /// A fixed budget.
+    pub fn bytes(bytes: u64) -> Self {
+        MemoryBudget { bytes }
+    }
+
+    /// The memory the operating system reports as available (`MemAvailable` in /proc/meminfo),
+    /// else 8 GiB.
+    pub fn available() -> Self {
+        let bytes = std::fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|s| {
+                s.lines().find(|l| l.starts_with("MemAvailable:")).and_then(|l| {
+                    l.split_whitespace().nth(1).and_then(|kb| kb.parse::<u64>().ok()).map(|kb| kb * 1024)
+                })
+            })
+            .unwrap_or(8 << 30);
+        MemoryBudget { bytes }
+    }
+
+    /// The budget in bytes.
+    pub fn in_bytes(self) -> u64 {
+        self.bytes
+    }
+
+    /// Refuse to allocate dense f64 matrices of the given shapes plus `extra_bytes` when that
+    /// would not fit.
+    pub fn check_dense(self, shapes: &[(usize, usize)], extra_bytes: u128) -> Result<(), SizeError> {
+        let need: u128 = shapes.iter().map(|&(r, c)| r as u128 * c as u128 * 8).sum::<u128>() + extra_bytes;
+        if need > self.bytes as u128 {
+            return Err(SizeError {
+                origin: None,
+                needed_bytes: need,
+                available_bytes: self.bytes,
+                fields: "observation.trials, parameter.grid.points or output.grid.points",
+            });
+        }
+        Ok(())
+    }
+}
+
+impl Default for MemoryBudget {
+    fn default() -> Self {
+        MemoryBudget::available()
+    }
+}
+
+/// A problem that would not fit in memory.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{}the problem needs about {:.1} GiB, more than the {:.1} GiB of memory available; reduce {fields}",
+    .origin.as_ref().map(|o| format!("{o}: ")).unwrap_or_default(),
+    *.needed_bytes as f64 / 2f64.powi(30),
+    *.available_bytes as f64 / 2f64.powi(30)
+)]
+pub struct SizeError {
+    /// The model file, when known.
+    pub origin: Option<String>,
+    /// Bytes the problem would need.
+    pub needed_bytes: u128,
+    /// Bytes the budget allows.
+    pub available_bytes: u64,
+    /// The model fields that set the size.
+    pub fields: &'static str,
+}
+
+impl SizeError {
+    /// Name the model file the problem came from.
+    pub fn in_origin(mut self, origin: &str) -> Self {
+        if self.origin.is_none() {
+            self.origin = Some(origin.to_string());
+        }
+        self
+    }
+}

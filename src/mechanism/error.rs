@@ -1,0 +1,96 @@
+//! Errors about mechanism files and audits.
+
+use crate::model::ModelError;
+
+/// A mechanism file that cannot be read, is malformed, or fails its certificate. Always names the
+/// file.
+#[derive(Debug, thiserror::Error)]
+#[error("{origin}: {kind}")]
+pub struct ArtifactError {
+    /// The file (or other source).
+    pub origin: String,
+    /// What is wrong.
+    pub kind: ArtifactErrorKind,
+}
+
+/// What is wrong with a mechanism file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ArtifactErrorKind {
+    /// The file could not be read.
+    #[error("cannot read mechanism file: {reason}")]
+    Unreadable {
+        /// What the operating system said.
+        reason: String,
+    },
+    /// Not JSON, or not UTF-8, or truncated.
+    #[error("{reason}")]
+    NotJson {
+        /// What the parser said.
+        reason: String,
+    },
+    /// JSON, but not a ubapp mechanism (of a version this build reads).
+    #[error("{reason}")]
+    NotAMechanism {
+        /// Why not.
+        reason: String,
+    },
+    /// A field is missing, mistyped or inconsistent with the rest of the file.
+    #[error("{field}: {problem}")]
+    Field {
+        /// The field path.
+        field: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// The embedded model does not validate.
+    #[error("model: {0}")]
+    Model(ModelError),
+    /// The weights fail the exact privacy check at the file's target.
+    #[error("{0}")]
+    NotPrivate(String),
+}
+
+impl ArtifactError {
+    /// An error about `origin`.
+    pub fn new(origin: impl Into<String>, kind: ArtifactErrorKind) -> Self {
+        ArtifactError { origin: origin.into(), kind }
+    }
+}
+
+/// An audit that could not run, or whose empirical bound contradicts the certificate.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AuditError {
+    /// An option out of range.
+    #[error("{name}: {problem}")]
+    InvalidOption {
+        /// The option, e.g. `--samples`.
+        name: &'static str,
+        /// What is wrong.
+        problem: String,
+    },
+    /// The empirical lower bound exceeds the certified value.
+    #[error(
+        "audit of {origin}: the empirical {what} lower bound {found:.6} exceeds the certified {what} {certified} (probability ≤ α = {alpha} if the mechanism is correct)"
+    )]
+    Contradiction {
+        /// The file audited.
+        origin: String,
+        /// `ε` or `δ`.
+        what: &'static str,
+        /// The empirical lower bound.
+        found: f64,
+        /// The certificate.
+        certified: f64,
+        /// The audit's α.
+        alpha: f64,
+    },
+}
+
+impl AuditError {
+    /// True for bad options (exit 2); a contradiction is not the user's input error.
+    pub fn is_input(&self) -> bool {
+        matches!(self, AuditError::InvalidOption { .. })
+    }
+}

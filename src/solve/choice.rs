@@ -1,0 +1,228 @@
+//! Which solver to use (`--solver`), and the one function that decides the route a model takes.
+
+use std::fmt;
+use std::str::FromStr;
+
+use clap::ValueEnum;
+
+use super::backend::LpSolver;
+use super::SolveError;
+use crate::model::{Model, Neighbours};
+
+/// Which solver to use: `--solver` (the names are the kebab-case variant names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ValueEnum)]
+pub enum SolverChoice {
+    /// Decided per model by [`Route::for_model`]: the exact chain solver for chain neighbours and
+    /// the plain Bayes program, else Clarabel then HiGHS (HiGHS first on explicit graphs).
+    Auto,
+    /// HiGHS, letting it choose the method (dual simplex on these LPs).
+    Highs,
+    /// HiGHS dual simplex.
+    HighsSimplex,
+    /// HiGHS interior point with crossover.
+    HighsIpm,
+    /// Clarabel interior point (with a regularisation ladder and the active-set polish).
+    Clarabel,
+    /// good_lp with its default backend here (HiGHS, else Clarabel, else microlp).
+    #[value(alias = "good_lp")]
+    GoodLp,
+    /// good_lp driving HiGHS.
+    GoodLpHighs,
+    /// good_lp driving Clarabel.
+    GoodLpClarabel,
+    /// good_lp with microlp (pure-Rust simplex; small problems only).
+    GoodLpMicrolp,
+    /// The structured chain solver (geometric + remap or column generation, certified).
+    Chain,
+}
+
+impl SolverChoice {
+    /// Every choice, in `--help` order.
+    pub fn all() -> &'static [SolverChoice] {
+        SolverChoice::value_variants()
+    }
+
+    /// The name `--solver` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            SolverChoice::Auto => "auto",
+            SolverChoice::Highs => "highs",
+            SolverChoice::HighsSimplex => "highs-simplex",
+            SolverChoice::HighsIpm => "highs-ipm",
+            SolverChoice::Clarabel => "clarabel",
+            SolverChoice::GoodLp => "good-lp",
+            SolverChoice::GoodLpHighs => "good-lp-highs",
+            SolverChoice::GoodLpClarabel => "good-lp-clarabel",
+            SolverChoice::GoodLpMicrolp => "good-lp-microlp",
+            SolverChoice::Chain => "chain",
+        }
+    }
+
+    /// The cargo feature(s) a choice needs, if it is not compiled in.
+    fn missing_feature(self) -> Option<&'static str> {
+        let (needed, present) = match self {
+            SolverChoice::Auto | SolverChoice::Chain => return None,
+            SolverChoice::Highs | SolverChoice::HighsSimplex | SolverChoice::HighsIpm => ("highs", cfg!(feature = "highs")),
+            SolverChoice::Clarabel => ("clarabel", cfg!(feature = "clarabel")),
+            SolverChoice::GoodLp | SolverChoice::GoodLpMicrolp => ("good_lp", cfg!(feature = "good_lp")),
+            SolverChoice::GoodLpHighs => ("good_lp,highs", cfg!(all(feature = "good_lp", feature = "highs"))),
+            SolverChoice::GoodLpClarabel => ("good_lp,clarabel", cfg!(all(feature = "good_lp", feature = "clarabel"))),
+        };
+        (!present).then_some(needed)
+    }
+
+    /// True when this build can run it.
+    pub fn is_available(self) -> bool {
+        self.missing_feature().is_none()
+    }
+
+    /// Refuse a choice this build cannot run.
+    pub(crate) fn check_available(self) -> Result<(), SolveError> {
+        match self.missing_feature() {
+            Some(feature) => Err(SolveError::NotCompiled { choice: self, feature }),
+            None => Ok(()),
+        }
+    }
+
+    /// The backend of an LP choice (not `Auto`).
+    pub(crate) fn backend(self, limits: super::backend::Limits) -> Result<Box<dyn LpSolver>, SolveError> {
+        self.check_available()?;
+        #[allow(unreachable_code, unused_variables)]
+        let backend: Box<dyn LpSolver> = match self {
+            SolverChoice::Auto => unreachable!("auto is resolved by Route::for_model"),
+            SolverChoice::Chain => Box::new(super::chain::ChainSolver),
+            #[cfg(feature = "highs")]
+            SolverChoice::Highs => Box::new(super::highs::HighsSolver { method: super::highs::Method::Choose, limits }),
+            #[cfg(feature = "highs")]
+            SolverChoice::HighsSimplex => {
+                Box::new(super::highs::HighsSolver { method: super::highs::Method::Simplex, limits })
+            }
+            #[cfg(feature = "highs")]
+            SolverChoice::HighsIpm => Box::new(super::highs::HighsSolver { method: super::highs::Method::Ipm, limits }),
+            #[cfg(feature = "clarabel")]
+            SolverChoice::Clarabel => Box::new(super::clarabel::ClarabelSolver::with_limits(limits)),
+            #[cfg(feature = "good_lp")]
+            SolverChoice::GoodLp => {
+                Box::new(super::good_lp::GoodLpSolver { backend: super::good_lp::Backend::preferred(), limits })
+            }
+            #[cfg(all(feature = "good_lp", feature = "highs"))]
+            SolverChoice::GoodLpHighs => Box::new(super::good_lp::GoodLpSolver { backend: super::good_lp::Backend::Highs, limits }),
+            #[cfg(all(feature = "good_lp", feature = "clarabel"))]
+            SolverChoice::GoodLpClarabel => {
+                Box::new(super::good_lp::GoodLpSolver { backend: super::good_lp::Backend::Clarabel, limits })
+            }
+            #[cfg(feature = "good_lp")]
+            SolverChoice::GoodLpMicrolp => {
+                Box::new(super::good_lp::GoodLpSolver { backend: super::good_lp::Backend::Microlp, limits })
+            }
+            #[allow(unreachable_patterns)]
+            other => return Err(SolveError::NotCompiled { choice: other, feature: "?" }),
+        };
+        Ok(backend)
+    }
+}
+
+impl fmt::Display for SolverChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for SolverChoice {
+    type Err = crate::Error;
+    fn from_str(s: &str) -> crate::Result<Self> {
+        <SolverChoice as ValueEnum>::from_str(s, false).map_err(|_| {
+            let names: Vec<&str> = SolverChoice::all().iter().map(|c| c.name()).collect();
+            crate::Error::argument("--solver", format!("unknown solver \"{s}\" (expected one of {})", names.join(", ")))
+        })
+    }
+}
+
+/// The route a model's solves take, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    /// The exact chain solver; if it cannot certify an optimum, the LP backends in `fallback`
+    /// order.
+    Chain {
+        /// LP backends to fall back on, in order.
+        fallback: Vec<SolverChoice>,
+        /// Why this route.
+        reason: &'static str,
+    },
+    /// LP backends in order until one is confirmed optimal (the best-ranked answer is kept).
+    Lp {
+        /// LP backends to try, in order.
+        backends: Vec<SolverChoice>,
+        /// Why this route.
+        reason: &'static str,
+    },
+}
+
+impl Route {
+    /// The one decision of which solvers a model's LP goes to for `choice`. `Auto`: the chain
+    /// solver when the neighbour relation is the chain y ~ y ± 1 and the program is the plain
+    /// Bayes one; otherwise Clarabel then HiGHS, HiGHS first on an explicit neighbour graph.
+    ///
+    /// Why the LP order depends on the graph: on a chain or band the KKT system of an
+    /// interior-point method stays banded and Clarabel wins by far (HiGHS dual simplex: > 120 s at
+    /// (K, M) = (300, 300) where Clarabel takes 5 s); on the multinomial's lattice it fills in and
+    /// HiGHS wins (`models/vote-share-3way.toml` at ε = 0.5: 45 s against 217 s).
+    pub fn for_model(model: &Model, choice: SolverChoice) -> Result<Route, SolveError> {
+        let plain = model.is_plain_program();
+        let neighbours = model.family.neighbours();
+        let chain = neighbours.is_chain();
+        match choice {
+            SolverChoice::Auto if plain && chain => Ok(Route::Chain {
+                fallback: lp_order(&neighbours),
+                reason: "auto: chain neighbours and the plain Bayes program, so the exact chain solver",
+            }),
+            SolverChoice::Auto => {
+                let backends = lp_order(&neighbours);
+                if backends.is_empty() {
+                    return Err(SolveError::NoBackend);
+                }
+                let reason = if matches!(neighbours, Neighbours::Graph { .. }) {
+                    "auto: an explicit neighbour graph, so HiGHS first, then Clarabel"
+                } else {
+                    "auto: a banded neighbour relation, so Clarabel first, then HiGHS"
+                };
+                Ok(Route::Lp { backends, reason })
+            }
+            SolverChoice::Chain if !plain => Err(SolveError::NotApplicable {
+                choice,
+                requirement: "solves the plain Bayes program only (no delta, objective = \"bayes\")",
+                model: model.name().to_string(),
+            }),
+            SolverChoice::Chain if !chain => Err(SolveError::NotApplicable {
+                choice,
+                requirement: "needs the chain neighbour relation y ~ y ± 1",
+                model: model.name().to_string(),
+            }),
+            SolverChoice::Chain => {
+                Ok(Route::Chain { fallback: lp_order(&neighbours), reason: "--solver chain" })
+            }
+            other => {
+                other.check_available()?;
+                Ok(Route::Lp { backends: vec![other], reason: "chosen with --solver" })
+            }
+        }
+    }
+
+    /// Why this route, for `solver_detail`.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Route::Chain { reason, .. } | Route::Lp { reason, .. } => reason,
+        }
+    }
+}
+
+/// Clarabel then HiGHS on chains and bands, HiGHS then Clarabel on explicit graphs; only those
+/// compiled in.
+fn lp_order(neighbours: &Neighbours) -> Vec<SolverChoice> {
+    let order = if matches!(neighbours, Neighbours::Graph { .. }) {
+        [SolverChoice::Highs, SolverChoice::Clarabel]
+    } else {
+        [SolverChoice::Clarabel, SolverChoice::Highs]
+    };
+    order.into_iter().filter(|c| c.is_available()).collect()
+}

@@ -1,0 +1,69 @@
+//! Errors of the solve layer.
+
+use super::{SolverChoice, Status};
+
+/// Why a solve produced nothing usable.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SolveError {
+    /// The backend ran but returned no usable point.
+    #[error("{solver} returned no solution at ε = {eps}: {status} ({detail})")]
+    NoSolution {
+        /// The backend.
+        solver: String,
+        /// The ε solved for.
+        eps: f64,
+        /// Its status.
+        status: Status,
+        /// Its own words.
+        detail: String,
+    },
+    /// The backend refused the LP or failed outright.
+    #[error("{solver}: {message}")]
+    Backend {
+        /// The backend.
+        solver: String,
+        /// What it said.
+        message: String,
+    },
+    /// The chosen solver is not compiled into this build.
+    #[error("--solver {choice}: this build has no `{feature}` feature (rebuild with --features {feature})")]
+    NotCompiled {
+        /// The choice.
+        choice: SolverChoice,
+        /// The cargo feature it needs.
+        feature: &'static str,
+    },
+    /// The chosen solver does not apply to this model.
+    #[error("--solver {choice} {requirement} (model {model} does not)")]
+    NotApplicable {
+        /// The choice.
+        choice: SolverChoice,
+        /// What the solver needs.
+        requirement: &'static str,
+        /// The model's name.
+        model: String,
+    },
+    /// No LP backend is compiled in at all.
+    #[error("no LP solver backend is compiled into this build (features highs, clarabel, good_lp)")]
+    NoBackend,
+    /// A mechanism was asked of a solve that has no releasable answer.
+    #[error("nothing to release at ε = {eps}: the solve ended {status} and its answer could not be certified")]
+    NothingToRelease {
+        /// The ε.
+        eps: f64,
+        /// The solve's status.
+        status: Status,
+    },
+}
+
+impl SolveError {
+    /// True when the user can fix it by choosing another solver or build.
+    pub fn is_input(&self) -> bool {
+        matches!(self, SolveError::NotCompiled { .. } | SolveError::NotApplicable { .. })
+    }
+
+    pub(crate) fn backend(solver: &str, message: impl std::fmt::Display) -> Self {
+        SolveError::Backend { solver: solver.to_string(), message: message.to_string() }
+    }
+}

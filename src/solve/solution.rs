@@ -1,0 +1,97 @@
+//! A solved LP with everything measured about it.
+
+use ndarray::Array2;
+use serde::Serialize;
+
+use super::assess::Checks;
+use super::strategy::Judged;
+use super::Status;
+use crate::certify::Release;
+use crate::lp::Problem;
+
+/// The LP's size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct LpSize {
+    /// |Θ̃|.
+    pub outputs: usize,
+    /// |Y|.
+    pub observations: usize,
+    /// LP variables.
+    pub variables: usize,
+    /// LP rows.
+    pub rows: usize,
+}
+
+impl LpSize {
+    pub(crate) fn of(problem: &Problem) -> LpSize {
+        LpSize {
+            outputs: problem.n_outputs(),
+            observations: problem.n_obs(),
+            variables: problem.n_vars(),
+            rows: problem.n_rows(),
+        }
+    }
+}
+
+/// A solved UBaPP LP for one ε.
+#[derive(Debug, Clone, Serialize)]
+pub struct Solution {
+    /// Privacy level ε.
+    pub eps: f64,
+    /// Bayes risk Σ c\[k,i\] P\[k,i\] of the returned P under the discretised prior.
+    pub bayes_risk: f64,
+    /// Solver name.
+    pub solver: String,
+    /// Status after our checks.
+    pub status: Status,
+    /// The route taken and the backend's own word on the outcome.
+    pub solver_detail: String,
+    /// Wall-clock seconds of the solve (assembly excluded).
+    pub seconds: f64,
+    /// Seconds to assemble the LP.
+    pub assembly_seconds: f64,
+    /// The LP's size.
+    #[serde(flatten)]
+    pub size: LpSize,
+    /// What our checks measured.
+    #[serde(flatten)]
+    pub checks: Checks,
+    /// The mechanism P (|Θ̃| × |Y|).
+    #[serde(skip)]
+    pub p: Array2<f64>,
+    /// What would be released from P, when the solve already built it.
+    #[serde(skip)]
+    pub(crate) release: Option<Release>,
+}
+
+impl Solution {
+    pub(crate) fn from_judged(
+        problem: &Problem,
+        judged: Judged,
+        solver_detail: String,
+        seconds: f64,
+        assembly_seconds: f64,
+    ) -> Solution {
+        let status = judged.status();
+        let a = judged.assessment;
+        Solution {
+            eps: problem.eps,
+            bayes_risk: problem.bayes_risk(&a.p),
+            solver: judged.solver,
+            status,
+            solver_detail,
+            seconds,
+            assembly_seconds,
+            size: LpSize::of(problem),
+            checks: a.checks,
+            p: a.p,
+            release: a.release,
+        }
+    }
+
+    /// The repaired, quantised and certified mechanism the solve built from P, if it built one
+    /// (the LP path always tries; the chain solver leaves it to [`crate::mechanism::Mechanism`]).
+    pub fn release(&self) -> Option<&Release> {
+        self.release.as_ref()
+    }
+}
