@@ -14,12 +14,12 @@ fn main() -> ubapp::Result<()> {
     println!(
         "{}: {} (|Θ| = {}, |Θ̃| = {})",
         model.name(),
-        model.spec.description,
-        model.theta.len(),
-        model.outputs.len()
+        model.spec().description,
+        model.theta().len(),
+        model.outputs().len()
     );
     for s in solve_model(&model, None, SolverChoice::Auto)? {
-        let bound = s.dual_bound.map_or("-".into(), |b| format!("{b:.8e}"));
+        let bound = s.checks.dual_bound.map_or("-".into(), |b| format!("{b:.8e}"));
         println!("ε = {:<8} risk = {:.8e}  lower bound = {bound}  {} via {}", s.eps, s.bayes_risk, s.status, s.solver);
     }
     Ok(())

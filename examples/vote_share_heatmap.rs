@@ -8,7 +8,6 @@
 use std::path::PathBuf;
 
 use ubapp::model::Model;
-use ubapp::output::write_atomic;
 use ubapp::simplex_svg::{default_panels, mechanism_heatmap_svg};
 use ubapp::solve::{solve_model, SolverChoice};
 
@@ -20,10 +19,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let solver: SolverChoice = args.get(3).map_or("auto", String::as_str).parse()?;
     let model = Model::load(&model_path)?;
     let s = &solve_model(&model, Some(&[eps]), solver)?[0];
-    let obs = model.family.observations();
+    let obs = model.family().observations();
     let title = format!("{} at ε = {eps}: Bayes risk {:.4e} ({})", model.name(), s.bayes_risk, s.status);
-    let svg = mechanism_heatmap_svg(&model.outputs, &obs, &s.p, &default_panels(&obs), &title)?;
-    write_atomic(&out, svg.as_bytes())?;
+    let svg = mechanism_heatmap_svg(model.outputs(), &obs, &s.p, &default_panels(&obs), &title)?;
+    std::fs::write(&out, svg.as_bytes())?;
     println!("{title}; wrote {}", out.display());
     Ok(())
 }

@@ -52,3 +52,6 @@ pub mod solve;
 
 pub use error::{Error, Result};
 pub use lp::MemoryBudget;
+
+#[cfg(test)]
+mod tests;

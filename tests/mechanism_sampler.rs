@@ -9,9 +9,7 @@ use std::convert::Infallible;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use statrs::distribution::{ChiSquared, ContinuousCDF};
-use ubapp::mechanism::audit::{audit, AuditOptions};
-use ubapp::mechanism::sampler::uniform_below;
-use ubapp::mechanism::Mechanism;
+use ubapp::mechanism::{audit, AuditOptions, Mechanism};
 use ubapp::model::{Model, ModelSpec};
 use ubapp::solve::{solve_model, SolverChoice};
 
@@ -61,14 +59,6 @@ fn every_unit_of_the_total_maps_to_its_output() {
         }
         assert_eq!(counts, want, "one full cycle of the 16 units reproduces the weights exactly");
     }
-}
-
-#[test]
-fn uniform_below_rejects_instead_of_folding() {
-    // n = 5 uses 3 bits; of the 8 values 5, 6, 7 are rejected, so one cycle yields 0..4 once each.
-    let mut rng = Counter { c: 0, bits: 3 };
-    let got: Vec<u64> = (0..5).map(|_| uniform_below(&mut rng, 5)).collect();
-    assert_eq!(got, vec![0, 1, 2, 3, 4]);
 }
 
 #[test]

@@ -51,7 +51,7 @@ pub fn run(o: &Options<'_>) -> Result<()> {
         let parts: Vec<&str> = spec.split(',').collect();
         let bad = || Error::argument("--single", format!("expected K,M,PATH (got \"{spec}\")"));
         if parts.len() != 3 {
-            return Err(bad());
+            return Err(bad().into());
         }
         let k: u64 = parts[0].parse().map_err(|_| bad())?;
         let m: usize = parts[1].parse().map_err(|_| bad())?;

@@ -45,12 +45,12 @@ pub fn run(a: Args<'_>) -> Result<()> {
     let trials = a.trials.as_deref().map(|s| parse_list::<u64>(s, "--trials", "a whole number")).transpose()?;
     let model = Model::load(a.model)?;
     #[allow(unreachable_patterns)]
-    let default_trials = match model.family {
-        Family::Binomial { trials } => trials,
+    let default_trials = match model.family() {
+        Family::Binomial { trials } => *trials,
         _ => 0,
     };
     let opts = CompareOptions {
-        eps: eps.unwrap_or_else(|| model.epsilons.clone()),
+        eps: eps.unwrap_or_else(|| model.epsilons().to_vec()),
         trials: trials.unwrap_or_else(|| vec![default_trials]),
         methods,
         baseline: BaselineOptions { delta: a.delta, parties: a.parties, seed: a.seed },
@@ -90,6 +90,6 @@ fn items(s: &str) -> Vec<String> {
 fn parse_list<T: std::str::FromStr>(s: &str, flag: &str, what: &str) -> Result<Vec<T>> {
     items(s)
         .iter()
-        .map(|x| x.parse().map_err(|_| ubapp::Error::input(format!("{flag}: \"{x}\" is not {what}"))))
+        .map(|x| x.parse().map_err(|_| ubapp::Error::argument(flag, format!("\"{x}\" is not {what}"))))
         .collect()
 }

@@ -74,7 +74,7 @@ use crate::output::grid_json;
 use crate::lp::{cost_matrix, MemoryBudget};
 use crate::model::{Model, ModelSpec};
 use crate::solve::Solution;
-use crate::{Error, Result};
+use crate::Result;
 
 /// Newest version of the mechanism file format ([`Mechanism::to_json`] writes 1 for pure ε, 2 for
 /// δ > 0; see the module docs, "File format").

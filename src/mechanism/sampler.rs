@@ -67,3 +67,42 @@ mod tests {
         assert!(uniform_below(&mut rng, u64::MAX) < u64::MAX);
     }
 }
+
+#[cfg(test)]
+mod rejection_tests {
+    use std::convert::Infallible;
+
+    use super::uniform_below;
+
+    /// A bit source counting 0, 1, 2, … in its top `bits` bits.
+    struct Counter {
+        c: u64,
+        bits: u32,
+    }
+
+    impl rand::TryRng for Counter {
+        type Error = Infallible;
+        fn try_next_u32(&mut self) -> Result<u32, Infallible> {
+            Ok((self.try_next_u64()? >> 32) as u32)
+        }
+        fn try_next_u64(&mut self) -> Result<u64, Infallible> {
+            let v = self.c << (64 - self.bits);
+            self.c = (self.c + 1) % (1 << self.bits);
+            Ok(v)
+        }
+        fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Infallible> {
+            for b in dst {
+                *b = self.try_next_u64()? as u8;
+            }
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn uniform_below_rejects_instead_of_folding() {
+        // n = 5 uses 3 bits; of the 8 values 5, 6, 7 are rejected, so one cycle yields 0..4 once each.
+        let mut rng = Counter { c: 0, bits: 3 };
+        let got: Vec<u64> = (0..5).map(|_| uniform_below(&mut rng, 5)).collect();
+        assert_eq!(got, vec![0, 1, 2, 3, 4]);
+    }
+}

@@ -89,7 +89,13 @@ impl SolverChoice {
         self.check_available()?;
         #[allow(unreachable_code, unused_variables)]
         let backend: Box<dyn LpSolver> = match self {
-            SolverChoice::Auto => unreachable!("auto is resolved by Route::for_model"),
+            SolverChoice::Auto => {
+                return Err(SolveError::NotApplicable {
+                    choice: self,
+                    requirement: "is a route, not a backend (Route::for_model resolves it)",
+                    model: "this LP".into(),
+                })
+            }
             SolverChoice::Chain => Box::new(super::chain::ChainSolver),
             #[cfg(feature = "highs")]
             SolverChoice::Highs => Box::new(super::highs::HighsSolver { method: super::highs::Method::Choose, limits }),
@@ -218,7 +224,7 @@ impl Route {
 
 /// Clarabel then HiGHS on chains and bands, HiGHS then Clarabel on explicit graphs; only those
 /// compiled in.
-fn lp_order(neighbours: &Neighbours) -> Vec<SolverChoice> {
+pub(crate) fn lp_order(neighbours: &Neighbours) -> Vec<SolverChoice> {
     let order = if matches!(neighbours, Neighbours::Graph { .. }) {
         [SolverChoice::Highs, SolverChoice::Clarabel]
     } else {

@@ -12,7 +12,7 @@ mod backend;
 pub(crate) mod chain;
 mod choice;
 #[cfg(feature = "clarabel")]
-mod clarabel;
+pub(crate) mod clarabel;
 mod error;
 #[cfg(feature = "good_lp")]
 mod good_lp;
@@ -29,8 +29,10 @@ use std::time::Instant;
 pub use assess::{Checks, CHECK_TOLERANCE, FEASIBILITY_TOLERANCE};
 pub use backend::Limits;
 pub(crate) use backend::{LpSolver, RawSolution};
-pub use chain::{ChainSolution, ChainTimings};
+pub use chain::{solve_model_compact, ChainMechanism, ChainSolution, ChainTimings, DualCertificate};
 pub use choice::{Route, SolverChoice};
+#[cfg(test)]
+pub(crate) use choice::lp_order;
 pub use error::SolveError;
 pub use solution::{LpSize, Solution};
 pub use status::Status;
@@ -107,6 +109,25 @@ pub fn solve_model(model: &Model, epsilons: Option<&[f64]>, options: impl Into<S
                 .collect()
         }
     }
+}
+
+/// The two limits every optimum lies between, on the model's output grid: ε → 0 (the best
+/// constant estimator, the prior alone) and ε → ∞ (the non-private Bayes estimator).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct ReferenceRisks {
+    /// Bayes risk of the best constant release: what any ε-DP mechanism approaches as ε → 0.
+    pub prior_risk: f64,
+    /// Bayes risk of the best non-private estimator on the output grid: the ε → ∞ limit.
+    pub non_private_risk: f64,
+}
+
+/// [`ReferenceRisks`] of a model (one dense cost matrix; refused beyond `memory`).
+pub fn reference_risks(model: &Model, memory: MemoryBudget) -> Result<ReferenceRisks> {
+    let cost = cost_matrix(model, memory)?;
+    Ok(ReferenceRisks {
+        prior_risk: crate::lp::best_constant_risk(&cost),
+        non_private_risk: crate::lp::non_private_risk(&cost),
+    })
 }
 
 /// Solve one LP with `backends` in order until one is confirmed optimal; otherwise keep the

@@ -236,7 +236,11 @@ impl LpSolver for ChainSolver {
 
     fn solve(&self, problem: &Problem) -> std::result::Result<RawSolution, SolveError> {
         if !problem.neighbours.is_chain() {
-            return Err(SolveError::backend("chain", "needs the chain neighbour relation y ~ y ± 1"));
+            return Err(SolveError::NotApplicable {
+                choice: SolverChoice::Chain,
+                requirement: "needs the chain neighbour relation y ~ y ± 1",
+                model: "this LP".into(),
+            });
         }
         let d = solve_dense(&problem.cost, problem.eps);
         let (n_obs, n_out) = (problem.n_obs(), problem.n_outputs());

@@ -5,8 +5,8 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use ndarray::Array1;
-use ubapp::model::family::{clipped_poisson_pmf, clipped_poisson_sum_pmf};
-use ubapp::model::{Family, Grid, Model};
+use crate::model::family::{clipped_poisson_pmf, clipped_poisson_sum_pmf};
+use crate::model::{Family, Grid, Model};
 
 fn edge_set(f: &Family) -> BTreeSet<(usize, usize)> {
     let n = f.neighbours();
@@ -143,7 +143,7 @@ fn multinomial_columns_sum_to_one_and_match_the_binomial_for_two_categories() {
     let obs = f2.observations();
     for j in 0..g2.len() {
         let t = g2.point(j)[0];
-        let b = ubapp::model::family::binomial_pmf_all(9, t);
+        let b = crate::model::family::binomial_pmf_all(9, t);
         for i in 0..obs.len() {
             let y1 = obs.point(i)[0] as usize;
             assert!((q2[[i, j]] - b[y1]).abs() < 1e-14);
@@ -162,7 +162,7 @@ fn table_family_from_the_bundled_model_sums_to_one_and_keeps_its_edges() {
     let q = m.family.likelihood_matrix(&m.theta);
     for j in 0..m.theta.len() {
         let t = m.theta.point(j)[0];
-        let b = ubapp::model::family::binomial_pmf_all(40, 0.9 * t + 0.05 * (1.0 - t));
+        let b = crate::model::family::binomial_pmf_all(40, 0.9 * t + 0.05 * (1.0 - t));
         for (i, bi) in b.iter().enumerate() {
             assert!((q[[i, j]] - bi).abs() < 1e-12);
         }

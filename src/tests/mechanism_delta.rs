@@ -6,19 +6,20 @@
 //! bound num/den ≤ e^ε ([`RatioBound::for_eps`]): it enumerates every event A ⊆ Θ̃ and computes
 //! max_A Pr(A|y_a) − (num/den)·Pr(A|y_b) in arbitrary-precision rationals.
 
-mod common;
+
 
 use ndarray::Array2;
 use num_bigint::BigInt;
 use num_rational::BigRational;
 use num_traits::{ToPrimitive, Zero};
 use proptest::prelude::*;
-use ubapp::mechanism::exact::{certify_weights, certify_weights_delta, next_down, CertifyError, RatioBound};
-use ubapp::mechanism::repair::{quantise, repair_and_quantise_delta, RepairMethod};
-use ubapp::mechanism::{Mechanism, DEFAULT_TOTAL};
-use ubapp::model::{Model, ModelSpec, Neighbours};
+use crate::certify::exact::{certify_weights, certify_weights_delta, next_down, PrivacyViolation, RatioBound};
+use crate::certify::repair::{quantise, repair_and_quantise_delta, RepairMethod};
+use crate::mechanism::Mechanism;
+use crate::certify::DEFAULT_TOTAL;
+use crate::model::{Model, ModelSpec, Neighbours};
 
-use common::neighbours_strategy;
+use super::common::neighbours_strategy;
 
 fn rat(x: f64) -> BigRational {
     BigRational::from_float(x).expect("finite")
@@ -97,7 +98,7 @@ proptest! {
             0 => random_delta,
             1 => at,
             2 => next_down(at).max(0.0),
-            3 => ubapp::mechanism::exact::next_up(at).min(next_down(1.0)),
+            3 => crate::certify::exact::next_up(at).min(next_down(1.0)),
             _ => 0.0,
         };
         let got = certify_weights_delta(&columns, neighbours.edges(), eps, delta, total);
@@ -107,7 +108,7 @@ proptest! {
                 prop_assert!(*c <= delta);
                 prop_assert!(is_rounded_up(*c, &brute), "certified {} is not {} rounded up", c, brute);
             }
-            Err(CertifyError::DeltaExceeds { spent, .. }) => {
+            Err(PrivacyViolation::DeltaExceeds { spent, .. }) => {
                 prop_assert!(brute > rat(delta), "refused δ = {} but the weights spend only {}", delta, brute);
                 prop_assert!(rat(*spent) > rat(delta));
             }
@@ -146,7 +147,7 @@ proptest! {
         for (idx, v) in p.iter_mut().enumerate() {
             *v += noise[idx % noise.len()];
         }
-        let spent = ubapp::lp::delta_spent(&p, &neighbours, eps);
+        let spent = crate::lp::delta_spent(&p, &neighbours, eps);
         prop_assume!(spent < 0.999, "δ must stay below 1");
         let delta = (spent * (1.0 - excess)).max(1e-9);
         for method in RepairMethod::for_delta(delta) {
@@ -194,7 +195,7 @@ fn one_unit_over_delta_is_refused() {
         assert_eq!(certify_weights_delta(&cols, chain.edges(), eps, unit(s), total), Ok(unit(s)));
         // One unit 1/(den·T) less budget: refused, naming the pair.
         match certify_weights_delta(&cols, chain.edges(), eps, unit(s - 1), total) {
-            Err(CertifyError::DeltaExceeds { a: 0, b: 1, spent }) => assert_eq!(spent, unit(s)),
+            Err(PrivacyViolation::DeltaExceeds { a: 0, b: 1, spent }) => assert_eq!(spent, unit(s)),
             other => panic!("ε = {eps}, T = {total}: expected a refusal, got {other:?}"),
         }
     }
@@ -225,7 +226,7 @@ fn a_zero_facing_a_positive_weight_spends_delta_instead_of_failing() {
     let t = DEFAULT_TOTAL;
     let cols = vec![vec![t / 2, t / 4, t / 4], vec![t / 2, t / 2, 0]];
     let chain = Neighbours::Chain { len: 2 };
-    assert!(matches!(certify_weights(&cols, chain.edges(), 1.0), Err(CertifyError::Unbounded { .. })));
+    assert!(matches!(certify_weights(&cols, chain.edges(), 1.0), Err(PrivacyViolation::Unbounded { .. })));
     // Pair (0, 1) spends 1/4 − e^1·0 on the last output; (1, 0) spends max(0, 1/2 − e·1/4) = 0 there.
     let d = certify_weights_delta(&cols, chain.edges(), 1.0, 0.25, t).unwrap();
     assert_eq!(d, 0.25);
@@ -244,9 +245,9 @@ fn audit_bounds_the_delta_spent_from_below() {
     let truth = 0.75 - 0.1f64.exp() * 0.25;
     assert!(m.certified_delta() >= truth && m.certified_delta() - truth < 1e-12, "{}", m.certified_delta());
     let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(5);
-    let opts = ubapp::mechanism::audit::AuditOptions { samples: 50_000, ..Default::default() };
-    let r = ubapp::mechanism::audit::audit(&m, opts, &mut rng, &mut |_, _| {}).unwrap();
-    assert_eq!(r.judged, "delta");
+    let opts = crate::mechanism::AuditOptions { samples: 50_000, ..Default::default() };
+    let r = crate::mechanism::audit(&m, opts, &mut rng, &mut |_, _| {}).unwrap();
+    assert_eq!(r.judged, crate::mechanism::AuditJudgement::Delta);
     assert!(r.consistent);
     // Sound (below the truth) and informative (within a few interval widths of it).
     assert!(r.empirical_delta_lower <= truth && r.empirical_delta_lower > truth - 0.03, "{}", r.empirical_delta_lower);

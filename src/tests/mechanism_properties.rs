@@ -6,20 +6,21 @@
 //! (`PROPTEST_CASES=2000 cargo test --release --test mechanism_properties`): the best method
 //! stays below 1e-9 relative, plain mixing reaches ~4e-8 at ε ≈ 1e-4 (violation/(e^ε − 1)).
 
-mod common;
+
 
 use std::sync::Arc;
 
 use ndarray::Array2;
 use proptest::prelude::*;
-use ubapp::lp::Problem;
-use ubapp::mechanism::exact::certify_weights;
-use ubapp::mechanism::repair::{repair_and_quantise, RepairMethod};
-use ubapp::mechanism::DEFAULT_TOTAL;
-use ubapp::model::Neighbours;
-use ubapp::solve::{solve_problem, SolverChoice};
+use crate::lp::Problem;
+use crate::certify::exact::certify_weights;
+use crate::certify::repair::{repair_and_quantise, RepairMethod};
+use crate::certify::DEFAULT_TOTAL;
+use crate::model::Neighbours;
+use super::common::solve_problem;
+use crate::solve::{SolverChoice};
 
-use common::neighbours_strategy;
+use super::common::neighbours_strategy;
 
 /// Bound on |risk(certified) − risk(P)| / Σ_i max_k c[k,i] for the best repair method.
 const BEST_BOUND: f64 = 1e-8;
@@ -78,8 +79,8 @@ proptest! {
         let n_obs = neighbours.len();
         let cost = Array2::from_shape_fn((n_obs, n_out), |(i, k)| seed_costs[(i * n_out + k) % seed_costs.len()] + 1e-3);
         let problem = Problem::new(Arc::new(cost.clone()), neighbours.clone(), eps);
-        let solver = SolverChoice::Auto.backend().unwrap();
-        let sol = solve_problem(&problem, solver.as_ref(), 0.0).unwrap();
+        let solver = SolverChoice::Auto;
+        let sol = solve_problem(&problem, solver).unwrap();
         check(&neighbours, eps, &sol.p, &cost)?;
     }
 

@@ -3,27 +3,35 @@
 //! by independent routes (the chain solver's certified optimum, HiGHS dual simplex unpolished).
 #![cfg(all(feature = "highs", feature = "clarabel"))]
 
-mod common;
+
 
 use std::sync::Arc;
 
 use ndarray::Array2;
 use proptest::prelude::*;
-use ubapp::lp::{cost_matrix, Problem};
-use ubapp::model::{Model, Neighbours};
-use ubapp::solve::clarabel::ClarabelSolver;
-use ubapp::solve::highs::{HighsSolver, Method};
-use ubapp::solve::polish::polish;
-use ubapp::solve::{solve_problem, LpSolver};
+use crate::lp::{cost_matrix, Problem};
+use crate::model::{Model, Neighbours};
+use crate::solve::clarabel::ClarabelSolver;
+use crate::solve::polish::polish;
+use crate::solve::{Limits, LpSolver, Solution, SolveOptions, SolverChoice};
 
-use common::{neighbours_strategy, rel_diff};
+use super::common::{neighbours_strategy, rel_diff};
 
-fn clarabel(polish: bool) -> ClarabelSolver {
-    ClarabelSolver { polish, ..ClarabelSolver::default() }
+/// Clarabel's first attempt alone: the interior point, unpolished.
+fn clarabel_interior_point() -> ClarabelSolver {
+    ClarabelSolver::with_limits(Limits::default())
 }
 
-fn highs_unpolished() -> HighsSolver {
-    HighsSolver { method: Method::Simplex, polish: false }
+/// Clarabel through its strategy: the regularisation ladder, each attempt polished.
+fn clarabel_polished(problem: &Problem) -> Solution {
+    let options = SolveOptions::from(SolverChoice::Clarabel);
+    crate::solve::solve_lp(problem, &[SolverChoice::Clarabel], "test", &options, 0.0).unwrap()
+}
+
+/// HiGHS dual simplex, unpolished.
+fn highs_unpolished(problem: &Problem) -> Solution {
+    let options = SolveOptions { polish: false, ..SolveOptions::from(SolverChoice::HighsSimplex) };
+    crate::solve::solve_lp(problem, &[SolverChoice::HighsSimplex], "test", &options, 0.0).unwrap()
 }
 
 fn bundled(name: &str) -> Model {
@@ -36,23 +44,23 @@ fn bundled(name: &str) -> Model {
 fn polished_lp_meets_the_chain_optimum() {
     for (trials, points, loss) in [(60, 40, "squared"), (40, 25, "absolute")] {
         for eps in [0.05, 0.5, 2.0] {
-            let model = common::binomial_model(trials, points, loss, &[eps]);
-            let cost = Arc::new(cost_matrix(&model).unwrap());
-            let chain = ubapp::solve::chain::solve_dense(&cost, eps);
+            let model = super::common::binomial_model(trials, points, loss, &[eps]);
+            let cost = Arc::new(cost_matrix(&model, crate::lp::MemoryBudget::available()).unwrap());
+            let chain = crate::solve::chain::solve_dense(&cost, eps);
             assert!(chain.certified);
             let problem = Problem::new(cost, model.family.neighbours(), eps);
-            let s = solve_problem(&problem, &clarabel(true), 0.0).unwrap();
+            let s = clarabel_polished(&problem);
             let what = format!("K = {trials}, {loss}, ε = {eps}: {}", s.solver_detail);
             assert!(s.solver_detail.contains("polished"), "{what}");
-            assert!(s.relative_gap.unwrap() <= 1e-9, "{what}: gap {:?}", s.relative_gap);
+            assert!(s.checks.relative_gap.unwrap() <= 1e-9, "{what}: gap {:?}", s.checks.relative_gap);
             assert!(
                 rel_diff(s.bayes_risk, chain.bayes_risk) <= 1e-9,
                 "{what}: {} vs {}",
                 s.bayes_risk,
                 chain.bayes_risk
             );
-            assert!(s.dual_bound.unwrap() <= chain.bayes_risk * (1.0 + 1e-12), "{what}: bound above the optimum");
-            assert!(s.max_dp_violation <= 1e-12, "{what}: violation {:e}", s.max_dp_violation);
+            assert!(s.checks.dual_bound.unwrap() <= chain.bayes_risk * (1.0 + 1e-12), "{what}: bound above the optimum");
+            assert!(s.checks.max_dp_violation <= 1e-12, "{what}: violation {:e}", s.checks.max_dp_violation);
         }
     }
 }
@@ -64,14 +72,14 @@ fn polish_on_general_graphs_agrees_with_unpolished_highs() {
     for name in ["vote-share-3way-small.toml", "rare-events-poisson-cap3.toml"] {
         let model = bundled(name);
         assert!(!model.family.neighbours().is_chain(), "{name} should not be a chain model");
-        let cost = Arc::new(cost_matrix(&model).unwrap());
+        let cost = Arc::new(cost_matrix(&model, crate::lp::MemoryBudget::available()).unwrap());
         for eps in [0.1, 1.0] {
             let problem = Problem::new(cost.clone(), model.family.neighbours(), eps);
-            let polished = solve_problem(&problem, &clarabel(true), 0.0).unwrap();
-            let simplex = solve_problem(&problem, &highs_unpolished(), 0.0).unwrap();
+            let polished = clarabel_polished(&problem);
+            let simplex = highs_unpolished(&problem);
             let what = format!("{name}, ε = {eps}: {}", polished.solver_detail);
-            assert!(polished.relative_gap.unwrap() <= 1e-9, "{what}: gap {:?}", polished.relative_gap);
-            let tolerance = 1e-9 + simplex.relative_gap.unwrap().max(0.0);
+            assert!(polished.checks.relative_gap.unwrap() <= 1e-9, "{what}: gap {:?}", polished.checks.relative_gap);
+            let tolerance = 1e-9 + simplex.checks.relative_gap.unwrap().max(0.0);
             assert!(
                 rel_diff(polished.bayes_risk, simplex.bayes_risk) <= tolerance,
                 "{what}: {} vs HiGHS {}",
@@ -84,7 +92,7 @@ fn polish_on_general_graphs_agrees_with_unpolished_highs() {
 
 /// The optimum by HiGHS dual simplex, unpolished.
 fn reference_optimum(problem: &Problem) -> f64 {
-    solve_problem(problem, &highs_unpolished(), 0.0).unwrap().bayes_risk
+    highs_unpolished(problem).bayes_risk
 }
 
 fn check_polished(problem: &Problem, x: &[f64], mu: &[f64], optimum: f64, what: &str) -> Result<(), TestCaseError> {
@@ -121,7 +129,7 @@ proptest! {
         let cost = Arc::new(Array2::from_shape_fn((n_obs, n_out), |_| 0.01 + next()));
         let problem = Problem::new(cost, neighbours.clone(), eps);
         let optimum = reference_optimum(&problem);
-        let raw = clarabel(false).solve(&problem).unwrap();
+        let raw = clarabel_interior_point().solve(&problem).unwrap();
         let mu = raw.dp_multipliers.clone().unwrap();
         let what = format!("{neighbours:?}, ε = {eps}");
         check_polished(&problem, &raw.x, &mu, optimum, &format!("{what}, interior active set"))?;
@@ -132,8 +140,8 @@ proptest! {
         let risk = problem.bayes_risk(&problem.mechanism_matrix(&exact.x));
         prop_assert!(rel_diff(risk, optimum) <= 1e-9, "{what}: {risk} vs {optimum}");
         // Through the backend: the kept answer's certified gap is measured, and small.
-        let s = solve_problem(&problem, &clarabel(true), 0.0).unwrap();
-        prop_assert!(s.relative_gap.unwrap() <= 1e-7, "{what}: gap {:?} ({})", s.relative_gap, s.solver_detail);
+        let s = clarabel_polished(&problem);
+        prop_assert!(s.checks.relative_gap.unwrap() <= 1e-7, "{what}: gap {:?} ({})", s.checks.relative_gap, s.solver_detail);
         prop_assert!(rel_diff(s.bayes_risk, optimum) <= 1e-7, "{what}: {} vs {optimum}", s.bayes_risk);
     }
 }
@@ -145,9 +153,9 @@ fn isolated_observations_are_their_own_blocks() {
     let cost = Arc::new(Array2::from_shape_fn((4, 3), |(i, k)| ((i as f64) - 1.5 * k as f64).powi(2) + 0.1));
     let problem = Problem::new(cost, neighbours, 0.7);
     let optimum = reference_optimum(&problem);
-    let s = solve_problem(&problem, &clarabel(true), 0.0).unwrap();
+    let s = clarabel_polished(&problem);
     assert!(rel_diff(s.bayes_risk, optimum) <= 1e-9, "{} vs {optimum} ({})", s.bayes_risk, s.solver_detail);
-    assert!(s.relative_gap.unwrap() <= 1e-9, "{:?} ({})", s.relative_gap, s.solver_detail);
+    assert!(s.checks.relative_gap.unwrap() <= 1e-9, "{:?} ({})", s.checks.relative_gap, s.solver_detail);
 }
 
 /// The Poisson band's neighbour graph has cycles: the interior point's active set is too narrow
@@ -155,9 +163,9 @@ fn isolated_observations_are_their_own_blocks() {
 #[test]
 fn column_generation_closes_the_gap_on_a_cyclic_graph() {
     let model = bundled("rare-events-poisson-cap3.toml");
-    let cost = Arc::new(cost_matrix(&model).unwrap());
+    let cost = Arc::new(cost_matrix(&model, crate::lp::MemoryBudget::available()).unwrap());
     let problem = Problem::new(cost, model.family.neighbours(), 0.1);
-    let raw = clarabel(false).solve(&problem).unwrap();
+    let raw = clarabel_interior_point().solve(&problem).unwrap();
     let out = polish(&problem, &raw.x, raw.dp_multipliers.as_ref().unwrap()).unwrap();
     let p = problem.mechanism_matrix(&out.x);
     let risk = problem.bayes_risk(&p);
@@ -207,7 +215,7 @@ fn random_graph_stress() {
         }));
         let problem = Problem::new(cost, Neighbours::Graph { len: n, edges }, eps);
         let optimum = reference_optimum(&problem);
-        let raw = ClarabelSolver { polish: false, regularization: vec![1e-8], ..ClarabelSolver::default() }
+        let raw = ClarabelSolver { static_regularization: 1e-8, ..clarabel_interior_point() }
             .solve(&problem)
             .unwrap();
         let mu = raw.dp_multipliers.clone().unwrap();

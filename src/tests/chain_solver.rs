@@ -4,10 +4,11 @@ use std::sync::Arc;
 
 use ndarray::Array2;
 use rand::{rngs::StdRng, RngExt, SeedableRng};
-use ubapp::lp::{cost_matrix, Problem};
-use ubapp::model::{Model, ModelSpec, Neighbours};
-use ubapp::solve::chain::{self, certify, solve_dense, solve_geometric, DenseCosts};
-use ubapp::solve::{solve_model, solve_problem, SolverChoice, Status};
+use crate::lp::{cost_matrix, Problem};
+use crate::model::{Model, ModelSpec, Neighbours};
+use crate::solve::chain::{self, certify, solve_dense, solve_geometric, DenseCosts};
+use super::common::solve_problem;
+use crate::solve::{solve_model, SolverChoice, Status};
 
 /// Relative agreement required between the chain optimum and an LP backend's: the LP backends'
 /// own certified accuracy (CHECK_TOLERANCE) is 1e-7.
@@ -34,8 +35,8 @@ fn check_against_lp(model: &Model, eps: &[f64], backends: &[SolverChoice]) {
     for s in &chain {
         assert_eq!(s.solver, "chain", "{} ε = {}: {}", model.name(), s.eps, s.solver_detail);
         assert_eq!(s.status, Status::Optimal, "{} ε = {}: {}", model.name(), s.eps, s.solver_detail);
-        assert!(s.relative_gap.unwrap() <= chain::GAP_TOLERANCE, "{} ε = {}", model.name(), s.eps);
-        assert!(s.max_dp_violation <= 1e-12 && s.max_column_error <= 1e-12 && s.min_entry >= 0.0);
+        assert!(s.checks.relative_gap.unwrap() <= chain::GAP_TOLERANCE, "{} ε = {}", model.name(), s.eps);
+        assert!(s.checks.max_dp_violation <= 1e-12 && s.checks.max_column_error <= 1e-12 && s.checks.min_entry >= 0.0);
     }
     for &b in backends {
         let lp = solve_model(model, Some(eps), b).unwrap();
@@ -51,7 +52,7 @@ fn check_against_lp(model: &Model, eps: &[f64], backends: &[SolverChoice]) {
             );
             // The certified bound never exceeds what a feasible LP point achieves (up to the LP's
             // own feasibility tolerance).
-            assert!(c.dual_bound.unwrap() <= l.bayes_risk * (1.0 + LP_ACCURACY));
+            assert!(c.checks.dual_bound.unwrap() <= l.bayes_risk * (1.0 + LP_ACCURACY));
         }
     }
 }
@@ -71,7 +72,7 @@ fn bundled_models_match_both_lp_backends() {
     for path in paths {
         let model = Model::load(&path).unwrap();
         // The chain solver applies to chain neighbours and the plain Bayes program.
-        if !model.family.neighbours().is_chain() || !ubapp::lp::Program::for_model(&model).is_plain() {
+        if !model.family.neighbours().is_chain() || !crate::lp::Program::for_model(&model).is_plain() {
             continue;
         }
         checked += 1;
@@ -183,7 +184,7 @@ fn random_costs_column_generation_reaches_the_lp_optimum() {
         let d = solve_dense(&cost, eps);
         assert!(d.certified, "n = {n}, |Θ̃| = {n_out}, ε = {eps}: {}", d.detail);
         // Feasible P.
-        let viol = ubapp::lp::max_dp_violation(&d.p, &Neighbours::Chain { len: n }, eps);
+        let viol = crate::lp::max_dp_violation(&d.p, &Neighbours::Chain { len: n }, eps);
         assert!(viol <= 1e-9, "DP violation {viol}");
         for c in d.p.columns() {
             assert!((c.sum() - 1.0).abs() <= 1e-9);
@@ -195,7 +196,7 @@ fn random_costs_column_generation_reaches_the_lp_optimum() {
         // The LP optimum, by each backend.
         for b in lp_backends() {
             let problem = Problem::new(Arc::new(cost.clone()), Neighbours::Chain { len: n }, eps);
-            let s = solve_problem(&problem, b.backend().unwrap().as_ref(), 0.0).unwrap();
+            let s = solve_problem(&problem, b).unwrap();
             assert!(
                 rel(d.bayes_risk, s.bayes_risk) <= LP_ACCURACY,
                 "{} vs {} {}",
@@ -223,7 +224,7 @@ fn certificate_rejects_wrong_duals_and_agrees_with_brute_force() {
         .unwrap(),
     )
     .unwrap();
-    let cost = cost_matrix(&model).unwrap();
+    let cost = cost_matrix(&model, crate::lp::MemoryBudget::available()).unwrap();
     let costs = DenseCosts::new(&cost);
     let g = solve_geometric(&costs, 0.4);
     assert!(g.certified());
@@ -278,21 +279,21 @@ fn auto_picks_the_chain_solver_and_chain_is_a_backend() {
     assert_eq!("chain".parse::<SolverChoice>().unwrap(), SolverChoice::Chain);
     assert_eq!(SolverChoice::Chain.to_string(), "chain");
     // Through the LpSolver trait on an assembled Problem.
-    let problem = Problem::new(Arc::new(cost_matrix(&model).unwrap()), model.family.neighbours(), 0.5);
-    let raw = solve_problem(&problem, SolverChoice::Chain.backend().unwrap().as_ref(), 0.0).unwrap();
+    let problem = Problem::new(Arc::new(cost_matrix(&model, crate::lp::MemoryBudget::available()).unwrap()), model.family.neighbours(), 0.5);
+    let raw = solve_problem(&problem, SolverChoice::Chain).unwrap();
     assert_eq!(raw.status, Status::Optimal);
     assert!(rel(raw.bayes_risk, s[0].bayes_risk) < 1e-14);
     // A non-chain relation is refused as bad input.
     let star = Neighbours::Graph { len: 3, edges: vec![(0, 1), (0, 2)] };
     let cost = Array2::from_elem((3, 2), 0.5);
     let problem = Problem::new(Arc::new(cost), star, 0.5);
-    let e = solve_problem(&problem, SolverChoice::Chain.backend().unwrap().as_ref(), 0.0).unwrap_err();
+    let e = solve_problem(&problem, SolverChoice::Chain).unwrap_err();
     assert!(e.is_input());
 }
 
 #[test]
 fn squared_moments_reproduce_the_dense_cost_matrix() {
-    use ubapp::solve::chain::ChainCosts;
+    use crate::solve::chain::ChainCosts;
     for (trials, prior) in [(40u64, "{ kind = \"uniform\" }"), (500, "{ kind = \"beta\", a = 0.7, b = 3.0 }")] {
         let text = format!(
             "name = \"m\"\nepsilon = [1.0]\n[parameter]\nlower = 0.0\nupper = 1.0\ngrid = {{ kind = \"midpoint\", points = 37 }}\n\
@@ -300,7 +301,7 @@ fn squared_moments_reproduce_the_dense_cost_matrix() {
              grid = {{ kind = \"midpoint\", points = 23 }}\n[loss]\nkind = \"squared\"\n"
         );
         let model = Model::from_spec(ModelSpec::from_toml(&text, "m").unwrap()).unwrap();
-        let dense = cost_matrix(&model).unwrap();
+        let dense = cost_matrix(&model, crate::lp::MemoryBudget::available()).unwrap();
         let moments = chain::squared_moments(&model).unwrap();
         let scale = dense.iter().copied().fold(0.0, f64::max);
         for ((i, k), &c) in dense.indexed_iter() {

@@ -2,9 +2,10 @@
 
 use std::sync::Arc;
 
-use ubapp::lp::{cost_matrix, Problem, Program};
-use ubapp::model::{ExactBetaBinomial, Grid, Loss, Model, ModelSpec};
-use ubapp::solve::{solve_model, solve_problem, LpSolver, SolverChoice, Status};
+use crate::lp::{cost_matrix, Problem, Program};
+use crate::model::{ExactBetaBinomial, Grid, Loss, Model, ModelSpec};
+use super::common::solve_problem;
+use crate::solve::{solve_model, SolverChoice, Status};
 
 fn model(toml: &str) -> Model {
     Model::from_spec(ModelSpec::from_toml(toml, "test").unwrap()).unwrap()
@@ -28,8 +29,8 @@ fn bernoulli(k: u64, m: usize, extra: &str, loss: &str) -> Model {
     ))
 }
 
-fn highs() -> Box<dyn LpSolver> {
-    SolverChoice::HighsSimplex.backend().unwrap()
+fn highs() -> SolverChoice {
+    SolverChoice::HighsSimplex
 }
 
 #[test]
@@ -42,21 +43,21 @@ fn minimax_has_smaller_worst_case_and_larger_bayes_risk_than_bayes() {
         let w = Arc::new(mm_model.risk_matrix());
         for (b, m) in bayes.iter().zip(&mm) {
             assert_eq!(b.status, Status::Optimal);
-            assert_eq!(m.status, Status::Optimal, "{loss} ε = {}: {:?}", m.eps, m.relative_gap);
+            assert_eq!(m.status, Status::Optimal, "{loss} ε = {}: {:?}", m.eps, m.checks.relative_gap);
             let probe = Problem::with_program(
-                Arc::new(cost_matrix(&bayes_model).unwrap()),
+                Arc::new(cost_matrix(&bayes_model, crate::lp::MemoryBudget::available()).unwrap()),
                 bayes_model.family.neighbours(),
                 b.eps,
                 Program { delta: None, risk_rows: Some(w.clone()) },
             );
             let bayes_worst = probe.objective_value(&b.p);
-            let mm_worst = m.worst_case_risk.unwrap();
+            let mm_worst = m.checks.worst_case_risk.unwrap();
             assert!(mm_worst <= bayes_worst * (1.0 + 1e-8), "{loss} ε = {}: {mm_worst} vs {bayes_worst}", m.eps);
             assert!(m.bayes_risk >= b.bayes_risk * (1.0 - 1e-8), "{loss} ε = {}", m.eps);
             // Not a tie: the two programs really differ on this model.
             assert!(mm_worst < bayes_worst * (1.0 - 1e-3), "{loss} ε = {}: minimax gains nothing?", m.eps);
             // The Lagrangian bound (least-favourable-prior form) certifies the minimax optimum.
-            let d = m.dual_bound.unwrap();
+            let d = m.checks.dual_bound.unwrap();
             assert!(d <= mm_worst * (1.0 + 1e-9) && d >= mm_worst * (1.0 - 1e-7), "bound {d} vs {mm_worst}");
         }
     }
@@ -70,10 +71,10 @@ fn minimax_agrees_across_backends() {
         let b = solve_model(&mm_model, None, choice).unwrap();
         for (x, y) in a.iter().zip(&b) {
             assert!(
-                ((x.objective - y.objective) / x.objective).abs() < 1e-6,
+                ((x.checks.objective - y.checks.objective) / x.checks.objective).abs() < 1e-6,
                 "{choice}: {} vs {}",
-                x.objective,
-                y.objective
+                x.checks.objective,
+                y.checks.objective
             );
         }
     }
@@ -82,18 +83,18 @@ fn minimax_agrees_across_backends() {
 #[test]
 fn delta_zero_reproduces_pure_eps_and_larger_delta_never_hurts() {
     let m = bernoulli(15, 30, "", "squared");
-    let cost = Arc::new(cost_matrix(&m).unwrap());
+    let cost = Arc::new(cost_matrix(&m, crate::lp::MemoryBudget::available()).unwrap());
     let solver = highs();
     for eps in [0.1, 0.5, 2.0] {
         let pure =
-            solve_problem(&Problem::new(cost.clone(), m.family.neighbours(), eps), solver.as_ref(), 0.0).unwrap();
+            solve_problem(&Problem::new(cost.clone(), m.family.neighbours(), eps), solver).unwrap();
         let mut last = f64::INFINITY;
         for delta in [0.0, 1e-4, 1e-3, 1e-2, 0.05, 0.2] {
             let program = Program { delta: Some(delta), risk_rows: None };
             let pb = Problem::with_program(cost.clone(), m.family.neighbours(), eps, program);
-            let s = solve_problem(&pb, solver.as_ref(), 0.0).unwrap();
-            assert_eq!(s.status, Status::Optimal, "ε = {eps}, δ = {delta}: gap {:?}", s.relative_gap);
-            assert!(s.delta_spent <= delta + 1e-9, "spent {} > δ = {delta}", s.delta_spent);
+            let s = solve_problem(&pb, solver).unwrap();
+            assert_eq!(s.status, Status::Optimal, "ε = {eps}, δ = {delta}: gap {:?}", s.checks.relative_gap);
+            assert!(s.checks.delta_spent <= delta + 1e-9, "spent {} > δ = {delta}", s.checks.delta_spent);
             if delta == 0.0 {
                 assert!(
                     (s.bayes_risk - pure.bayes_risk).abs() <= 1e-9 * pure.bayes_risk,
@@ -101,7 +102,7 @@ fn delta_zero_reproduces_pure_eps_and_larger_delta_never_hurts() {
                     s.bayes_risk,
                     pure.bayes_risk
                 );
-                assert!(s.max_dp_violation <= 1e-9);
+                assert!(s.checks.max_dp_violation <= 1e-9);
             }
             assert!(s.bayes_risk <= last * (1.0 + 1e-9), "ε = {eps}, δ = {delta}: {} > {last}", s.bayes_risk);
             last = s.bayes_risk;
@@ -118,7 +119,7 @@ fn delta_program_agrees_across_backends() {
     let b = solve_model(&m, None, SolverChoice::Clarabel).unwrap();
     for (x, y) in a.iter().zip(&b) {
         assert!(((x.bayes_risk - y.bayes_risk) / x.bayes_risk).abs() < 1e-6);
-        let d = x.dual_bound.unwrap();
+        let d = x.checks.dual_bound.unwrap();
         assert!(d <= x.bayes_risk * (1.0 + 1e-9) && d >= x.bayes_risk * (1.0 - 1e-7), "bound {d} vs {}", x.bayes_risk);
     }
 }
@@ -230,7 +231,7 @@ fn midpoint_grid_risk_converges_to_the_exact_risk() {
 fn lagrangian_bounds_of_the_extended_programs_hold_for_arbitrary_multipliers() {
     use rand::{rngs::StdRng, RngExt, SeedableRng};
     let m = bernoulli(6, 10, "", "squared");
-    let cost = Arc::new(cost_matrix(&m).unwrap());
+    let cost = Arc::new(cost_matrix(&m, crate::lp::MemoryBudget::available()).unwrap());
     let w = Arc::new(m.risk_matrix());
     let solver = highs();
     let mut rng = StdRng::seed_from_u64(3);
@@ -240,16 +241,16 @@ fn lagrangian_bounds_of_the_extended_programs_hold_for_arbitrary_multipliers() {
         Program { delta: Some(0.02), risk_rows: Some(w.clone()) },
     ] {
         let pb = Problem::with_program(cost.clone(), m.family.neighbours(), 0.7, program);
-        let s = solve_problem(&pb, solver.as_ref(), 0.0).unwrap();
+        let s = solve_problem(&pb, solver).unwrap();
         let n = pb.n_rows() - pb.n_eq();
         for _ in 0..200 {
             let scale: f64 = 10f64.powf(rng.random_range(-4.0..1.0));
             let mu: Vec<f64> =
                 (0..n).map(|_| if rng.random::<f64>() < 0.5 { 0.0 } else { scale * rng.random::<f64>() }).collect();
             let b = pb.lagrangian_bound(&mu);
-            assert!(b <= s.objective * (1.0 + 1e-9), "bound {b} above the optimum {}", s.objective);
+            assert!(b <= s.checks.objective * (1.0 + 1e-9), "bound {b} above the optimum {}", s.checks.objective);
         }
         // And the solver's own multipliers make it tight.
-        assert!(s.relative_gap.unwrap() < 1e-7, "gap {:?}", s.relative_gap);
+        assert!(s.checks.relative_gap.unwrap() < 1e-7, "gap {:?}", s.checks.relative_gap);
     }
 }

@@ -1,0 +1,13 @@
+//! Scenario tests of the crate internals (the LP, the solvers, the certificate arithmetic); the
+//! public surface is tested from `tests/`.
+
+mod common;
+
+mod breadth_families;
+mod breadth_programs;
+mod chain_solver;
+mod mechanism_delta;
+mod mechanism_properties;
+mod optimum_checks;
+mod polish;
+mod probes;
