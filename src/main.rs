@@ -157,7 +157,10 @@ enum Command {
 
 fn main() -> ExitCode {
     restore_sigpipe();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
     let result: cli::CliResult<()> = match cli.command {
         Command::Solve { model, eps, solver, json, out } => {
             cli::solve::run(&model, eps.as_deref(), solver, json, out.as_deref()).map_err(Into::into)
@@ -213,4 +216,21 @@ fn restore_sigpipe() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+}
+
+/// Help and version go out as clap renders them; a usage error becomes one line on stderr (the
+/// same shape as every other error) with exit code 2.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit();
+    }
+    let text = e.render().to_string();
+    let line: Vec<&str> =
+        text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with("For more information")).collect();
+    eprintln!("{} (see --help)", line.join(" "));
+    ExitCode::from(2)
 }

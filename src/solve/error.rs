@@ -44,6 +44,12 @@ pub enum SolveError {
         /// The model's name.
         model: String,
     },
+    /// Limits were asked of a backend that cannot apply them.
+    #[error("{solver} cannot apply an iteration or time limit")]
+    LimitUnsupported {
+        /// The backend.
+        solver: String,
+    },
     /// No LP backend is compiled in at all.
     #[error("no LP solver backend is compiled into this build (features highs, clarabel, good_lp)")]
     NoBackend,

@@ -129,6 +129,9 @@ impl LpSolver for GoodLpSolver {
                 let st = super::clarabel::map_status(inner);
                 (x.iter().map(|&v| sol.value(v)).collect::<Vec<_>>(), st, format!("{inner:?}"))
             }
+            Backend::Microlp if self.limits != Limits::default() => {
+                return Err(SolveError::LimitUnsupported { solver: self.name() });
+            }
             Backend::Microlp => {
                 let sol = unsolved
                     .using(good_lp::solvers::microlp::microlp)

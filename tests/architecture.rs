@@ -1,0 +1,112 @@
+//! The layering of `src/` (ARCHITECTURE.md): data flows one way, so a module may use only modules
+//! of its own layer or below. A new upward import (or a new top-level module missing from the
+//! table) fails here.
+
+use std::path::{Path, PathBuf};
+
+/// Top-level modules, lowest layer first. `error` joins every layer's error type and is exempt,
+/// as is `tests` (the crate's internal scenario tests).
+const LAYERS: &[&str] = &["model", "output", "lp", "certify", "solve", "mechanism", "eval", "baselines", "compare", "report"];
+const EXEMPT: &[&str] = &["error", "tests"];
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The top-level module a file under src/ belongs to (`None` for lib.rs, main.rs and the CLI).
+fn module_of(src: &Path, file: &Path) -> Option<String> {
+    let rel = file.strip_prefix(src).unwrap();
+    let first = rel.components().next()?.as_os_str().to_string_lossy().into_owned();
+    let name = first.trim_end_matches(".rs").to_string();
+    (!matches!(name.as_str(), "lib" | "main" | "cli")).then_some(name)
+}
+
+/// Every `crate::NAME` a file refers to (in `use` lines and paths alike), comments excluded.
+fn crate_refs(text: &str) -> Vec<String> {
+    let mut refs = Vec::new();
+    for line in text.lines() {
+        let code = line.split("//").next().unwrap_or("");
+        let mut rest = code;
+        while let Some(i) = rest.find("crate::") {
+            let after = &rest[i + "crate::".len()..];
+            let name: String = after.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            if !name.is_empty() {
+                refs.push(name);
+            }
+            rest = after;
+        }
+        // `use crate::{a, b::c}` lists several modules.
+        if let Some(i) = code.find("crate::{") {
+            let inner = &code[i + "crate::{".len()..];
+            for item in inner.split([',', '}']) {
+                let name: String = item.trim().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                if !name.is_empty() {
+                    refs.push(name);
+                }
+            }
+        }
+    }
+    refs
+}
+
+fn rank(name: &str) -> Option<usize> {
+    LAYERS.iter().position(|l| *l == name)
+}
+
+#[test]
+fn no_module_imports_a_layer_above_its_own() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut violations = Vec::new();
+    for file in &files {
+        let Some(module) = module_of(&src, file) else { continue };
+        if EXEMPT.contains(&module.as_str()) {
+            continue;
+        }
+        let Some(own) = rank(&module) else {
+            violations.push(format!("{}: module `{module}` is not in the layer table", file.display()));
+            continue;
+        };
+        let text = std::fs::read_to_string(file).unwrap();
+        for target in crate_refs(&text) {
+            // Re-exported items at the crate root (`crate::Error`, `crate::Result`, …) and the
+            // crate's macros are not modules.
+            let Some(theirs) = rank(&target) else { continue };
+            if theirs > own {
+                violations.push(format!("{}: `{module}` uses `crate::{target}`, a layer above it", file.display()));
+            }
+        }
+    }
+    assert!(violations.is_empty(), "upward imports:\n{}", violations.join("\n"));
+}
+
+#[test]
+fn every_top_level_module_is_in_the_table() {
+    let lib = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).unwrap();
+    for line in lib.lines() {
+        let line = line.trim();
+        let Some(decl) = line.strip_suffix(';') else { continue };
+        let Some(name) = decl.split_whitespace().last().filter(|_| decl.contains("mod ")) else { continue };
+        assert!(
+            rank(name).is_some() || EXEMPT.contains(&name),
+            "src/lib.rs declares `mod {name}`: add it to LAYERS (ARCHITECTURE.md's map) in tests/architecture.rs"
+        );
+    }
+}
+
+#[test]
+fn the_checker_sees_upward_imports() {
+    // Guard against a checker that cannot fail: a planted upward reference is found.
+    let refs = crate_refs("use crate::{report::plot, model::Model};\nlet x = crate::solve::solve_model; // crate::mechanism");
+    assert!(refs.contains(&"report".to_string()) && refs.contains(&"solve".to_string()));
+    assert!(!refs.contains(&"mechanism".to_string()), "comments are not code");
+    assert!(rank("report") > rank("model"));
+}

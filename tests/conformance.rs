@@ -1,0 +1,187 @@
+//! One conformance suite run against every solver backend (good_lp's shared-test idea): the
+//! hand-solved 2 × 2 program, a chain optimum certified by the exact chain solver, a minimax and
+//! an (ε, δ) program with closed-form optima, and a forced non-optimal outcome that must never come
+//! back `Optimal`. Backends not compiled into this build are skipped by name.
+
+use ubapp::model::{Model, ModelSpec};
+use ubapp::solve::{solve_model, Limits, SolveError, SolveOptions, SolverChoice, Status};
+use ubapp::Error;
+
+/// K = 1 trial, θ ∈ {0.25, 0.75} (midpoints, uniform prior), Θ̃ = Θ, squared loss, plus `extra`
+/// top-level keys (before the tables).
+fn two_by_two(extra: &str) -> Model {
+    let text = format!(
+        "name = \"two-by-two\"\nepsilon = [0.5]\n{extra}\n[parameter]\nlower = 0.0\nupper = 1.0\n\
+         grid = {{ kind = \"midpoint\", points = 2 }}\nprior = {{ kind = \"uniform\" }}\n\
+         [observation]\nfamily = \"binomial\"\ntrials = 1\n[loss]\nkind = \"squared\"\n"
+    );
+    Model::from_spec(ModelSpec::from_toml(&text, "conformance").unwrap()).unwrap()
+}
+
+/// By symmetry the optimum releases the matching grid point with probability a and the other with
+/// 1 − a; the risk at either θ is ¼(¾ − ½a) = 3/16 − a/8, and a is as large as privacy allows:
+/// a = e^ε/(1 + e^ε) for pure ε (so the optimum is 1/8 − tanh(ε/2)/16), and
+/// a = min(1, (e^ε + δ)/(1 + e^ε)) for (ε, δ) (the pair's only positive term a − e^ε(1 − a) ≤ δ).
+/// The worst case over Θ equals the Bayes risk: the minimax optimum is the same number.
+fn two_by_two_optimum(eps: f64, delta: f64) -> f64 {
+    let a = ((eps.exp() + delta) / (1.0 + eps.exp())).min(1.0);
+    3.0 / 16.0 - a / 8.0
+}
+
+/// Solve `model` at one ε with exactly one backend.
+fn solve_one(model: &Model, eps: f64, choice: SolverChoice) -> ubapp::Result<ubapp::solve::Solution> {
+    solve_model(model, Some(&[eps]), choice).map(|mut v| v.remove(0))
+}
+
+fn close(a: f64, b: f64, tol: f64) -> bool {
+    (a - b).abs() <= tol * a.abs().max(b.abs()).max(1e-300)
+}
+
+macro_rules! conformance {
+    ($name:ident, $choice:expr, lp) => {
+        mod $name {
+            use super::*;
+            const CHOICE: SolverChoice = $choice;
+
+            #[test]
+            fn hand_solved_two_by_two() {
+                if !CHOICE.is_available() {
+                    return;
+                }
+                let model = two_by_two("");
+                for eps in [0.1, 0.5, 2.0] {
+                    let s = solve_one(&model, eps, CHOICE).unwrap();
+                    assert_eq!(s.status, Status::Optimal, "ε = {eps}: {}", s.solver_detail);
+                    let want = two_by_two_optimum(eps, 0.0);
+                    assert!(close(s.bayes_risk, want, 1e-9), "ε = {eps}: {} vs {want}", s.bayes_risk);
+                    assert!(s.checks.max_dp_violation <= 1e-9);
+                }
+            }
+
+            #[test]
+            fn chain_optimum() {
+                if !CHOICE.is_available() {
+                    return;
+                }
+                let text = "name = \"chain\"\nepsilon = [0.3]\n[parameter]\ngrid = { kind = \"midpoint\", points = 25 }\n\
+                            prior = { kind = \"beta\", a = 2.0, b = 5.0 }\n[observation]\nfamily = \"binomial\"\ntrials = 40\n\
+                            [loss]\nkind = \"absolute\"\n";
+                let model = Model::from_spec(ModelSpec::from_toml(text, "conformance").unwrap()).unwrap();
+                let exact = solve_one(&model, 0.3, SolverChoice::Chain).unwrap();
+                assert_eq!(exact.status, Status::Optimal);
+                let s = solve_one(&model, 0.3, CHOICE).unwrap();
+                assert!(s.status.has_solution(), "{}", s.solver_detail);
+                // Every backend's released mechanism is within its certified gap of the exact optimum.
+                let tol = 1e-7 + s.checks.relative_gap.unwrap_or(0.0).max(0.0);
+                assert!(close(s.bayes_risk, exact.bayes_risk, tol), "{} vs chain {}", s.bayes_risk, exact.bayes_risk);
+                if s.status == Status::Optimal {
+                    assert!(s.checks.relative_gap.is_none_or(|g| g <= ubapp::solve::CHECK_TOLERANCE));
+                }
+            }
+
+            #[test]
+            fn minimax_program() {
+                if !CHOICE.is_available() {
+                    return;
+                }
+                let model = two_by_two("objective = \"minimax\"");
+                let s = solve_one(&model, 0.5, CHOICE).unwrap();
+                assert!(s.status.has_solution(), "{}", s.solver_detail);
+                let want = two_by_two_optimum(0.5, 0.0);
+                let worst = s.checks.worst_case_risk.expect("a minimax program reports its worst case");
+                assert!(close(worst, want, 1e-7), "worst case {worst} vs {want}");
+            }
+
+            #[test]
+            fn epsilon_delta_program() {
+                if !CHOICE.is_available() {
+                    return;
+                }
+                let delta = 0.05;
+                let model = two_by_two(&format!("delta = {delta}"));
+                let s = solve_one(&model, 0.5, CHOICE).unwrap();
+                assert!(s.status.has_solution(), "{}", s.solver_detail);
+                let want = two_by_two_optimum(0.5, delta);
+                assert!(close(s.bayes_risk, want, 1e-7), "{} vs {want}", s.bayes_risk);
+                assert!(s.checks.delta_spent <= delta + 1e-9, "spends {}", s.checks.delta_spent);
+            }
+
+            #[test]
+            fn an_iteration_limit_of_one_is_never_optimal() {
+                if !CHOICE.is_available() {
+                    return;
+                }
+                let text = "name = \"limited\"\nepsilon = [0.5]\n[parameter]\ngrid = { kind = \"midpoint\", points = 30 }\n\
+                            prior = { kind = \"uniform\" }\n[observation]\nfamily = \"binomial\"\ntrials = 30\n[loss]\nkind = \"squared\"\n";
+                let model = Model::from_spec(ModelSpec::from_toml(text, "conformance").unwrap()).unwrap();
+                let options = SolveOptions {
+                    solver: CHOICE,
+                    limits: Limits { iterations: Some(1), seconds: None },
+                    polish: false,
+                    ..SolveOptions::default()
+                };
+                match solve_model(&model, None, options) {
+                    Ok(v) => assert_ne!(v[0].status, Status::Optimal, "{}", v[0].solver_detail),
+                    Err(Error::Solve(SolveError::NoSolution { status, .. })) => {
+                        assert!(matches!(status, Status::IterationLimit | Status::Failed | Status::NumericalError), "{status}")
+                    }
+                    Err(Error::Solve(SolveError::Backend { .. } | SolveError::LimitUnsupported { .. })) => {}
+                    Err(e) => panic!("unexpected error: {e}"),
+                }
+            }
+        }
+    };
+}
+
+conformance!(highs, SolverChoice::Highs, lp);
+conformance!(highs_simplex, SolverChoice::HighsSimplex, lp);
+conformance!(highs_ipm, SolverChoice::HighsIpm, lp);
+conformance!(clarabel, SolverChoice::Clarabel, lp);
+conformance!(good_lp, SolverChoice::GoodLp, lp);
+conformance!(good_lp_highs, SolverChoice::GoodLpHighs, lp);
+conformance!(good_lp_clarabel, SolverChoice::GoodLpClarabel, lp);
+conformance!(good_lp_microlp, SolverChoice::GoodLpMicrolp, lp);
+
+/// The chain solver: the plain Bayes program on chain neighbours, exactly; it refuses the rest.
+mod chain {
+    use super::*;
+
+    #[test]
+    fn hand_solved_two_by_two() {
+        let model = two_by_two("");
+        for eps in [0.1, 0.5, 2.0] {
+            let s = solve_one(&model, eps, SolverChoice::Chain).unwrap();
+            assert_eq!(s.status, Status::Optimal);
+            let want = two_by_two_optimum(eps, 0.0);
+            assert!(close(s.bayes_risk, want, 1e-12), "ε = {eps}: {} vs {want}", s.bayes_risk);
+        }
+    }
+
+    #[test]
+    fn refuses_minimax_and_delta_programs_as_input_errors() {
+        for extra in ["objective = \"minimax\"", "delta = 0.05"] {
+            let e = solve_one(&two_by_two(extra), 0.5, SolverChoice::Chain).unwrap_err();
+            assert!(e.is_input(), "{extra}: {e}");
+            assert!(matches!(e, Error::Solve(SolveError::NotApplicable { .. })), "{extra}: {e}");
+        }
+    }
+}
+
+/// A time limit that has already passed stops HiGHS with `TimeLimit`, never `Optimal`.
+#[test]
+fn a_spent_time_limit_is_reported_as_such() {
+    if !SolverChoice::HighsSimplex.is_available() {
+        return;
+    }
+    let model = two_by_two("");
+    let options = SolveOptions {
+        solver: SolverChoice::HighsSimplex,
+        limits: Limits { iterations: None, seconds: Some(0.0) },
+        ..SolveOptions::default()
+    };
+    match solve_model(&model, None, options) {
+        Ok(v) => assert_ne!(v[0].status, Status::Optimal),
+        Err(Error::Solve(SolveError::NoSolution { status, .. })) => assert_eq!(status, Status::TimeLimit),
+        Err(e) => panic!("unexpected error: {e}"),
+    }
+}
