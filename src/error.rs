@@ -20,11 +20,11 @@ pub enum Error {
     #[error(transparent)]
     Model(#[from] ModelError),
     /// An argument (a flag's value, or a library call's parameter) out of range.
-    #[error("{name}: {problem}")]
+    #[error("{name} {problem}")]
     Argument {
         /// The flag or parameter, e.g. `--eps`.
         name: String,
-        /// What is wrong and what was expected.
+        /// What is wrong and what was expected, phrased to follow the name.
         problem: String,
     },
     /// The problem would not fit in memory: names the fields to shrink.
@@ -53,7 +53,7 @@ pub enum Error {
 }
 
 impl Error {
-    /// An argument error: `Error::argument("--eps", "must be > 0 (got -1)")`.
+    /// An argument error, phrased to follow the name: `Error::argument("--eps", "must be > 0 (got -1)")`.
     pub fn argument(name: impl Into<String>, problem: impl Into<String>) -> Self {
         Error::Argument { name: name.into(), problem: problem.into() }
     }

@@ -33,7 +33,7 @@
 //! let model = Model::from_spec(spec).unwrap();
 //! let solutions = solve_model(&model, None, SolverChoice::Auto).unwrap();
 //! assert_eq!(solutions[0].status, Status::Optimal);
-//! assert!(solutions[0].max_dp_violation <= 1e-9);
+//! assert!(solutions[0].checks.max_dp_violation <= 1e-9);
 //! ```
 
 #![deny(missing_docs)]

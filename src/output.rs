@@ -16,7 +16,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let name = path.file_name().ok_or_else(|| Error::argument(path.display().to_string(), "not a file name"))?;
+    let name = path.file_name().ok_or_else(|| Error::argument(path.display().to_string(), "is not a file name"))?;
     let tmp = dir.join(format!(".{}.{}.tmp", name.to_string_lossy(), std::process::id()));
     let io = |source| Error::Io { path: path.to_path_buf(), source };
     let result = (|| {

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 /// Top-level modules, lowest layer first. `error` joins every layer's error type and is exempt,
 /// as is `tests` (the crate's internal scenario tests).
-const LAYERS: &[&str] = &["model", "output", "lp", "certify", "solve", "mechanism", "eval", "baselines", "compare", "report"];
+const LAYERS: &[&str] =
+    &["model", "output", "lp", "certify", "solve", "mechanism", "eval", "baselines", "compare", "report"];
 const EXEMPT: &[&str] = &["error", "tests"];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -105,7 +106,8 @@ fn every_top_level_module_is_in_the_table() {
 #[test]
 fn the_checker_sees_upward_imports() {
     // Guard against a checker that cannot fail: a planted upward reference is found.
-    let refs = crate_refs("use crate::{report::plot, model::Model};\nlet x = crate::solve::solve_model; // crate::mechanism");
+    let refs =
+        crate_refs("use crate::{report::plot, model::Model};\nlet x = crate::solve::solve_model; // crate::mechanism");
     assert!(refs.contains(&"report".to_string()) && refs.contains(&"solve".to_string()));
     assert!(!refs.contains(&"mechanism".to_string()), "comments are not code");
     assert!(rank("report") > rank("model"));

@@ -5,9 +5,9 @@
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 
+use statrs::distribution::{Binomial, Discrete};
 use ubapp::baselines::{build, BaselineOptions, Method};
 use ubapp::eval::{bayes_risk, monte_carlo_risk, true_risk, Estimator, GridMechanism, RiskMethod, Setting};
-use statrs::distribution::{Binomial, Discrete};
 use ubapp::model::{Model, ModelSpec};
 use ubapp::solve::{solve_model, SolverChoice};
 

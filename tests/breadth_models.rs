@@ -71,7 +71,11 @@ fn every_breadth_model_solves_and_two_backends_agree() {
                 // whose bound is ~1e-6 loose, e.g. click-through-exact at ε = 1 — also with a plain
                 // midpoint grid); the joint certificate below is what must hold.
                 assert!(s.status.has_solution(), "{name} ε = {}: {} {}", s.eps, s.solver, s.status);
-                assert!(s.checks.delta_spent <= m.delta() + ubapp::solve::CHECK_TOLERANCE, "{name}: spent {}", s.checks.delta_spent);
+                assert!(
+                    s.checks.delta_spent <= m.delta() + ubapp::solve::CHECK_TOLERANCE,
+                    "{name}: spent {}",
+                    s.checks.delta_spent
+                );
                 assert!(s.checks.max_column_error <= 1e-7 && s.checks.min_entry >= -1e-7);
             }
             // Both Lagrangian bounds are valid lower bounds whoever computed the multipliers, so
@@ -79,7 +83,12 @@ fn every_breadth_model_solves_and_two_backends_agree() {
             let upper = x.checks.objective.min(y.checks.objective);
             let lower = x.checks.dual_bound.unwrap().max(y.checks.dual_bound.unwrap());
             assert!((upper - lower) / upper <= 1e-6, "{name} ε = {}: [{lower}, {upper}]", x.eps);
-            assert!(((x.checks.objective - y.checks.objective) / upper).abs() <= 1e-6, "{name}: {} vs {}", x.checks.objective, y.checks.objective);
+            assert!(
+                ((x.checks.objective - y.checks.objective) / upper).abs() <= 1e-6,
+                "{name}: {} vs {}",
+                x.checks.objective,
+                y.checks.objective
+            );
         }
     }
 }

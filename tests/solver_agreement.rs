@@ -67,9 +67,18 @@ fn backends_agree_on_every_bundled_model() {
                 // minimax epigraph rows loosens its effective tolerance (5e-9 seen at ε = 2): 1e-8 there.
                 let dp_tol = if s.checks.worst_case_risk.is_some() { 1e-8 } else { 1e-9 };
                 if s.checks.delta == 0.0 {
-                    assert!(s.checks.max_dp_violation <= dp_tol, "{what}: DP violated by {}", s.checks.max_dp_violation);
+                    assert!(
+                        s.checks.max_dp_violation <= dp_tol,
+                        "{what}: DP violated by {}",
+                        s.checks.max_dp_violation
+                    );
                 } else {
-                    assert!(s.checks.delta_spent <= s.checks.delta + 1e-9, "{what}: spends δ = {} > {}", s.checks.delta_spent, s.checks.delta);
+                    assert!(
+                        s.checks.delta_spent <= s.checks.delta + 1e-9,
+                        "{what}: spends δ = {} > {}",
+                        s.checks.delta_spent,
+                        s.checks.delta
+                    );
                 }
                 assert!(s.checks.min_entry >= -1e-9, "{what}: negative entry {}", s.checks.min_entry);
                 // Weak duality: a Lagrangian bound never exceeds any feasible objective (the returned

@@ -25,7 +25,7 @@
 //! # (ε, δ)
 //!
 //! For δ > 0 ([`repair_and_quantise_delta`]) the constraints are `Σ_k max(0, P[k,a] − ρP[k,b]) ≤ δ`
-//! per ordered neighbour pair (issue 6, item 4), and the solver's P spends δ up to its tolerance.
+//! per ordered neighbour pair, and the solver's P spends δ up to its tolerance.
 //! Zero-spend mixing keeps the budget: for a column-independent distribution u (every column the
 //! same, so it spends nothing) and P_t = (1 − t)P + tU,
 //!
@@ -203,8 +203,9 @@ pub fn repair_and_quantise_for(
     method: RepairMethod,
 ) -> Result<(Vec<Vec<u64>>, PrivacyCertificate, RepairReport)> {
     if delta > 0.0 {
-        repair_and_quantise_delta(neighbours, eps, delta, p, total, method)
-            .map(|(w, certified_delta, r)| (w, PrivacyCertificate { eps, delta, certified_eps: eps, certified_delta }, r))
+        repair_and_quantise_delta(neighbours, eps, delta, p, total, method).map(|(w, certified_delta, r)| {
+            (w, PrivacyCertificate { eps, delta, certified_eps: eps, certified_delta }, r)
+        })
     } else {
         repair_and_quantise(neighbours, eps, p, total, method)
             .map(|(w, certified_eps, r)| (w, PrivacyCertificate { eps, delta, certified_eps, certified_delta: 0.0 }, r))
@@ -223,7 +224,10 @@ pub fn repair_and_quantise_delta(
     method: RepairMethod,
 ) -> Result<(Vec<Vec<u64>>, f64, RepairReport)> {
     if !(delta > 0.0 && delta < 1.0) {
-        return Err(CertifyError::InvalidArgument { name: "delta", problem: format!("must lie in (0, 1) for an (ε, δ) repair (got {delta})") });
+        return Err(CertifyError::InvalidArgument {
+            name: "delta",
+            problem: format!("must lie in (0, 1) for an (ε, δ) repair (got {delta})"),
+        });
     }
     if RepairMethod::for_delta(delta).iter().all(|m| *m != method) {
         return Err(CertifyError::MethodMismatch { method, delta });
@@ -282,9 +286,7 @@ pub fn repair_and_quantise_delta(
         match certify_weights_delta(&columns, edges.iter().copied(), eps, delta, total) {
             Ok(certified) => return Ok((columns, certified, input.report(method, t, margin, attempt))),
             // At t = 1 the columns are identical and spend 0, so this cannot fail; say so if it did.
-            Err(e) if t >= 1.0 => {
-                return Err(CertifyError::ConstantMechanismFailed { violation: e })
-            }
+            Err(e) if t >= 1.0 => return Err(CertifyError::ConstantMechanismFailed { violation: e }),
             Err(_) => margin *= 4.0,
         }
     }
@@ -332,10 +334,16 @@ fn check_input(
         return Err(CertifyError::Shape { found: (n_out, n_obs), expected: (n_out.max(1), neighbours.len()) });
     }
     if !(eps.is_finite() && eps > 0.0) {
-        return Err(CertifyError::InvalidArgument { name: "eps", problem: format!("must be a finite number > 0 (got {eps})") });
+        return Err(CertifyError::InvalidArgument {
+            name: "eps",
+            problem: format!("must be a finite number > 0 (got {eps})"),
+        });
     }
     if !total.is_power_of_two() || !(2..=MAX_TOTAL).contains(&total) {
-        return Err(CertifyError::InvalidArgument { name: "total", problem: format!("must be a power of two in [2, 2^52] (got {total})") });
+        return Err(CertifyError::InvalidArgument {
+            name: "total",
+            problem: format!("must be a power of two in [2, 2^52] (got {total})"),
+        });
     }
     if let Some(bad) = p.iter().find(|v| !v.is_finite()) {
         return Err(CertifyError::NonFinite { value: *bad });

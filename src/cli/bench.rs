@@ -4,8 +4,8 @@
 
 use std::process::Command;
 
-use crate::cli::bench_cases::{cvxpy_seconds, median, run_case, BenchPath, BenchRow};
 use super::{CliError, CliResult as Result};
+use crate::cli::bench_cases::{cvxpy_seconds, median, run_case, BenchPath, BenchRow};
 use ubapp::solve::SolverChoice;
 use ubapp::Error;
 
@@ -49,7 +49,7 @@ pub fn run(o: &Options<'_>) -> Result<()> {
     }
     if let Some(spec) = o.single {
         let parts: Vec<&str> = spec.split(',').collect();
-        let bad = || Error::argument("--single", format!("expected K,M,PATH (got \"{spec}\")"));
+        let bad = || Error::argument("--single", format!("must be K,M,PATH (got \"{spec}\")"));
         if parts.len() != 3 {
             return Err(bad().into());
         }

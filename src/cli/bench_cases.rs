@@ -1,7 +1,6 @@
-//! Benchmark cases for `ubapp bench` and `cargo bench`: the Bernoulli model (uniform
+//! Benchmark cases for `ubapp bench`: the Bernoulli model (uniform
 //! midpoint prior, Θ̃ = Θ, squared loss) at sizes (K trials, M grid points), solved by the LP path
 //! or by the chain solver, with each stage timed and the peak memory read from the kernel.
-
 
 use serde::{Deserialize, Serialize};
 
@@ -42,7 +41,9 @@ impl BenchPath {
         match s.strip_prefix("lp-") {
             Some(rest) => Ok(BenchPath::Lp(rest.parse()?)),
             None if s == "chain" => Ok(BenchPath::Chain),
-            None => Err(ubapp::Error::argument("--single", format!("bench path \"{s}\": expected chain or lp-<solver>"))),
+            None => {
+                Err(ubapp::Error::argument("--single", format!("names an unknown path \"{s}\" (expected chain or lp-<solver>)")))
+            }
         }
     }
 }
@@ -111,7 +112,15 @@ pub fn run_case(trials: u64, points: usize, eps: f64, path: BenchPath) -> Result
         BenchPath::Lp(choice) => {
             // No polish-free shortcut and no chain: the LP path exactly as `solve --solver` runs it.
             let s = solve_model(&model, Some(&[eps]), SolveOptions::from(choice))?.remove(0);
-            Ok(row(s.assembly_seconds, s.seconds, 0.0, s.bayes_risk, s.checks.dual_bound, s.checks.relative_gap, s.status))
+            Ok(row(
+                s.assembly_seconds,
+                s.seconds,
+                0.0,
+                s.bayes_risk,
+                s.checks.dual_bound,
+                s.checks.relative_gap,
+                s.status,
+            ))
         }
         BenchPath::Chain => {
             let (s, assembly) = solve_model_compact(&model, eps)?;
@@ -140,7 +149,7 @@ pub fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
-/// The CVXPY + Clarabel seconds on this model at ε = 0.1 (2-core machine), if listed.
+/// CVXPY + Clarabel seconds measured on this model at ε = 0.1 on the 2-core reference machine (docs/benchmarks.md), if listed.
 pub fn cvxpy_seconds(trials: u64, points: usize) -> Option<f64> {
     match (trials, points) {
         (100, 100) => Some(0.36),

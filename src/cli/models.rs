@@ -9,14 +9,14 @@ use ubapp::{Error, Result};
 /// listed with its error and makes the command exit 2 after listing the rest.
 pub fn run(dir: &Path) -> Result<()> {
     let entries = std::fs::read_dir(dir)
-        .map_err(|e| Error::argument(dir.display().to_string(), format!("cannot list the model directory: {e}")))?;
+        .map_err(|e| Error::argument(dir.display().to_string(), format!("is not a readable directory ({e})")))?;
     let mut files: Vec<_> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
         .collect();
     files.sort();
     if files.is_empty() {
-        return Err(Error::argument(dir.display().to_string(), "no model files (*.toml) in this directory"));
+        return Err(Error::argument(dir.display().to_string(), "has no model files (*.toml)"));
     }
     let mut bad = 0;
     for f in &files {
@@ -42,7 +42,7 @@ pub fn run(dir: &Path) -> Result<()> {
     if bad > 0 {
         return Err(Error::argument(
             dir.display().to_string(),
-            format!("{bad} of {} model files are invalid (see above)", files.len()),
+            format!("holds {bad} invalid model files of {} (see above)", files.len()),
         ));
     }
     Ok(())

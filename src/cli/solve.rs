@@ -4,7 +4,7 @@ use std::path::Path;
 
 use ubapp::mechanism::Mechanism;
 use ubapp::model::{Model, Objective};
-use ubapp::solve::{solve_model, SolveOptions, Solution, SolverChoice};
+use ubapp::solve::{solve_model, Solution, SolveOptions, SolverChoice};
 use ubapp::{Error, MemoryBudget, Result};
 
 /// The memory budget: `UBAPP_MEMORY_LIMIT` (bytes) when set, else what the OS reports available.
@@ -96,7 +96,10 @@ fn print_table(model: &Model, solutions: &[Solution]) {
         for s in solutions {
             let mut line = format!("  eps {:>10}:", s.eps);
             if minimax {
-                line += &format!(" worst_risk {}", s.checks.worst_case_risk.map_or("-".to_string(), |w| format!("{w:.8e}")));
+                line += &format!(
+                    " worst_risk {}",
+                    s.checks.worst_case_risk.map_or("-".to_string(), |w| format!("{w:.8e}"))
+                );
             }
             if delta > 0.0 {
                 line += &format!(" delta_spent {:.3e}", s.checks.delta_spent);

@@ -20,9 +20,9 @@ impl MemoryBudget {
         let bytes = std::fs::read_to_string("/proc/meminfo")
             .ok()
             .and_then(|s| {
-                s.lines().find(|l| l.starts_with("MemAvailable:")).and_then(|l| {
-                    l.split_whitespace().nth(1).and_then(|kb| kb.parse::<u64>().ok()).map(|kb| kb * 1024)
-                })
+                s.lines()
+                    .find(|l| l.starts_with("MemAvailable:"))
+                    .and_then(|l| l.split_whitespace().nth(1).and_then(|kb| kb.parse::<u64>().ok()).map(|kb| kb * 1024))
             })
             .unwrap_or(8 << 30);
         MemoryBudget { bytes }

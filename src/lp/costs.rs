@@ -3,8 +3,8 @@
 
 use ndarray::Array2;
 
-use crate::model::Model;
 use super::{MemoryBudget, SizeError};
+use crate::model::Model;
 
 /// C[i, k] = c[k, i], |Y| × |Θ̃|, computed as the matrix product (Q diag(π)) L.
 pub(crate) fn cost_matrix(model: &Model, budget: MemoryBudget) -> Result<Array2<f64>, SizeError> {
@@ -22,4 +22,3 @@ pub(crate) fn cost_matrix(model: &Model, budget: MemoryBudget) -> Result<Array2<
     let l = model.loss.matrix(&model.theta, &model.outputs);
     Ok(q.dot(&l))
 }
-

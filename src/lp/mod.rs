@@ -91,6 +91,7 @@ impl Program {
 pub const MAX_LP_EPSILON: f64 = 30.0;
 
 /// Which ordered neighbour pair and output a DP row constrains: `P[k, lhs] ≤ e^ε P[k, rhs]`.
+#[cfg(test)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DpRow {
     /// Output index k.
@@ -128,7 +129,7 @@ impl Problem {
             return Err(crate::Error::argument(
                 "ε",
                 format!(
-                    "{eps} is too large for the LP path: the DP rows would carry e^ε ≈ {:.1e}, beyond the \
+                    "= {eps} is too large for the LP path: the DP rows would carry e^ε ≈ {:.1e}, beyond the \
                      {MAX_LP_EPSILON}-nat limit (e^ε ≤ 1e13) that LP solvers represent faithfully",
                     eps.exp()
                 ),
@@ -150,6 +151,7 @@ impl Problem {
     }
 
     /// Assemble the LP for `cost` (from [`cost_matrix`]), neighbour relation and ε.
+    #[cfg(test)]
     pub(crate) fn new(cost: Arc<Array2<f64>>, neighbours: Neighbours, eps: f64) -> Problem {
         Problem::with_program(cost, neighbours, eps, Program::default())
     }
@@ -342,6 +344,7 @@ impl Problem {
     }
 
     /// What DP row `r` (counted from 0 among DP rows) constrains.
+    #[cfg(test)]
     pub fn dp_row(&self, r: usize) -> DpRow {
         let n_out = self.n_outputs();
         let (block, k) = (r / n_out, r % n_out);
@@ -366,11 +369,13 @@ impl Problem {
     }
 
     /// Largest P\[k,a\] − e^ε P\[k,b\] over ordered neighbour pairs and outputs (≤ 0 when feasible).
+    #[cfg(test)]
     pub fn max_dp_violation(&self, p: &Array2<f64>) -> f64 {
         max_dp_violation(p, &self.neighbours, self.eps)
     }
 
     /// Largest |Σ_k P\[k,i\] − 1| over columns.
+    #[cfg(test)]
     pub fn max_column_error(&self, p: &Array2<f64>) -> f64 {
         max_column_error(p)
     }

@@ -158,7 +158,10 @@ pub fn audit<R: Rng + ?Sized>(
         return Err(AuditError::InvalidOption { name: "--samples", problem: "must be at least 1".into() });
     }
     if !(opts.alpha > 0.0 && opts.alpha < 1.0) {
-        return Err(AuditError::InvalidOption { name: "--alpha", problem: format!("must lie strictly between 0 and 1 (got {})", opts.alpha) });
+        return Err(AuditError::InvalidOption {
+            name: "--alpha",
+            problem: format!("must lie strictly between 0 and 1 (got {})", opts.alpha),
+        });
     }
     if opts.max_pairs == 0 {
         return Err(AuditError::InvalidOption { name: "--max-pairs", problem: "must be at least 1".into() });

@@ -35,8 +35,16 @@ pub enum ArtifactErrorKind {
         /// Why not.
         reason: String,
     },
-    /// A field is missing, mistyped or inconsistent with the rest of the file.
+    /// A field does not match the schema (missing, mistyped, unknown).
     #[error("{field}: {problem}")]
+    Schema {
+        /// The field path.
+        field: String,
+        /// What the parser said.
+        problem: String,
+    },
+    /// A field's value is out of range or inconsistent with the rest of the file.
+    #[error("{field} {problem}")]
     Field {
         /// The field path.
         field: String,

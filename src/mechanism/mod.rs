@@ -26,7 +26,7 @@
 //!
 //! # (ε, δ)-DP (δ > 0)
 //!
-//! The model's `delta` (issue 6, item 4: `Σ_k max(0, P[k,i] − e^ε P[k,i']) ≤ δ` per ordered neighbour
+//! The model's `delta` (`Σ_k max(0, P[k,i] − e^ε P[k,i']) ≤ δ` per ordered neighbour
 //! pair) is certified on the integer weights by [`exact::certify_weights_delta`].
 //!
 //! **Claim.** If for every ordered neighbouring pair (a, b)
@@ -70,9 +70,9 @@ pub use error::{ArtifactError, ArtifactErrorKind, AuditError};
 
 use crate::certify::{exact, PrivacyViolation, Release};
 pub use crate::certify::{PrivacyCertificate, RepairCandidate, RepairMethod, RepairReport, DEFAULT_TOTAL, MAX_TOTAL};
-use crate::output::grid_json;
 use crate::lp::{cost_matrix, MemoryBudget};
 use crate::model::{Model, ModelSpec};
+use crate::output::grid_json;
 use crate::solve::Solution;
 use crate::Result;
 
@@ -170,8 +170,9 @@ impl Mechanism {
                 crate::certify::best_repair(&model.family.neighbours(), solution.eps, model.delta, &solution.p, &price)?
             }
             None => {
-                return Err(crate::solve::SolveError::NothingToRelease { eps: solution.eps, status: solution.status }
-                    .into())
+                return Err(
+                    crate::solve::SolveError::NothingToRelease { eps: solution.eps, status: solution.status }.into()
+                )
             }
         };
         let mut m = Mechanism::from_release(model.clone(), release, &cost, solution.bayes_risk);
@@ -376,27 +377,27 @@ impl Mechanism {
                 })
             }
         };
-        let file: MechanismFile =
-            serde_path_to_error::deserialize(value.clone()).map_err(|e| field(&e.path().to_string(), e.inner().to_string()))?;
+        let file: MechanismFile = serde_path_to_error::deserialize(value.clone())
+            .map_err(|e| K::Schema { field: e.path().to_string(), problem: e.inner().to_string() })?;
         // Version 1 is pure ε and has no δ fields; version 2 must state both.
-        let (delta, claimed_delta) = match (version, file.delta, file.certified_delta) {
-            (1, None, None) => (0.0, 0.0),
-            (1, _, _) => {
-                return Err(field(
-                    "delta",
-                    "delta and certified_delta are not part of format_version 1 (pure ε); (ε, δ) files are version 2"
-                        .into(),
-                ))
-            }
-            (_, Some(d), Some(c)) => (d, c),
-            (_, d, _) => {
-                let missing = if d.is_none() { "delta" } else { "certified_delta" };
-                return Err(field(
-                    missing,
-                    format!("is missing (format_version {version} states delta and certified_delta)"),
-                ));
-            }
-        };
+        let (delta, claimed_delta) =
+            match (version, file.delta, file.certified_delta) {
+                (1, None, None) => (0.0, 0.0),
+                (1, _, _) => {
+                    return Err(field(
+                        "delta",
+                        "and certified_delta are not part of format_version 1 (pure ε); (ε, δ) files are version 2".into(),
+                    ))
+                }
+                (_, Some(d), Some(c)) => (d, c),
+                (_, d, _) => {
+                    let missing = if d.is_none() { "delta" } else { "certified_delta" };
+                    return Err(field(
+                        missing,
+                        format!("is missing (format_version {version} states delta and certified_delta)"),
+                    ));
+                }
+            };
         let model = Model::from_spec(file.model).map_err(K::Model)?;
         if !(delta.is_finite() && (0.0..1.0).contains(&delta)) {
             return Err(field("delta", format!("must be a number in [0, 1) (got {delta})")));
@@ -405,7 +406,7 @@ impl Mechanism {
             return Err(field(
                 "delta",
                 format!(
-                    "{delta} is larger than the embedded model's delta = {}: the file claims a budget its model does not allow",
+                    "= {delta} is larger than the embedded model's delta = {}: the file claims a budget its model does not allow",
                     model.delta
                 ),
             ));
@@ -420,23 +421,23 @@ impl Mechanism {
         if file.certified_eps.is_nan() || file.certified_eps < cert.certified_eps {
             return Err(field(
                 "certified_eps",
-                format!("{} claims less than the weights certify ({})", file.certified_eps, cert.certified_eps),
+                format!("= {} claims less than the weights certify ({})", file.certified_eps, cert.certified_eps),
             ));
         }
         if claimed_delta.is_nan() || claimed_delta < cert.certified_delta {
             return Err(field(
                 "certified_delta",
-                format!("{claimed_delta} claims less than the weights spend ({})", cert.certified_delta),
+                format!("= {claimed_delta} claims less than the weights spend ({})", cert.certified_delta),
             ));
         }
-        let cost = cost_matrix(&model, MemoryBudget::available()).map_err(|e| field("model", e.to_string()))?;
+        let cost = cost_matrix(&model, MemoryBudget::available()).map_err(|e| field("model", format!("is too large: {e}")))?;
         let risk = weights_risk(&cost, &file.columns, file.total);
         let risk_matches = (risk - file.bayes_risk).abs() <= 1e-9 * risk.abs().max(f64::MIN_POSITIVE);
         if !risk_matches {
             return Err(field(
                 "bayes_risk",
                 format!(
-                    "{} does not match the risk of the weights ({risk}): columns were edited or reordered",
+                    "= {} does not match the risk of the weights ({risk}): columns were edited or reordered",
                     file.bayes_risk
                 ),
             ));
@@ -447,9 +448,8 @@ impl Mechanism {
     /// Read and verify a mechanism file (input errors name the file).
     pub fn load(path: &Path) -> Result<Mechanism> {
         let origin = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|e| {
-            ArtifactError::new(&origin, ArtifactErrorKind::Unreadable { reason: e.to_string() })
-        })?;
+        let bytes = std::fs::read(path)
+            .map_err(|e| ArtifactError::new(&origin, ArtifactErrorKind::Unreadable { reason: e.to_string() }))?;
         let text = String::from_utf8(bytes).map_err(|_| {
             ArtifactError::new(
                 &origin,

@@ -35,7 +35,10 @@ pub fn read_matrix(path: &Path, field: &str) -> Result<Array2<f64>> {
             let tok = tok.trim();
             match tok.parse::<f64>() {
                 Ok(v) if v.is_finite() => row.push(v),
-                _ => bail_csv!(path.display(), field, "line {}, column {}: \"{tok}\" is not a finite number",
+                _ => bail_csv!(
+                    path.display(),
+                    field,
+                    "line {}, column {}: \"{tok}\" is not a finite number",
                     n + 1,
                     c + 1
                 ),
@@ -43,7 +46,10 @@ pub fn read_matrix(path: &Path, field: &str) -> Result<Array2<f64>> {
         }
         if let Some(r0) = rows.first() {
             if r0.len() != row.len() {
-                bail_csv!(path.display(), field, "line {} has {} values but line {} has {}; every row must have the same length",
+                bail_csv!(
+                    path.display(),
+                    field,
+                    "line {} has {} values but line {} has {}; every row must have the same length",
                     n + 1,
                     row.len(),
                     first_line + 1,
@@ -82,7 +88,9 @@ pub fn matrix_from_rows(rows: &[Vec<f64>], origin: &str) -> Result<Array2<f64>> 
     }
     for (n, r) in rows.iter().enumerate() {
         if r.len() != r0.len() {
-            bail_field!(origin, "row {} has {} values but row 1 has {}; every row must have the same length",
+            bail_field!(
+                origin,
+                "row {} has {} values but row 1 has {}; every row must have the same length",
                 n + 1,
                 r.len(),
                 r0.len()
@@ -106,7 +114,10 @@ pub fn read_vector(path: &Path, field: &str) -> Result<Vec<f64>> {
     if m.ncols() == 1 || m.nrows() == 1 {
         Ok(m.iter().copied().collect())
     } else {
-        bail_csv!(path.display(), field, "expected one value per line (or one row), found {} × {}",
+        bail_csv!(
+            path.display(),
+            field,
+            "expected one value per line (or one row), found {} × {}",
             m.nrows(),
             m.ncols()
         )

@@ -105,214 +105,16 @@ impl Model {
     /// ([`Model::spec`]); validation then sees inline data only.
     pub fn from_spec_in(mut spec: ModelSpec, base: &Path) -> Result<Model> {
         let src = inline_csv_files(&mut spec, base)?;
-        validate_epsilons(&spec.epsilon, "epsilon")?;
-        if !(spec.delta.is_finite() && (0.0..1.0).contains(&spec.delta)) {
-            bail_field!("delta", "must be a number in [0, 1) (got {})", spec.delta);
-        }
-        let objective = match spec.objective {
-            ObjectiveSpec::Bayes => Objective::Bayes,
-            ObjectiveSpec::Minimax => Objective::Minimax,
-        };
+        let objective = privacy_and_objective(&spec)?;
+        let space = parameter_space(&spec)?;
+        let (theta, outputs, mut exact) = grids(&spec, space, objective, &src)?;
         let p = &spec.parameter;
-        if !(p.lower.is_finite() && p.upper.is_finite() && p.lower < p.upper) {
-            bail_field!("parameter", "lower and upper must be finite with lower < upper (got {} and {})",
-                p.lower,
-                p.upper
-            );
-        }
-        let space = match &spec.observation {
-            ObservationSpec::Binomial { .. } | ObservationSpec::Poisson { .. } => Space::Interval,
-            ObservationSpec::Multinomial { categories, .. } => {
-                if *categories < 2 {
-                    bail_field!("observation.categories", "must be at least 2 (got {categories})");
-                }
-                Space::Simplex(*categories)
-            }
-            ObservationSpec::Table { .. } => Space::Table,
-        };
-        match &spec.observation {
-            ObservationSpec::Binomial { .. } if p.lower < 0.0 || p.upper > 1.0 => bail_field!("parameter", "lower and upper must lie in [0, 1] for the binomial family (got {} and {})",
-                p.lower,
-                p.upper
-            ),
-            ObservationSpec::Poisson { .. } if p.lower < 0.0 => {
-                bail_field!("parameter.lower", "must be ≥ 0 for the poisson family (a rate; got {})", p.lower)
-            }
-            ObservationSpec::Multinomial { .. } if p.lower != 0.0 || p.upper != 1.0 => bail_field!("parameter", "lower and upper must be 0 and 1 (or omitted) for the multinomial family (got {} and {})",
-                p.lower,
-                p.upper
-            ),
-            _ => {}
-        }
-
-        // The parameter grid.
-        let mut exact = None;
-        let theta = match &p.grid {
-            GridSpec::Exact => {
-                let ObservationSpec::Binomial { trials } = spec.observation else {
-                    bail_field!("parameter.grid", "kind = \"exact\" needs the binomial family (closed-form Beta–binomial costs)"
-                    );
-                };
-                let (a, b) = match &p.prior {
-                    PriorSpec::Uniform => (1.0, 1.0),
-                    PriorSpec::Beta { a, b } => (*a, *b),
-                    _ => bail_field!("parameter.grid", "kind = \"exact\" needs a uniform or beta prior"),
-                };
-                if p.lower != 0.0 || p.upper != 1.0 {
-                    bail_field!("parameter.grid", "kind = \"exact\" needs parameter.lower = 0 and parameter.upper = 1");
-                }
-                if objective == Objective::Minimax {
-                    bail_field!("objective", "\"minimax\" needs a finite parameter grid, not parameter.grid.kind = \"exact\""
-                    );
-                }
-                if matches!(spec.output.grid, OutputGridSpec::Parameter) {
-                    bail_field!("output.grid", "must be a grid of its own (e.g. {{ kind = \"midpoint\", points = 100 }}) when parameter.grid.kind = \"exact\"");
-                }
-                exact = Some(ExactBetaBinomial { a, b, trials });
-                None
-            }
-            g => Some(build_grid(g, "parameter.grid", space, p.lower, p.upper, &p.prior, &src)?),
-        };
-        // The output grid.
-        let outputs = match &spec.output.grid {
-            OutputGridSpec::Parameter => theta.clone().expect("exact grids have their own output grid"),
-            OutputGridSpec::Own(GridSpec::Exact) => {
-                bail_field!("output.grid", "kind = \"exact\" applies to the parameter grid only")
-            }
-            OutputGridSpec::Own(g) => build_grid(g, "output.grid", space, p.lower, p.upper, &p.prior, &src)?,
-        };
-        let theta = theta.unwrap_or_else(|| outputs.clone());
-        if let (Space::Table, ObservationSpec::Table { .. }) = (space, &spec.observation) {
-            if outputs.dim() != theta.dim() {
-                bail_field!("output.grid", "has points of dimension {} but parameter.grid has dimension {}",
-                    outputs.dim(),
-                    theta.dim()
-                );
-            }
-        }
         let weights = prior_weights(&p.prior, &p.grid, &theta, space, p.lower, p.upper, &src)?;
-
-        // The family.
-        let family = match &spec.observation {
-            ObservationSpec::Binomial { trials } => {
-                if *trials == 0 {
-                    bail_field!("observation.trials", "must be at least 1 (got 0)");
-                }
-                if *trials as u128 >= MAX_POINTS as u128 {
-                    bail_field!("observation.trials", "{trials} is too large (at most {})", MAX_POINTS - 1);
-                }
-                Family::Binomial { trials: *trials }
-            }
-            ObservationSpec::Poisson { records, cap } => {
-                if *records == 0 {
-                    bail_field!("observation.records", "must be at least 1 (got 0)");
-                }
-                if *cap == 0 {
-                    bail_field!("observation.cap", "must be at least 1 (got 0): a cap of 0 clips every record to 0");
-                }
-                if (*records as f64) * (*cap as f64) >= MAX_OBSERVATIONS {
-                    bail_field!("observation", "records × cap = {} is too large (|Y| = N·c + 1 must stay below {MAX_OBSERVATIONS:e})",
-                        *records as u128 * *cap as u128
-                    );
-                }
-                Family::Poisson { records: *records, cap: *cap }
-            }
-            ObservationSpec::Multinomial { categories, records } => {
-                if *records == 0 {
-                    bail_field!("observation.records", "must be at least 1 (got 0)");
-                }
-                let n = grid::composition_count(*records, *categories);
-                if n >= MAX_OBSERVATIONS {
-                    bail_field!("observation", "{categories} categories and {records} records give {n:e} count vectors, too many (at most {MAX_OBSERVATIONS:e})"
-                    );
-                }
-                Family::Multinomial { categories: *categories, records: *records }
-            }
-            ObservationSpec::Table { likelihood, neighbours } => {
-                let lname = src.name("observation.likelihood");
-                let rows = src.matrix(likelihood, &lname)?;
-                if rows.nrows() != theta.len() {
-                    bail_field!(format!("{lname}"), "expected one row per parameter grid point ({}), found {} rows",
-                        theta.len(),
-                        rows.nrows()
-                    );
-                }
-                for (j, r) in rows.rows().into_iter().enumerate() {
-                    if let Some(c) = r.iter().position(|&v| v < 0.0) {
-                        bail_field!(format!("{lname}"), "row {}, column {} is negative ({}); probabilities must be ≥ 0",
-                            j + 1,
-                            c + 1,
-                            r[c]
-                        );
-                    }
-                    let s = r.sum();
-                    if (s - 1.0).abs() > 1e-9 {
-                        bail_field!(format!("{lname}"), "row {} sums to {s}, not 1 (each row is q_θ(·) for one grid point)",
-                            j + 1
-                        );
-                    }
-                }
-                let n_obs = rows.ncols();
-                let nname = src.name("observation.neighbours");
-                let pairs = src.matrix(neighbours, &nname)?;
-                if pairs.ncols() != 2 {
-                    bail_field!(format!("{nname}"), "expected 2 columns (a, b) per line, found {}", pairs.ncols());
-                }
-                let mut edges = Vec::with_capacity(pairs.nrows());
-                for (line, r) in pairs.rows().into_iter().enumerate() {
-                    let (a, b) = (r[0], r[1]);
-                    for v in [a, b] {
-                        if v.fract() != 0.0 || v < 0.0 || v >= n_obs as f64 {
-                            bail_field!(format!("{nname}"), "row {}: index {v} is not an observation index in 0..{} (|Y| = {n_obs} from the likelihood's columns)",
-                                line + 1,
-                                n_obs - 1
-                            );
-                        }
-                    }
-                    let (a, b) = (a as usize, b as usize);
-                    if a == b {
-                        bail_field!(format!("{nname}"), "row {}: an observation ({a}) cannot be its own neighbour", line + 1);
-                    }
-                    edges.push((a.min(b), a.max(b)));
-                }
-                edges.sort_unstable();
-                edges.dedup();
-                Family::Table { q: Arc::new(rows.t().to_owned()), theta: theta.clone(), edges }
-            }
-        };
-        if let Some(e) = exact.as_mut() {
-            if let Family::Binomial { trials } = family {
-                e.trials = trials;
-            }
+        let family = family(&spec.observation, &theta, &src)?;
+        if let (Some(e), Family::Binomial { trials }) = (exact.as_mut(), &family) {
+            e.trials = *trials;
         }
-
-        let loss = match &spec.loss {
-            LossSpec::Squared => Loss::Squared,
-            LossSpec::Absolute => Loss::Absolute,
-            LossSpec::ZeroOne { tolerance } => {
-                if !(tolerance.is_finite() && *tolerance >= 0.0) {
-                    bail_field!("loss.tolerance", "must be a finite number ≥ 0 (got {tolerance})");
-                }
-                Loss::ZeroOne { tolerance: *tolerance }
-            }
-            LossSpec::Matrix { values, file } => {
-                if exact.is_some() {
-                    bail_field!("loss.kind", "\"matrix\" needs a finite parameter grid, not parameter.grid.kind = \"exact\""
-                    );
-                }
-                let (Some(rows), None) = (values, file) else {
-                    bail_field!("loss", "kind = \"matrix\" needs exactly one of `values` and `file`");
-                };
-                let name = src.name("loss.values");
-                let values = csv::matrix_from_rows(rows, &name)?;
-                let what = "one row per parameter grid point, one column per output point";
-                csv::check_shape(&values, &name, theta.len(), outputs.len(), what)?;
-                if let Some(((j, k), v)) = values.indexed_iter().find(|(_, v)| **v < 0.0) {
-                    bail_field!(format!("{name}"), "row {}, column {} is negative ({v}); losses must be ≥ 0", j + 1, k + 1);
-                }
-                Loss::Matrix { values: Arc::new(values), theta: theta.clone(), outputs: outputs.clone() }
-            }
-        };
+        let loss = loss(&spec.loss, exact.is_some(), &theta, &outputs, &src)?;
         Ok(Model {
             epsilons: spec.epsilon.clone(),
             theta,
@@ -394,7 +196,9 @@ impl Model {
         let mut spec = self.spec.clone();
         match &mut spec.observation {
             ObservationSpec::Binomial { trials: t } => *t = trials,
-            _ => bail_field!("observation.trials", "exists only for the binomial family (this model is {})",
+            _ => bail_field!(
+                "observation.trials",
+                "exists only for the binomial family (this model is {})",
                 self.family.name()
             ),
         }
@@ -436,7 +240,9 @@ fn build_grid(
     Ok(match g {
         GridSpec::Midpoint { points } => {
             if let Space::Simplex(_) = space {
-                bail_field!(format!("{field}"), "the multinomial family needs kind = \"simplex\" (or \"explicit\"), not \"midpoint\""
+                bail_field!(
+                    format!("{field}"),
+                    "the multinomial family needs kind = \"simplex\" (or \"explicit\"), not \"midpoint\""
                 );
             }
             check_points(*points, &format!("{field}.points"))?;
@@ -485,7 +291,10 @@ fn build_grid(
                     let name = src.name(&format!("{field}.points"));
                     (Grid::new(csv::matrix_from_rows(rows, &name)?), name)
                 }
-                _ => bail_field!(format!("{field}"), "kind = \"explicit\" needs exactly one of `values`, `points` and `file`"),
+                _ => bail_field!(
+                    format!("{field}"),
+                    "kind = \"explicit\" needs exactly one of `values`, `points` and `file`"
+                ),
             };
             match space {
                 Space::Interval => {
@@ -493,19 +302,25 @@ fn build_grid(
                         bail_field!(format!("{field}"), "expected one-dimensional points, found {} columns", g.dim());
                     }
                     if let Some(x) = g.values().into_iter().find(|&x| x < lower || x > upper) {
-                        bail_field!(format!("{field}"), "point {x} lies outside [parameter.lower, parameter.upper] = [{lower}, {upper}]"
+                        bail_field!(
+                            format!("{field}"),
+                            "point {x} lies outside [parameter.lower, parameter.upper] = [{lower}, {upper}]"
                         );
                     }
                 }
                 Space::Simplex(d) => {
                     if g.dim() != d {
-                        bail_field!(format!("{field}"), "expected points with {d} coordinates (one per category), found {}",
+                        bail_field!(
+                            format!("{field}"),
+                            "expected points with {d} coordinates (one per category), found {}",
                             g.dim()
                         );
                     }
                     for (j, r) in g.points().rows().into_iter().enumerate() {
                         if r.iter().any(|&x| x < 0.0) || (r.sum() - 1.0).abs() > 1e-9 {
-                            bail_field!(format!("{field}"), "point {} is not in the simplex (coordinates ≥ 0 summing to 1)",
+                            bail_field!(
+                                format!("{field}"),
+                                "point {} is not in the simplex (coordinates ≥ 0 summing to 1)",
                                 j + 1
                             );
                         }
@@ -533,7 +348,10 @@ fn prior_weights(
     let uniform = || vec![1.0 / m as f64; m];
     if let GridSpec::PriorSamples { .. } = grid {
         if let PriorSpec::Weights { .. } = prior {
-            bail_field!("parameter.prior", "kind = \"weights\" cannot be combined with a prior-samples grid (its weights are 1/M by construction)");
+            bail_field!(
+                "parameter.prior",
+                "kind = \"weights\" cannot be combined with a prior-samples grid (its weights are 1/M by construction)"
+            );
         }
         return Ok(uniform());
     }
@@ -563,7 +381,11 @@ fn prior_weights(
             };
             let (w, origin) = (w.clone(), src.name("parameter.prior.values"));
             if w.len() != m {
-                bail_field!(format!("{origin}"), "expected {m} weights (one per parameter grid point), found {}", w.len());
+                bail_field!(
+                    format!("{origin}"),
+                    "expected {m} weights (one per parameter grid point), found {}",
+                    w.len()
+                );
             }
             if let Some((j, x)) = w.iter().enumerate().find(|(_, x)| !(x.is_finite() && **x >= 0.0)) {
                 bail_field!(format!("{origin}"), "weight {} is {x}; weights must be finite and ≥ 0", j + 1);
@@ -581,6 +403,251 @@ fn prior_weights(
 /// inline field (`parameter.grid.values`, `observation.likelihood`, …).
 #[derive(Default)]
 struct Sources(HashMap<String, String>);
+
+/// `epsilon`, `delta` and `objective`.
+fn privacy_and_objective(spec: &ModelSpec) -> Result<Objective> {
+    validate_epsilons(&spec.epsilon, "epsilon")?;
+    if !(spec.delta.is_finite() && (0.0..1.0).contains(&spec.delta)) {
+        bail_field!("delta", "must be a number in [0, 1) (got {})", spec.delta);
+    }
+    Ok(match spec.objective {
+        ObjectiveSpec::Bayes => Objective::Bayes,
+        ObjectiveSpec::Minimax => Objective::Minimax,
+    })
+}
+
+/// `[parameter]`'s bounds against the family, and the space the parameter lives in.
+fn parameter_space(spec: &ModelSpec) -> Result<Space> {
+    let p = &spec.parameter;
+    if !(p.lower.is_finite() && p.upper.is_finite() && p.lower < p.upper) {
+        bail_field!("parameter.lower, parameter.upper", "must be finite with lower < upper (got {} and {})", p.lower, p.upper);
+    }
+    let space = match &spec.observation {
+        ObservationSpec::Binomial { .. } | ObservationSpec::Poisson { .. } => Space::Interval,
+        ObservationSpec::Multinomial { categories, .. } => {
+            if *categories < 2 {
+                bail_field!("observation.categories", "must be at least 2 (got {categories})");
+            }
+            Space::Simplex(*categories)
+        }
+        ObservationSpec::Table { .. } => Space::Table,
+    };
+    match &spec.observation {
+        ObservationSpec::Binomial { .. } if p.lower < 0.0 || p.upper > 1.0 => bail_field!("parameter.lower, parameter.upper", "must lie in [0, 1] for the binomial family (got {} and {})",
+            p.lower,
+            p.upper
+        ),
+        ObservationSpec::Poisson { .. } if p.lower < 0.0 => {
+            bail_field!("parameter.lower", "must be ≥ 0 for the poisson family (a rate; got {})", p.lower)
+        }
+        ObservationSpec::Multinomial { .. } if p.lower != 0.0 || p.upper != 1.0 => bail_field!("parameter.lower, parameter.upper", "must be 0 and 1 (or omitted) for the multinomial family (got {} and {})",
+            p.lower,
+            p.upper
+        ),
+        _ => {}
+    }
+    Ok(space)
+}
+
+/// The parameter grid, the output grid and, for `grid = { kind = "exact" }`, the closed-form
+/// conjugate costs (the parameter grid is then the output grid, for reports only).
+fn grids(
+    spec: &ModelSpec,
+    space: Space,
+    objective: Objective,
+    src: &Sources,
+) -> Result<(Grid, Grid, Option<ExactBetaBinomial>)> {
+    let p = &spec.parameter;
+    // The parameter grid.
+    let mut exact = None;
+    let theta = match &p.grid {
+        GridSpec::Exact => {
+            let ObservationSpec::Binomial { trials } = spec.observation else {
+                bail_field!(
+                    "parameter.grid",
+                    "kind = \"exact\" needs the binomial family (closed-form Beta–binomial costs)"
+                );
+            };
+            let (a, b) = match &p.prior {
+                PriorSpec::Uniform => (1.0, 1.0),
+                PriorSpec::Beta { a, b } => (*a, *b),
+                _ => bail_field!("parameter.grid", "kind = \"exact\" needs a uniform or beta prior"),
+            };
+            if p.lower != 0.0 || p.upper != 1.0 {
+                bail_field!("parameter.grid", "kind = \"exact\" needs parameter.lower = 0 and parameter.upper = 1");
+            }
+            if objective == Objective::Minimax {
+                bail_field!(
+                    "objective",
+                    "\"minimax\" needs a finite parameter grid, not parameter.grid.kind = \"exact\""
+                );
+            }
+            if matches!(spec.output.grid, OutputGridSpec::Parameter) {
+                bail_field!("output.grid", "must be a grid of its own (e.g. {{ kind = \"midpoint\", points = 100 }}) when parameter.grid.kind = \"exact\"");
+            }
+            exact = Some(ExactBetaBinomial { a, b, trials });
+            None
+        }
+        g => Some(build_grid(g, "parameter.grid", space, p.lower, p.upper, &p.prior, src)?),
+    };
+    // The output grid.
+    let outputs = match &spec.output.grid {
+        OutputGridSpec::Parameter => theta.clone().expect("exact grids have their own output grid"),
+        OutputGridSpec::Own(GridSpec::Exact) => {
+            bail_field!("output.grid", "kind = \"exact\" applies to the parameter grid only")
+        }
+        OutputGridSpec::Own(g) => build_grid(g, "output.grid", space, p.lower, p.upper, &p.prior, src)?,
+    };
+    let theta = theta.unwrap_or_else(|| outputs.clone());
+    if let (Space::Table, ObservationSpec::Table { .. }) = (space, &spec.observation) {
+        if outputs.dim() != theta.dim() {
+            bail_field!(
+                "output.grid",
+                "has points of dimension {} but parameter.grid has dimension {}",
+                outputs.dim(),
+                theta.dim()
+            );
+        }
+    }
+    Ok((theta, outputs, exact))
+}
+
+/// `[observation]`: the family, hence Y and its neighbour relation.
+fn family(observation: &ObservationSpec, theta: &Grid, src: &Sources) -> Result<Family> {
+    // The family.
+    Ok(match observation {
+        ObservationSpec::Binomial { trials } => {
+            if *trials == 0 {
+                bail_field!("observation.trials", "must be at least 1 (got 0)");
+            }
+            if *trials as u128 >= MAX_POINTS as u128 {
+                bail_field!("observation.trials", "{trials} is too large (at most {})", MAX_POINTS - 1);
+            }
+            Family::Binomial { trials: *trials }
+        }
+        ObservationSpec::Poisson { records, cap } => {
+            if *records == 0 {
+                bail_field!("observation.records", "must be at least 1 (got 0)");
+            }
+            if *cap == 0 {
+                bail_field!("observation.cap", "must be at least 1 (got 0): a cap of 0 clips every record to 0");
+            }
+            if (*records as f64) * (*cap as f64) >= MAX_OBSERVATIONS {
+                bail_field!(
+                    "observation",
+                    "records × cap = {} is too large (|Y| = N·c + 1 must stay below {MAX_OBSERVATIONS:e})",
+                    *records as u128 * *cap as u128
+                );
+            }
+            Family::Poisson { records: *records, cap: *cap }
+        }
+        ObservationSpec::Multinomial { categories, records } => {
+            if *records == 0 {
+                bail_field!("observation.records", "must be at least 1 (got 0)");
+            }
+            let n = grid::composition_count(*records, *categories);
+            if n >= MAX_OBSERVATIONS {
+                bail_field!("observation", "{categories} categories and {records} records give {n:e} count vectors, too many (at most {MAX_OBSERVATIONS:e})"
+                );
+            }
+            Family::Multinomial { categories: *categories, records: *records }
+        }
+        ObservationSpec::Table { likelihood, neighbours } => {
+            let lname = src.name("observation.likelihood");
+            let rows = src.matrix(likelihood, &lname)?;
+            if rows.nrows() != theta.len() {
+                bail_field!(
+                    format!("{lname}"),
+                    "expected one row per parameter grid point ({}), found {} rows",
+                    theta.len(),
+                    rows.nrows()
+                );
+            }
+            for (j, r) in rows.rows().into_iter().enumerate() {
+                if let Some(c) = r.iter().position(|&v| v < 0.0) {
+                    bail_field!(
+                        format!("{lname}"),
+                        "row {}, column {} is negative ({}); probabilities must be ≥ 0",
+                        j + 1,
+                        c + 1,
+                        r[c]
+                    );
+                }
+                let s = r.sum();
+                if (s - 1.0).abs() > 1e-9 {
+                    bail_field!(
+                        format!("{lname}"),
+                        "row {} sums to {s}, not 1 (each row is q_θ(·) for one grid point)",
+                        j + 1
+                    );
+                }
+            }
+            let n_obs = rows.ncols();
+            let nname = src.name("observation.neighbours");
+            let pairs = src.matrix(neighbours, &nname)?;
+            if pairs.ncols() != 2 {
+                bail_field!(format!("{nname}"), "expected 2 columns (a, b) per line, found {}", pairs.ncols());
+            }
+            let mut edges = Vec::with_capacity(pairs.nrows());
+            for (line, r) in pairs.rows().into_iter().enumerate() {
+                let (a, b) = (r[0], r[1]);
+                for v in [a, b] {
+                    if v.fract() != 0.0 || v < 0.0 || v >= n_obs as f64 {
+                        bail_field!(format!("{nname}"), "row {}: index {v} is not an observation index in 0..{} (|Y| = {n_obs} from the likelihood's columns)",
+                            line + 1,
+                            n_obs - 1
+                        );
+                    }
+                }
+                let (a, b) = (a as usize, b as usize);
+                if a == b {
+                    bail_field!(
+                        format!("{nname}"),
+                        "row {}: an observation ({a}) cannot be its own neighbour",
+                        line + 1
+                    );
+                }
+                edges.push((a.min(b), a.max(b)));
+            }
+            edges.sort_unstable();
+            edges.dedup();
+            Family::Table { q: Arc::new(rows.t().to_owned()), theta: theta.clone(), edges }
+        }
+    })
+}
+
+/// `[loss]`.
+fn loss(spec: &LossSpec, exact: bool, theta: &Grid, outputs: &Grid, src: &Sources) -> Result<Loss> {
+    Ok(match spec {
+        LossSpec::Squared => Loss::Squared,
+        LossSpec::Absolute => Loss::Absolute,
+        LossSpec::ZeroOne { tolerance } => {
+            if !(tolerance.is_finite() && *tolerance >= 0.0) {
+                bail_field!("loss.tolerance", "must be a finite number ≥ 0 (got {tolerance})");
+            }
+            Loss::ZeroOne { tolerance: *tolerance }
+        }
+        LossSpec::Matrix { values, file } => {
+            if exact {
+                bail_field!(
+                    "loss.kind",
+                    "\"matrix\" needs a finite parameter grid, not parameter.grid.kind = \"exact\""
+                );
+            }
+            let (Some(rows), None) = (values, file) else {
+                bail_field!("loss", "kind = \"matrix\" needs exactly one of `values` and `file`");
+            };
+            let name = src.name("loss.values");
+            let values = csv::matrix_from_rows(rows, &name)?;
+            let what = "one row per parameter grid point, one column per output point";
+            csv::check_shape(&values, &name, theta.len(), outputs.len(), what)?;
+            if let Some(((j, k), v)) = values.indexed_iter().find(|(_, v)| **v < 0.0) {
+                bail_field!(format!("{name}"), "row {}, column {} is negative ({v}); losses must be ≥ 0", j + 1, k + 1);
+            }
+            Loss::Matrix { values: Arc::new(values), theta: theta.clone(), outputs: outputs.clone() }
+        }
+    })
+}
 
 impl Sources {
     /// How to name `field` in a message: its file and field if it was read from a file, else itself.

@@ -310,9 +310,8 @@ impl ModelSpec {
     /// Read and parse a model file.
     pub fn from_file(path: &Path) -> Result<Self> {
         let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            ModelError::new(ModelErrorKind::Unreadable { reason: e.to_string() }).in_origin(&origin)
-        })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ModelError::new(ModelErrorKind::Unreadable { reason: e.to_string() }).in_origin(&origin))?;
         Self::from_toml(&text, &origin)
     }
 

@@ -42,27 +42,13 @@ impl SolverChoice {
         SolverChoice::value_variants()
     }
 
-    /// The name `--solver` takes.
-    pub fn name(self) -> &'static str {
-        match self {
-            SolverChoice::Auto => "auto",
-            SolverChoice::Highs => "highs",
-            SolverChoice::HighsSimplex => "highs-simplex",
-            SolverChoice::HighsIpm => "highs-ipm",
-            SolverChoice::Clarabel => "clarabel",
-            SolverChoice::GoodLp => "good-lp",
-            SolverChoice::GoodLpHighs => "good-lp-highs",
-            SolverChoice::GoodLpClarabel => "good-lp-clarabel",
-            SolverChoice::GoodLpMicrolp => "good-lp-microlp",
-            SolverChoice::Chain => "chain",
-        }
-    }
-
     /// The cargo feature(s) a choice needs, if it is not compiled in.
     fn missing_feature(self) -> Option<&'static str> {
         let (needed, present) = match self {
             SolverChoice::Auto | SolverChoice::Chain => return None,
-            SolverChoice::Highs | SolverChoice::HighsSimplex | SolverChoice::HighsIpm => ("highs", cfg!(feature = "highs")),
+            SolverChoice::Highs | SolverChoice::HighsSimplex | SolverChoice::HighsIpm => {
+                ("highs", cfg!(feature = "highs"))
+            }
             SolverChoice::Clarabel => ("clarabel", cfg!(feature = "clarabel")),
             SolverChoice::GoodLp | SolverChoice::GoodLpMicrolp => ("good_lp", cfg!(feature = "good_lp")),
             SolverChoice::GoodLpHighs => ("good_lp,highs", cfg!(all(feature = "good_lp", feature = "highs"))),
@@ -98,13 +84,17 @@ impl SolverChoice {
             }
             SolverChoice::Chain => Box::new(super::chain::ChainSolver),
             #[cfg(feature = "highs")]
-            SolverChoice::Highs => Box::new(super::highs::HighsSolver { method: super::highs::Method::Choose, limits }),
-            #[cfg(feature = "highs")]
-            SolverChoice::HighsSimplex => {
-                Box::new(super::highs::HighsSolver { method: super::highs::Method::Simplex, limits })
+            SolverChoice::Highs => {
+                Box::new(super::highs::HighsSolver { method: super::highs::HighsAlgorithm::Choose, limits })
             }
             #[cfg(feature = "highs")]
-            SolverChoice::HighsIpm => Box::new(super::highs::HighsSolver { method: super::highs::Method::Ipm, limits }),
+            SolverChoice::HighsSimplex => {
+                Box::new(super::highs::HighsSolver { method: super::highs::HighsAlgorithm::Simplex, limits })
+            }
+            #[cfg(feature = "highs")]
+            SolverChoice::HighsIpm => {
+                Box::new(super::highs::HighsSolver { method: super::highs::HighsAlgorithm::Ipm, limits })
+            }
             #[cfg(feature = "clarabel")]
             SolverChoice::Clarabel => Box::new(super::clarabel::ClarabelSolver::with_limits(limits)),
             #[cfg(feature = "good_lp")]
@@ -112,7 +102,9 @@ impl SolverChoice {
                 Box::new(super::good_lp::GoodLpSolver { backend: super::good_lp::Backend::preferred(), limits })
             }
             #[cfg(all(feature = "good_lp", feature = "highs"))]
-            SolverChoice::GoodLpHighs => Box::new(super::good_lp::GoodLpSolver { backend: super::good_lp::Backend::Highs, limits }),
+            SolverChoice::GoodLpHighs => {
+                Box::new(super::good_lp::GoodLpSolver { backend: super::good_lp::Backend::Highs, limits })
+            }
             #[cfg(all(feature = "good_lp", feature = "clarabel"))]
             SolverChoice::GoodLpClarabel => {
                 Box::new(super::good_lp::GoodLpSolver { backend: super::good_lp::Backend::Clarabel, limits })
@@ -128,9 +120,13 @@ impl SolverChoice {
     }
 }
 
+/// The name `--solver` takes: clap's kebab-case name of the variant, the one list of names.
 impl fmt::Display for SolverChoice {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        match self.to_possible_value() {
+            Some(v) => f.write_str(v.get_name()),
+            None => unreachable!("every SolverChoice is a possible value"),
+        }
     }
 }
 
@@ -138,8 +134,8 @@ impl FromStr for SolverChoice {
     type Err = crate::Error;
     fn from_str(s: &str) -> crate::Result<Self> {
         <SolverChoice as ValueEnum>::from_str(s, false).map_err(|_| {
-            let names: Vec<&str> = SolverChoice::all().iter().map(|c| c.name()).collect();
-            crate::Error::argument("--solver", format!("unknown solver \"{s}\" (expected one of {})", names.join(", ")))
+            let names: Vec<String> = SolverChoice::all().iter().map(|c| c.to_string()).collect();
+            crate::Error::argument("--solver", format!("names no known solver \"{s}\" (expected one of {})", names.join(", ")))
         })
     }
 }
@@ -204,9 +200,7 @@ impl Route {
                 requirement: "needs the chain neighbour relation y ~ y ± 1",
                 model: model.name().to_string(),
             }),
-            SolverChoice::Chain => {
-                Ok(Route::Chain { fallback: lp_order(&neighbours), reason: "--solver chain" })
-            }
+            SolverChoice::Chain => Ok(Route::Chain { fallback: lp_order(&neighbours), reason: "--solver chain" }),
             other => {
                 other.check_available()?;
                 Ok(Route::Lp { backends: vec![other], reason: "chosen with --solver" })

@@ -8,7 +8,7 @@ use crate::lp::Problem;
 
 /// Which HiGHS algorithm to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Method {
+pub(crate) enum HighsAlgorithm {
     /// HiGHS decides (dual simplex for LPs of this kind).
     Choose,
     /// Dual simplex.
@@ -17,12 +17,12 @@ pub(crate) enum Method {
     Ipm,
 }
 
-impl Method {
+impl HighsAlgorithm {
     fn option(self) -> &'static str {
         match self {
-            Method::Choose => "choose",
-            Method::Simplex => "simplex",
-            Method::Ipm => "ipm",
+            HighsAlgorithm::Choose => "choose",
+            HighsAlgorithm::Simplex => "simplex",
+            HighsAlgorithm::Ipm => "ipm",
         }
     }
 }
@@ -31,7 +31,7 @@ impl Method {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct HighsSolver {
     /// Algorithm.
-    pub method: Method,
+    pub method: HighsAlgorithm,
     /// Iteration and time limits.
     pub limits: Limits,
 }
@@ -43,9 +43,9 @@ const TOLERANCE: f64 = 1e-10;
 impl LpSolver for HighsSolver {
     fn name(&self) -> String {
         match self.method {
-            Method::Choose => "highs".into(),
-            Method::Simplex => "highs-simplex".into(),
-            Method::Ipm => "highs-ipm".into(),
+            HighsAlgorithm::Choose => "highs".into(),
+            HighsAlgorithm::Simplex => "highs-simplex".into(),
+            HighsAlgorithm::Ipm => "highs-ipm".into(),
         }
     }
 
@@ -68,23 +68,30 @@ impl LpSolver for HighsSolver {
                 (false, false) => pb.add_column(costs[j], f64::NEG_INFINITY..f64::INFINITY, entries),
             }
         }
-        let mut model =
-            pb.try_optimise(Sense::Minimise).map_err(|e| SolveError::backend("highs", format!("rejected the LP: {e:?}")))?;
+        let mut model = pb
+            .try_optimise(Sense::Minimise)
+            .map_err(|e| SolveError::backend("highs", format!("rejected the LP: {e:?}")))?;
         let set = |m: &mut highs::Model, k: &str, v: &str| {
             m.try_set_option(k, v).map_err(|e| SolveError::backend("highs", format!("option {k} = {v}: {e:?}")))
         };
         set(&mut model, "solver", self.method.option())?;
         for key in ["primal_feasibility_tolerance", "dual_feasibility_tolerance", "ipm_optimality_tolerance"] {
-            model.try_set_option(key, TOLERANCE).map_err(|e| SolveError::backend("highs", format!("option {key}: {e:?}")))?;
+            model
+                .try_set_option(key, TOLERANCE)
+                .map_err(|e| SolveError::backend("highs", format!("option {key}: {e:?}")))?;
         }
         if let Some(n) = self.limits.iterations {
             let n = n as i32;
             for key in ["simplex_iteration_limit", "ipm_iteration_limit"] {
-                model.try_set_option(key, n).map_err(|e| SolveError::backend("highs", format!("option {key}: {e:?}")))?;
+                model
+                    .try_set_option(key, n)
+                    .map_err(|e| SolveError::backend("highs", format!("option {key}: {e:?}")))?;
             }
         }
         if let Some(t) = self.limits.seconds {
-            model.try_set_option("time_limit", t).map_err(|e| SolveError::backend("highs", format!("option time_limit: {e:?}")))?;
+            model
+                .try_set_option("time_limit", t)
+                .map_err(|e| SolveError::backend("highs", format!("option time_limit: {e:?}")))?;
         }
         let solved = model.try_solve().map_err(|e| SolveError::backend("highs", format!("failed: {e:?}")))?;
         let hs = solved.status();

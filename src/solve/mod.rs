@@ -29,10 +29,10 @@ use std::time::Instant;
 pub use assess::{Checks, CHECK_TOLERANCE, FEASIBILITY_TOLERANCE};
 pub use backend::Limits;
 pub(crate) use backend::{LpSolver, RawSolution};
-pub use chain::{solve_model_compact, ChainMechanism, ChainSolution, ChainTimings, DualCertificate};
-pub use choice::{Route, SolverChoice};
+pub use chain::{solve_model_compact, ChainSolution, ChainTimings, DualCertificate, GeometricRemap};
 #[cfg(test)]
 pub(crate) use choice::lp_order;
+pub use choice::{Route, SolverChoice};
 pub use error::SolveError;
 pub use solution::{LpSize, Solution};
 pub use status::Status;

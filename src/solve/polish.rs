@@ -127,6 +127,35 @@ const PRIMAL_TIGHT: f64 = 1e-8;
 /// [`super::strategy`]).
 pub(crate) const GOOD_ENOUGH_GAP: f64 = 1e-11;
 
+/// Why the polish declined; the backend's answer then stands, and `solver_detail` says why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum PolishError {
+    /// Only the plain program has the block structure the polish uses.
+    #[error("only the plain Bayes, pure-ε program is polished")]
+    NotPlain,
+    /// The active set read from the point admits no feasible vertex, even after the retry.
+    #[error("the reduced LP is infeasible")]
+    ReducedInfeasible,
+    /// HiGHS failed on the reduced LP.
+    #[error("HiGHS {stage} on the reduced LP: {status}")]
+    ReducedLp {
+        /// Where it failed.
+        stage: &'static str,
+        /// HiGHS's status.
+        status: String,
+    },
+    /// HiGHS failed on a row's pricing LP.
+    #[error("a row's pricing LP: {status}")]
+    Pricing {
+        /// HiGHS's status.
+        status: String,
+    },
+    /// The reduced and pricing LPs need HiGHS.
+    #[cfg(not(feature = "highs"))]
+    #[error("the reduced LP is solved by HiGHS, which this build lacks")]
+    NoHighs,
+}
+
 /// What [`polish`] produced.
 #[derive(Debug, Clone)]
 pub struct Polished {
@@ -142,9 +171,9 @@ pub struct Polished {
 
 /// Polish the approximate point `x` (variable order) with DP multipliers `mu` (scaled units):
 /// see the module docs.
-pub(crate) fn polish(problem: &Problem, x: &[f64], mu: &[f64]) -> Result<Polished, String> {
+pub(crate) fn polish(problem: &Problem, x: &[f64], mu: &[f64]) -> Result<Polished, PolishError> {
     if !problem.program.is_plain() {
-        return Err("only the plain Bayes, pure-ε program is polished".into());
+        return Err(PolishError::NotPlain);
     }
     let dp = DpRows::new(problem);
     let mut tight = classify_tight(problem, &dp, x, mu);
@@ -159,7 +188,7 @@ pub(crate) fn polish(problem: &Problem, x: &[f64], mu: &[f64]) -> Result<Polishe
             // Some row taken tight cuts every feasible point off (the multipliers said tight,
             // the point did not): keep only rows the point also meets with equality, once.
             if primal_checked {
-                return Err("the reduced LP is infeasible".into());
+                return Err(PolishError::ReducedInfeasible);
             }
             primal_checked = true;
             let primal = primal_tight(problem, &dp, x);
@@ -415,9 +444,10 @@ impl ReducedLp {
     /// Dual simplex: (scales x_B, column duals λ, multipliers ≥ 0 of `dp_rows`), scaled units;
     /// `None` when the reduced LP is infeasible.
     #[cfg(feature = "highs")]
-    fn solve(&self) -> Result<Option<Solved>, String> {
+    fn solve(&self) -> Result<Option<Solved>, PolishError> {
         use highs::{ColProblem, HighsModelStatus, Model, Sense};
-        let err = |what: &str, e: highs::HighsStatus| format!("HiGHS {what} on the reduced LP: {e:?}");
+        let err =
+            |stage: &'static str, e: highs::HighsStatus| PolishError::ReducedLp { stage, status: format!("{e:?}") };
         // Options first, rows and columns after: HiGHS filters small coefficients as they arrive.
         let mut model = Model::try_new(ColProblem::default()).map_err(|e| err("setup", e))?;
         model.set_sense(Sense::Minimise);
@@ -436,12 +466,12 @@ impl ReducedLp {
                 .try_add_column(self.costs[j], 0.0.., col.iter().map(|&(r, v)| (rows[r], v)))
                 .map_err(|e| err("adding a column", e))?;
         }
-        let solved = model.try_solve().map_err(|e| format!("HiGHS failed on the reduced LP: {e:?}"))?;
+        let solved = model.try_solve().map_err(|e| err("solving", e))?;
         if solved.status() == HighsModelStatus::Infeasible {
             return Ok(None);
         }
         if solved.status() != HighsModelStatus::Optimal {
-            return Err(format!("HiGHS on the reduced LP: {:?}", solved.status()));
+            return Err(PolishError::ReducedLp { stage: "ended", status: format!("{:?}", solved.status()) });
         }
         let solution = solved.get_solution();
         let duals = solution.dual_rows();
@@ -452,8 +482,8 @@ impl ReducedLp {
     }
 
     #[cfg(not(feature = "highs"))]
-    fn solve(&self) -> Result<Option<Solved>, String> {
-        Err("the reduced LP is solved by HiGHS, which this build lacks".into())
+    fn solve(&self) -> Result<Option<Solved>, PolishError> {
+        Err(PolishError::NoHighs)
     }
 }
 
@@ -562,7 +592,7 @@ fn tree_multipliers(
 /// pricing LP min{d·p : p in the DP cone, 0 ≤ p ≤ 1}, by dual simplex. Also returns that LP's
 /// solution p (the LP's row duals), a ray with d·p = −Σσ.
 #[cfg(feature = "highs")]
-fn row_certificate(problem: &Problem, dp: &DpRows, k: usize, d: &[f64]) -> Result<RowCertificate, String> {
+fn row_certificate(problem: &Problem, dp: &DpRows, k: usize, d: &[f64]) -> Result<RowCertificate, PolishError> {
     use highs::{ColProblem, HighsModelStatus, Sense};
     let e_eps = problem.eps.exp();
     let mut pb = ColProblem::new();
@@ -577,12 +607,12 @@ fn row_certificate(problem: &Problem, dp: &DpRows, k: usize, d: &[f64]) -> Resul
     for &row in &rows {
         pb.add_column(1.0, 0.0.., [(row, 1.0)]);
     }
-    let mut model = pb.try_optimise(Sense::Minimise).map_err(|e| format!("{e:?}"))?;
+    let mut model = pb.try_optimise(Sense::Minimise).map_err(|e| PolishError::Pricing { status: format!("{e:?}") })?;
     model.make_quiet();
     model.set_option("solver", "simplex");
-    let solved = model.try_solve().map_err(|e| format!("{e:?}"))?;
+    let solved = model.try_solve().map_err(|e| PolishError::Pricing { status: format!("{e:?}") })?;
     if solved.status() != HighsModelStatus::Optimal {
-        return Err(format!("{:?}", solved.status()));
+        return Err(PolishError::Pricing { status: format!("{:?}", solved.status()) });
     }
     let solution = solved.get_solution();
     let values = solution.columns();
@@ -595,6 +625,6 @@ fn row_certificate(problem: &Problem, dp: &DpRows, k: usize, d: &[f64]) -> Resul
 type RowCertificate = (Vec<(usize, f64)>, f64, Vec<f64>);
 
 #[cfg(not(feature = "highs"))]
-fn row_certificate(_: &Problem, _: &DpRows, _: usize, _: &[f64]) -> Result<RowCertificate, String> {
-    Err("needs HiGHS".into())
+fn row_certificate(_: &Problem, _: &DpRows, _: usize, _: &[f64]) -> Result<RowCertificate, PolishError> {
+    Err(PolishError::NoHighs)
 }

@@ -40,7 +40,10 @@ pub(crate) fn run(problem: &Problem, choice: SolverChoice, limits: Limits, polis
             let mut best: Option<Judged> = None;
             let mut attempts = Vec::new();
             for reg in CLARABEL_REGULARISATION {
-                let backend = super::clarabel::ClarabelSolver { static_regularization: reg, ..super::clarabel::ClarabelSolver::with_limits(limits) };
+                let backend = super::clarabel::ClarabelSolver {
+                    static_regularization: reg,
+                    ..super::clarabel::ClarabelSolver::with_limits(limits)
+                };
                 let raw = super::LpSolver::solve(&backend, problem)?;
                 let judged = judge(problem, raw, "clarabel", polish, polish::GOOD_ENOUGH_GAP);
                 let gap = judged.assessment.checks.relative_gap.unwrap_or(f64::INFINITY);
@@ -65,7 +68,8 @@ pub(crate) fn run(problem: &Problem, choice: SolverChoice, limits: Limits, polis
             // HiGHS: a vertex that passes our checks stands; the polish is for the occasional
             // inconsistent duals (6.5e-7 of gap at ε = 1 on models/bernoulli-k100.toml) and costs
             // more than it gains on a vertex already certified (vote-share-3way at ε = 2: 10 s).
-            let polishes = polish && matches!(other, SolverChoice::Highs | SolverChoice::HighsSimplex | SolverChoice::HighsIpm);
+            let polishes =
+                polish && matches!(other, SolverChoice::Highs | SolverChoice::HighsSimplex | SolverChoice::HighsIpm);
             Ok(judge(problem, raw, &backend.name(), polishes, CHECK_TOLERANCE))
         }
     }

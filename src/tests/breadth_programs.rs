@@ -2,9 +2,9 @@
 
 use std::sync::Arc;
 
+use super::common::solve_problem;
 use crate::lp::{cost_matrix, Problem, Program};
 use crate::model::{ExactBetaBinomial, Grid, Loss, Model, ModelSpec};
-use super::common::solve_problem;
 use crate::solve::{solve_model, SolverChoice, Status};
 
 fn model(toml: &str) -> Model {
@@ -86,8 +86,7 @@ fn delta_zero_reproduces_pure_eps_and_larger_delta_never_hurts() {
     let cost = Arc::new(cost_matrix(&m, crate::lp::MemoryBudget::available()).unwrap());
     let solver = highs();
     for eps in [0.1, 0.5, 2.0] {
-        let pure =
-            solve_problem(&Problem::new(cost.clone(), m.family.neighbours(), eps), solver).unwrap();
+        let pure = solve_problem(&Problem::new(cost.clone(), m.family.neighbours(), eps), solver).unwrap();
         let mut last = f64::INFINITY;
         for delta in [0.0, 1e-4, 1e-3, 1e-2, 0.05, 0.2] {
             let program = Program { delta: Some(delta), risk_rows: None };

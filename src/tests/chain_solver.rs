@@ -2,13 +2,13 @@
 
 use std::sync::Arc;
 
-use ndarray::Array2;
-use rand::{rngs::StdRng, RngExt, SeedableRng};
+use super::common::solve_problem;
 use crate::lp::{cost_matrix, Problem};
 use crate::model::{Model, ModelSpec, Neighbours};
 use crate::solve::chain::{self, certify, solve_dense, solve_geometric, DenseCosts};
-use super::common::solve_problem;
 use crate::solve::{solve_model, SolverChoice, Status};
+use ndarray::Array2;
+use rand::{rngs::StdRng, RngExt, SeedableRng};
 
 /// Relative agreement required between the chain optimum and an LP backend's: the LP backends'
 /// own certified accuracy (CHECK_TOLERANCE) is 1e-7.
@@ -279,7 +279,11 @@ fn auto_picks_the_chain_solver_and_chain_is_a_backend() {
     assert_eq!("chain".parse::<SolverChoice>().unwrap(), SolverChoice::Chain);
     assert_eq!(SolverChoice::Chain.to_string(), "chain");
     // Through the LpSolver trait on an assembled Problem.
-    let problem = Problem::new(Arc::new(cost_matrix(&model, crate::lp::MemoryBudget::available()).unwrap()), model.family.neighbours(), 0.5);
+    let problem = Problem::new(
+        Arc::new(cost_matrix(&model, crate::lp::MemoryBudget::available()).unwrap()),
+        model.family.neighbours(),
+        0.5,
+    );
     let raw = solve_problem(&problem, SolverChoice::Chain).unwrap();
     assert_eq!(raw.status, Status::Optimal);
     assert!(rel(raw.bayes_risk, s[0].bayes_risk) < 1e-14);

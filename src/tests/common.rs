@@ -1,11 +1,10 @@
 //! Shared helpers for integration tests.
 
-
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use proptest::prelude::*;
 use crate::model::{Model, ModelSpec, Neighbours};
+use proptest::prelude::*;
 
 /// The bundled model files, sorted.
 pub fn bundled_models() -> Vec<PathBuf> {

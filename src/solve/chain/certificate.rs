@@ -78,11 +78,13 @@ fn down_fast(x: f64) -> f64 {
 
 /// Lower bound on min over rays (r_{n−1} = 1) of Σ_i (c\[k,i\] − λ_i + δ) r_i for one output's
 /// costs, with the (approximate) mass Σ_i r_i of the minimising ray.
+#[cfg(test)]
 pub fn min_reduced_cost_lower(costs_k: &[f64], lambda: &[f64], shift: f64, a_up: f64) -> f64 {
     min_reduced_cost_with_mass(costs_k, lambda, shift, a_up, down(down(1.0 / a_up))).0
 }
 
 /// [`min_reduced_cost_lower`] with `a_inv_down` ≤ 1/a, also returning the argmin ray's mass.
+#[cfg(test)]
 pub fn min_reduced_cost_with_mass(
     costs_k: &[f64],
     lambda: &[f64],

@@ -21,10 +21,11 @@ use ndarray::Array2;
 
 use super::certificate::{certify, DualCertificate};
 use super::costs::ChainCosts;
-use super::mechanism::ChainMechanism;
+use super::mechanism::GeometricRemap;
 
 /// The outcome of column generation.
 #[derive(Debug, Clone)]
+#[cfg_attr(not(test), allow(dead_code))] // diagnostics read by the tests
 pub struct ColumnGeneration {
     /// The mechanism P (|Θ̃| × |Y|) = Σ_j w_j r_j placed in row k_j.
     pub p: Array2<f64>,
@@ -70,7 +71,18 @@ pub fn pricing_ray(d: &[f64], eps: f64) -> (Vec<f64>, f64) {
     (ray, value)
 }
 
-fn solve_master(columns: &[Column], n: usize, scale: f64) -> Result<(Vec<f64>, Vec<f64>), String> {
+/// Why column generation stopped without an answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum ColumnGenerationError {
+    /// The restricted master LP failed.
+    #[error("master LP: {problem}")]
+    Master {
+        /// What went wrong.
+        problem: String,
+    },
+}
+
+fn solve_master(columns: &[Column], n: usize, scale: f64) -> Result<(Vec<f64>, Vec<f64>), ColumnGenerationError> {
     let m = columns.len();
     let mut colptr = Vec::with_capacity(m + 1);
     let mut rowval = Vec::new();
@@ -100,14 +112,14 @@ fn solve_master(columns: &[Column], n: usize, scale: f64) -> Result<(Vec<f64>, V
         .tol_gap_rel(1e-12)
         .tol_feas(1e-12)
         .build()
-        .map_err(|e| format!("invalid Clarabel settings: {e}"))?;
+        .map_err(|e| ColumnGenerationError::Master { problem: format!("invalid Clarabel settings: {e}") })?;
     let mut solver = DefaultSolver::new(&p, &q, &a, &b, &cones, settings)
-        .map_err(|e| format!("Clarabel rejected the master: {e}"))?;
+        .map_err(|e| ColumnGenerationError::Master { problem: format!("Clarabel rejected it: {e}") })?;
     solver.solve();
     let sol = &solver.solution;
     match sol.status {
         SolverStatus::Solved | SolverStatus::AlmostSolved => {}
-        s => return Err(format!("master LP: Clarabel {s:?}")),
+        s => return Err(ColumnGenerationError::Master { problem: format!("Clarabel {s:?}") }),
     }
     // KKT: q + Aᵀz = 0 on the zero cone rows ⇒ reduced cost q_j − Σ_i r_ji λ_i ≥ 0 with λ = −z.
     let lambda = sol.z[..n].iter().map(|z| -z * scale).collect();
@@ -131,10 +143,10 @@ fn assemble(columns: &[Column], w: &[f64], n_out: usize, n: usize) -> Array2<f64
 pub fn column_generation(
     costs: &dyn ChainCosts,
     eps: f64,
-    start: &ChainMechanism,
+    start: &GeometricRemap,
     tol: f64,
     max_iter: usize,
-) -> Result<ColumnGeneration, String> {
+) -> Result<ColumnGeneration, ColumnGenerationError> {
     let (n, n_out) = (costs.n_obs(), costs.n_outputs());
     let mut row = vec![0.0; n];
     let cost_of = |k: usize, ray: &[f64], row: &mut Vec<f64>| {

@@ -127,6 +127,7 @@ impl Kernel {
     }
 
     /// The dense |Y| × |Y| matrix G\[z, y\] (tests and small cases only).
+    #[cfg(test)]
     pub fn dense(&self) -> ndarray::Array2<f64> {
         ndarray::Array2::from_shape_fn((self.n, self.n), |(z, y)| self.entry(z, y))
     }

@@ -6,7 +6,7 @@
 //! Canonne, Kamath & Steinke (2020, "The discrete Gaussian for differential privacy", Alg. 1–2)
 //! with integers only: ε is replaced by the dyadic rational ε' = s/t = ⌊ε·2^p⌋/2^p ≤ ε (p chosen
 //! so that s ≥ 2^31, relative error < 2^-31). The sampled mechanism is therefore exactly
-//! geometric(ε') + remap, which is ε'-DP and so ε-DP; its P is [`ChainMechanism::to_dense_at`]
+//! geometric(ε') + remap, which is ε'-DP and so ε-DP; its P is [`GeometricRemap::to_dense_at`]
 //! at ε' (its risk differs from the optimum at ε by a relative O(2^-31 · ε·|Y|) at most).
 //! The only floating-point step is computing ⌊ε·2^p⌋, which is exact (scaling by a power of two).
 
@@ -17,7 +17,7 @@ use super::kernel::Kernel;
 
 /// Geometric(ε) on Y = {0..n−1} followed by a deterministic remap to output indices.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ChainMechanism {
+pub struct GeometricRemap {
     /// The privacy level the geometric kernel was solved for.
     pub eps: f64,
     /// remap\[z\] = index of the output released when the geometric mechanism gives z.
@@ -54,13 +54,13 @@ impl DyadicEps {
         Some(DyadicEps { s: scaled as u128, t: 1u128 << p })
     }
 
-    /// ε' as a float (for display and for [`ChainMechanism::to_dense_at`]).
+    /// ε' as a float (for display and for [`GeometricRemap::to_dense_at`]).
     pub fn value(self) -> f64 {
         self.s as f64 / self.t as f64
     }
 }
 
-impl ChainMechanism {
+impl GeometricRemap {
     /// |Y|.
     pub fn n_obs(&self) -> usize {
         self.remap.len()
@@ -165,7 +165,7 @@ mod tests {
         assert_eq!(DyadicEps::below(1e300).unwrap().value(), 2f64.powi(100));
         // Extreme ε still sample without panicking: the huge one is the identity remapped.
         let mut rng = StdRng::seed_from_u64(1);
-        let mech = |eps| ChainMechanism { eps, remap: vec![0, 1, 2, 3], n_outputs: 4 };
+        let mech = |eps| GeometricRemap { eps, remap: vec![0, 1, 2, 3], n_outputs: 4 };
         for y in 0..4 {
             assert_eq!(mech(1e300).sample(y, &mut rng), y);
             assert!([0, 3].contains(&mech(1e-40).sample(y, &mut rng)));
@@ -177,7 +177,7 @@ mod tests {
     /// (false-failure rate 1e-4 per observation).
     #[test]
     fn sampler_matches_dense_distribution() {
-        let mech = ChainMechanism { eps: 0.7, remap: vec![0, 1, 1, 2, 3, 4, 5, 6, 8], n_outputs: 9 };
+        let mech = GeometricRemap { eps: 0.7, remap: vec![0, 1, 1, 2, 3, 4, 5, 6, 8], n_outputs: 9 };
         let eps_s = mech.sampling_eps().unwrap().value();
         let p = mech.to_dense_at(eps_s);
         let mut rng = StdRng::seed_from_u64(20261121);

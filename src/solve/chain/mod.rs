@@ -34,10 +34,10 @@ use serde::Serialize;
 pub use certificate::{certify, DualCertificate};
 pub use costs::{ChainCosts, DenseCosts, SquaredMoments};
 pub use kernel::Kernel;
-pub use mechanism::ChainMechanism;
+pub use mechanism::GeometricRemap;
 
 use super::assess::{Checks, Residuals};
-use super::{LpSize, LpSolver, RawSolution, SolveError, SolveOptions, Solution, SolverChoice, Status};
+use super::{LpSize, LpSolver, RawSolution, Solution, SolveError, SolveOptions, SolverChoice, Status};
 use crate::lp::{cost_matrix, Problem};
 use crate::model::{Family, Loss, Model, Neighbours};
 use crate::Result;
@@ -63,7 +63,7 @@ pub struct ChainTimings {
 #[derive(Debug, Clone)]
 pub struct ChainSolution {
     /// The mechanism: geometric(ε), then `remap`.
-    pub mechanism: ChainMechanism,
+    pub mechanism: GeometricRemap,
     /// Σ_z b_z: the Bayes risk of the mechanism.
     pub bayes_risk: f64,
     /// Column duals λ.
@@ -127,7 +127,7 @@ pub fn solve_geometric(costs: &dyn ChainCosts, eps: f64) -> ChainSolution {
     }
     let cert_s = t.elapsed().as_secs_f64();
     ChainSolution {
-        mechanism: ChainMechanism { eps, remap: r.remap, n_outputs: costs.n_outputs() },
+        mechanism: GeometricRemap { eps, remap: r.remap, n_outputs: costs.n_outputs() },
         bayes_risk,
         relative_gap: relative_gap(bayes_risk, certificate.bound),
         lambda,
@@ -138,6 +138,7 @@ pub fn solve_geometric(costs: &dyn ChainCosts, eps: f64) -> ChainSolution {
 
 /// A chain solve with a dense P (moderate sizes).
 #[derive(Debug, Clone)]
+#[cfg_attr(not(test), allow(dead_code))] // λ and the compact form are read by the tests
 pub struct DenseChain {
     /// P (|Θ̃| × |Y|).
     pub p: Array2<f64>,
@@ -156,7 +157,7 @@ pub struct DenseChain {
     /// How it went, in words.
     pub detail: String,
     /// The compact form, when P is geometric + remap.
-    pub mechanism: Option<ChainMechanism>,
+    pub mechanism: Option<GeometricRemap>,
 }
 
 /// Solve the chain LP for the dense cost matrix C\[i, k\] = c\[k, i\] of [`cost_matrix`]: geometric +
