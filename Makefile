@@ -2,7 +2,7 @@
 CARGO ?= cargo
 MODEL ?= models/bernoulli-k100.toml
 
-.PHONY: deps build demo test bench clean paper
+.PHONY: deps build demo test lint bench clean paper
 
 # HiGHS is built from source by the highs-sys crate: it needs cmake and libclang.
 deps:
@@ -24,7 +24,15 @@ demo: build
 test: deps
 	$(CARGO) test --release
 
-# Timing table (README, Performance): LP path and chain solver at the issue's sizes; criterion benches.
+# What CI holds the code to besides the tests: formatting, clippy with warnings denied, rustdoc
+# with warnings denied, and a Clarabel-only build that needs no C++ toolchain.
+lint: deps
+	$(CARGO) fmt --check
+	$(CARGO) clippy --release --all-targets -- -D warnings
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --release --no-deps
+	$(CARGO) clippy --release --no-default-features --features clarabel -- -D warnings
+
+# Timing table (docs/benchmarks.md): LP path and chain solver from (100, 100) to (10^6, 10^3); criterion benches.
 bench: build
 	./target/release/ubapp bench
 	$(CARGO) bench --bench chain

@@ -5,12 +5,18 @@
 //! observation space Y and an output grid Θ̃, the ε-DP estimator of least Bayes risk is the
 //! solution P (`P[k,i] = Pr(release θ̃_k | y_i)`) of a linear program.
 //!
-//! The pipeline (one type per stage, data flows one way):
+//! The user's surface is four modules and a trait: [`model`] (a model file, validated),
+//! [`solve`] (the optimum for each ε, with a certified lower bound), [`mechanism`] (the released
+//! mechanism: integer weights, an exact privacy certificate and an exact sampler), [`compare`]
+//! (the literature's estimators beside it) and [`eval::Estimator`]. Data flows one way:
 //!
 //! ```text
-//! model file ─► Model ─► lp::Problem ─► solve::LpSolver ─► solve::Solution (P, risk, checks)
-//!                                                          ─► mechanism::Mechanism (integer weights, exact ε certificate, sampler)
+//! model file ─► model::Model ─► (LP) ─► solve::Solution ─► mechanism::Mechanism ─► sample / verify / audit
+//!                                        (P, risk, bound,    (repaired, quantised,
+//!                                         checks)             certified exactly)
 //! ```
+//!
+//! Solve a small model and check what came back:
 //!
 //! ```
 //! use ubapp::model::{Model, ModelSpec};
@@ -34,6 +40,38 @@
 //! let solutions = solve_model(&model, None, SolverChoice::Auto).unwrap();
 //! assert_eq!(solutions[0].status, Status::Optimal);
 //! assert!(solutions[0].checks.max_dp_violation <= 1e-9);
+//! ```
+//!
+//! From a solution to a deployed mechanism: certify it, save the artifact, load it back (which
+//! re-derives the certificate from the integer weights) and release values with the exact
+//! sampler:
+//!
+//! ```
+//! use rand::{rngs::StdRng, SeedableRng};
+//! use ubapp::mechanism::Mechanism;
+//! use ubapp::model::{Model, ModelSpec};
+//! use ubapp::solve::{solve_model, SolverChoice};
+//!
+//! # fn main() -> ubapp::Result<()> {
+//! let text = "name = \"coin\"\nepsilon = [1.0]\n[parameter]\ngrid = { kind = \"midpoint\", points = 10 }\n\
+//!             prior = { kind = \"uniform\" }\n[observation]\nfamily = \"binomial\"\ntrials = 20\n\
+//!             [loss]\nkind = \"squared\"\n";
+//! let model = Model::from_spec(ModelSpec::from_toml(text, "coin")?)?;
+//! let solution = solve_model(&model, None, SolverChoice::Auto)?.remove(0);
+//! let mechanism = Mechanism::from_solution(&model, &solution)?; // repair, quantise, certify
+//! assert!(mechanism.certified_eps() <= 1.0);
+//!
+//! let dir = tempfile::tempdir().expect("a temporary directory");
+//! let path = dir.path().join("coin.json");
+//! mechanism.save(&path)?; // atomic write
+//! let loaded = Mechanism::load(&path)?; // re-verifies from the weights
+//! assert_eq!(loaded.certified_eps(), mechanism.certified_eps());
+//!
+//! let y = loaded.observation_index(&[13.0]).expect("13 successes is an observation");
+//! let draws = loaded.sample_batch(y, 5, &mut StdRng::seed_from_u64(7));
+//! assert!(draws.iter().all(|&k| k < loaded.n_outputs()));
+//! # Ok(())
+//! # }
 //! ```
 
 #![deny(missing_docs)]

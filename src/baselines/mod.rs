@@ -136,7 +136,10 @@ impl FromStr for Method {
     fn from_str(s: &str) -> Result<Method> {
         Method::ALL.iter().copied().find(|m| m.id() == s).ok_or_else(|| {
             let ids: Vec<&str> = Method::ALL.iter().map(|m| m.id()).collect();
-            Error::argument("--methods", format!("names an unknown method \"{s}\" (expected one of {})", ids.join(", ")))
+            Error::argument(
+                "--methods",
+                format!("names an unknown method \"{s}\" (expected one of {})", ids.join(", ")),
+            )
         })
     }
 }

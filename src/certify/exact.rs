@@ -278,7 +278,7 @@ pub fn certify_weights(
                     return Err(PrivacyViolation::Exceeds { k, a, b, log_ratio: ln_ratio_upper(wa, wb) });
                 }
                 // wa/wb > bestA/bestB  ⇔  wa·bestB > bestA·wb  (products < 2^106).
-                if best.map_or(true, |(ba, bb)| wa as u128 * bb as u128 > ba as u128 * wb as u128) {
+                if best.is_none_or(|(ba, bb)| wa as u128 * bb as u128 > ba as u128 * wb as u128) {
                     best = Some((wa, wb));
                 }
             }

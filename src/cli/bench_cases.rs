@@ -41,9 +41,10 @@ impl BenchPath {
         match s.strip_prefix("lp-") {
             Some(rest) => Ok(BenchPath::Lp(rest.parse()?)),
             None if s == "chain" => Ok(BenchPath::Chain),
-            None => {
-                Err(ubapp::Error::argument("--single", format!("names an unknown path \"{s}\" (expected chain or lp-<solver>)")))
-            }
+            None => Err(ubapp::Error::argument(
+                "--single",
+                format!("names an unknown path \"{s}\" (expected chain or lp-<solver>)"),
+            )),
         }
     }
 }

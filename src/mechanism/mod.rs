@@ -380,24 +380,23 @@ impl Mechanism {
         let file: MechanismFile = serde_path_to_error::deserialize(value.clone())
             .map_err(|e| K::Schema { field: e.path().to_string(), problem: e.inner().to_string() })?;
         // Version 1 is pure ε and has no δ fields; version 2 must state both.
-        let (delta, claimed_delta) =
-            match (version, file.delta, file.certified_delta) {
-                (1, None, None) => (0.0, 0.0),
-                (1, _, _) => {
-                    return Err(field(
-                        "delta",
-                        "and certified_delta are not part of format_version 1 (pure ε); (ε, δ) files are version 2".into(),
-                    ))
-                }
-                (_, Some(d), Some(c)) => (d, c),
-                (_, d, _) => {
-                    let missing = if d.is_none() { "delta" } else { "certified_delta" };
-                    return Err(field(
-                        missing,
-                        format!("is missing (format_version {version} states delta and certified_delta)"),
-                    ));
-                }
-            };
+        let (delta, claimed_delta) = match (version, file.delta, file.certified_delta) {
+            (1, None, None) => (0.0, 0.0),
+            (1, _, _) => {
+                return Err(field(
+                    "delta",
+                    "and certified_delta are not part of format_version 1 (pure ε); (ε, δ) files are version 2".into(),
+                ))
+            }
+            (_, Some(d), Some(c)) => (d, c),
+            (_, d, _) => {
+                let missing = if d.is_none() { "delta" } else { "certified_delta" };
+                return Err(field(
+                    missing,
+                    format!("is missing (format_version {version} states delta and certified_delta)"),
+                ));
+            }
+        };
         let model = Model::from_spec(file.model).map_err(K::Model)?;
         if !(delta.is_finite() && (0.0..1.0).contains(&delta)) {
             return Err(field("delta", format!("must be a number in [0, 1) (got {delta})")));
@@ -430,7 +429,8 @@ impl Mechanism {
                 format!("= {claimed_delta} claims less than the weights spend ({})", cert.certified_delta),
             ));
         }
-        let cost = cost_matrix(&model, MemoryBudget::available()).map_err(|e| field("model", format!("is too large: {e}")))?;
+        let cost =
+            cost_matrix(&model, MemoryBudget::available()).map_err(|e| field("model", format!("is too large: {e}")))?;
         let risk = weights_risk(&cost, &file.columns, file.total);
         let risk_matches = (risk - file.bayes_risk).abs() <= 1e-9 * risk.abs().max(f64::MIN_POSITIVE);
         if !risk_matches {

@@ -420,7 +420,12 @@ fn privacy_and_objective(spec: &ModelSpec) -> Result<Objective> {
 fn parameter_space(spec: &ModelSpec) -> Result<Space> {
     let p = &spec.parameter;
     if !(p.lower.is_finite() && p.upper.is_finite() && p.lower < p.upper) {
-        bail_field!("parameter.lower, parameter.upper", "must be finite with lower < upper (got {} and {})", p.lower, p.upper);
+        bail_field!(
+            "parameter.lower, parameter.upper",
+            "must be finite with lower < upper (got {} and {})",
+            p.lower,
+            p.upper
+        );
     }
     let space = match &spec.observation {
         ObservationSpec::Binomial { .. } | ObservationSpec::Poisson { .. } => Space::Interval,
@@ -433,14 +438,18 @@ fn parameter_space(spec: &ModelSpec) -> Result<Space> {
         ObservationSpec::Table { .. } => Space::Table,
     };
     match &spec.observation {
-        ObservationSpec::Binomial { .. } if p.lower < 0.0 || p.upper > 1.0 => bail_field!("parameter.lower, parameter.upper", "must lie in [0, 1] for the binomial family (got {} and {})",
+        ObservationSpec::Binomial { .. } if p.lower < 0.0 || p.upper > 1.0 => bail_field!(
+            "parameter.lower, parameter.upper",
+            "must lie in [0, 1] for the binomial family (got {} and {})",
             p.lower,
             p.upper
         ),
         ObservationSpec::Poisson { .. } if p.lower < 0.0 => {
             bail_field!("parameter.lower", "must be ≥ 0 for the poisson family (a rate; got {})", p.lower)
         }
-        ObservationSpec::Multinomial { .. } if p.lower != 0.0 || p.upper != 1.0 => bail_field!("parameter.lower, parameter.upper", "must be 0 and 1 (or omitted) for the multinomial family (got {} and {})",
+        ObservationSpec::Multinomial { .. } if p.lower != 0.0 || p.upper != 1.0 => bail_field!(
+            "parameter.lower, parameter.upper",
+            "must be 0 and 1 (or omitted) for the multinomial family (got {} and {})",
             p.lower,
             p.upper
         ),

@@ -135,7 +135,10 @@ impl FromStr for SolverChoice {
     fn from_str(s: &str) -> crate::Result<Self> {
         <SolverChoice as ValueEnum>::from_str(s, false).map_err(|_| {
             let names: Vec<String> = SolverChoice::all().iter().map(|c| c.to_string()).collect();
-            crate::Error::argument("--solver", format!("names no known solver \"{s}\" (expected one of {})", names.join(", ")))
+            crate::Error::argument(
+                "--solver",
+                format!("names no known solver \"{s}\" (expected one of {})", names.join(", ")),
+            )
         })
     }
 }

@@ -29,6 +29,9 @@
 //! c\[k, i\] and the λ_i are taken as the exact numbers stored (the certificate is for the LP with
 //! those float costs). It does not cover an overflow: if a value reaches −∞ the bound is −∞.
 
+// `!(x >= 0.0)` is meant: it is true for NaN, which must count as a failure.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
+
 use super::costs::ChainCosts;
 
 /// What the certificate proves.

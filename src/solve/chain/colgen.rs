@@ -25,20 +25,13 @@ use super::mechanism::GeometricRemap;
 
 /// The outcome of column generation.
 #[derive(Debug, Clone)]
-#[cfg_attr(not(test), allow(dead_code))] // diagnostics read by the tests
 pub struct ColumnGeneration {
     /// The mechanism P (|Θ̃| × |Y|) = Σ_j w_j r_j placed in row k_j.
     pub p: Array2<f64>,
-    /// Master objective Σ c·P.
-    pub bayes_risk: f64,
     /// The last master's column duals λ.
     pub lambda: Vec<f64>,
     /// What λ proves.
     pub certificate: DualCertificate,
-    /// (bayes_risk − bound)/bayes_risk.
-    pub relative_gap: f64,
-    /// Master solves.
-    pub iterations: usize,
     /// Columns in the final master.
     pub columns: usize,
     /// Why it stopped.
@@ -178,11 +171,8 @@ pub fn column_generation(
         let relative_gap = (bayes_risk - certificate.bound) / bayes_risk.abs().max(f64::MIN_POSITIVE);
         let finish = |columns: &[Column], detail: String| ColumnGeneration {
             p: assemble(columns, &w, n_out, n),
-            bayes_risk,
             lambda: lambda.clone(),
             certificate,
-            relative_gap,
-            iterations,
             columns: columns.len(),
             detail,
         };

@@ -52,12 +52,6 @@ impl DenseCosts {
         DenseCosts { ct: cost.t().as_standard_layout().into_owned() }
     }
 
-    /// From c\[k, i\] given directly as a |Θ̃| × |Y| matrix.
-    #[cfg(test)]
-    pub fn from_rows(ct: Array2<f64>) -> DenseCosts {
-        DenseCosts { ct }
-    }
-
     /// The matrix c\[k, i\] (|Θ̃| × |Y|).
     pub fn rows(&self) -> &Array2<f64> {
         &self.ct
@@ -94,10 +88,6 @@ pub struct SquaredMoments {
     pub reference: Vec<f64>,
     /// Output values θ̃_k.
     pub outputs: Vec<f64>,
-    /// Upper bound on the probability mass left out per grid point (the pmf tail cut; a
-    /// diagnostic the tests read).
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub dropped_mass: f64,
 }
 
 /// Mass we allow the truncated binomial pmf to drop per grid point.
@@ -155,7 +145,7 @@ impl SquaredMoments {
                 }
             }
         }
-        SquaredMoments { m0, m1, m2, reference, outputs, dropped_mass: 2.0 * TAIL_MASS }
+        SquaredMoments { m0, m1, m2, reference, outputs }
     }
 
     /// Smoothed posterior-mean numerator/denominator data: raw first moment Σ_j π_j q_j(y_i) θ_j.

@@ -10,6 +10,9 @@
 //! at ε' (its risk differs from the optimum at ε by a relative O(2^-31 · ε·|Y|) at most).
 //! The only floating-point step is computing ⌊ε·2^p⌋, which is exact (scaling by a power of two).
 
+// `!(x >= 0.0)` is meant: it is true for NaN, which must count as a failure.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
+
 use ndarray::Array2;
 use rand::{Rng, RngExt};
 

@@ -138,7 +138,7 @@ pub fn solve_geometric(costs: &dyn ChainCosts, eps: f64) -> ChainSolution {
 
 /// A chain solve with a dense P (moderate sizes).
 #[derive(Debug, Clone)]
-#[cfg_attr(not(test), allow(dead_code))] // λ and the compact form are read by the tests
+#[cfg_attr(not(test), allow(dead_code))] // λ is read by the tests
 pub struct DenseChain {
     /// P (|Θ̃| × |Y|).
     pub p: Array2<f64>,
@@ -156,8 +156,6 @@ pub struct DenseChain {
     pub method: &'static str,
     /// How it went, in words.
     pub detail: String,
-    /// The compact form, when P is geometric + remap.
-    pub mechanism: Option<GeometricRemap>,
 }
 
 /// Solve the chain LP for the dense cost matrix C\[i, k\] = c\[k, i\] of [`cost_matrix`]: geometric +
@@ -180,7 +178,6 @@ pub fn solve_dense(cost: &Array2<f64>, eps: f64) -> DenseChain {
             certified: true,
             method: "chain",
             detail: geometric_detail,
-            mechanism: Some(g.mechanism),
         };
     }
     let fallback = DenseChain {
@@ -192,7 +189,6 @@ pub fn solve_dense(cost: &Array2<f64>, eps: f64) -> DenseChain {
         certified: false,
         method: "chain",
         detail: geometric_detail.clone(),
-        mechanism: Some(g.mechanism.clone()),
     };
     #[cfg(feature = "clarabel")]
     {
@@ -212,7 +208,6 @@ pub fn solve_dense(cost: &Array2<f64>, eps: f64) -> DenseChain {
                         "{geometric_detail} (not optimal); column generation: {}, {} columns, certified relative gap {gap:.1e}",
                         cg.detail, cg.columns
                     ),
-                    mechanism: None,
                 }
             }
             Err(e) => DenseChain { detail: format!("{geometric_detail}; column generation failed: {e}"), ..fallback },
