@@ -5,7 +5,7 @@
 //! z = clamp(y + G, 0, K) with G two-sided geometric, Pr(G = g) ∝ α^{|g|}, α = e^{−ε}; so
 //! `G[z, y] = (1−α)/(1+α) α^{|z−y|}` for 0 < z < K and `α^{y}/(1+α)`, `α^{K−y}/(1+α)` at the ends.
 //! The consumer then releases θ̃_{r(z)} with `r(z) = argmin_k Σ_y c[k, y] G[z, y]`, the posterior
-//! expected loss given z under the model's prior (c from [`crate::lp::cost_matrix`]).
+//! expected loss given z under the model's prior (c from `crate::lp::cost_matrix`).
 //!
 //! **Privacy (pure ε).** Moving y by one multiplies each G[z, y] by at most e^ε (for the interior
 //! rows α^{|z−y|} changes by a factor α^{±1}; the end rows likewise), and the remap is

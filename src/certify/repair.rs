@@ -58,7 +58,7 @@ pub enum RepairMethod {
     /// Row-wise lift, then mixing for the rounding margin (steps 1–5).
     LiftMix,
     /// As [`RepairMethod::LiftMix`], after setting to zero every output row whose largest entry is
-    /// ≤ [`TRIM_LEVEL`] (solver noise where the optimum has an unused output; a zero row needs no
+    /// ≤ `TRIM_LEVEL` (solver noise where the optimum has an unused output; a zero row needs no
     /// rounding margin, which matters at tiny ε where the margin costs 1/(T(e^ε − 1)) per row).
     TrimLiftMix,
     /// (ε, δ) only: P_t = (1 − t)P + t·(the mean column of P), smallest t that keeps the δ budget.
@@ -68,10 +68,10 @@ pub enum RepairMethod {
 }
 
 impl RepairMethod {
-    /// Every pure-ε method ([`repair_and_quantise`]), cheapest first.
+    /// Every pure-ε method (`repair_and_quantise`), cheapest first.
     pub const ALL: [RepairMethod; 3] = [RepairMethod::Mix, RepairMethod::LiftMix, RepairMethod::TrimLiftMix];
 
-    /// Every (ε, δ) method ([`repair_and_quantise_delta`]).
+    /// Every (ε, δ) method (`repair_and_quantise_delta`).
     pub const ALL_DELTA: [RepairMethod; 2] = [RepairMethod::MixMean, RepairMethod::MixUniform];
 
     /// The methods that apply to pure ε (δ = 0) or to (ε, δ) with δ > 0.

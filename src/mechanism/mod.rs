@@ -5,13 +5,13 @@
 //!
 //! A [`Mechanism`] holds, for each observation y_i, integer weights `w[k,i] ≥ 0` over the outputs
 //! θ̃_k with `Σ_k w[k,i] = T` (the same power of two T for every column). [`Mechanism::sample`]
-//! draws u uniformly from {0, …, T−1} (exactly: [`sampler::uniform_below`]) and releases the θ̃_k
+//! draws u uniformly from {0, …, T−1} (exactly: `sampler::uniform_below`) and releases the θ̃_k
 //! with `Σ_{j<k} w[j,i] ≤ u < Σ_{j≤k} w[j,i]`, so `Pr(θ̃_k | y_i) = w[k,i]/T` exactly, given a
 //! uniform random bit source.
 //!
 //! **Claim.** If for every neighbouring pair (a, b) (both orders) and every k,
 //! `w[k,a]·den ≤ num·w[k,b]` in exact integer arithmetic, where `num/den ≤ e^ε`
-//! ([`exact::RatioBound`]), then the sampled mechanism is ε-DP.
+//! (`exact::RatioBound`), then the sampled mechanism is ε-DP.
 //!
 //! **Proof.** Pr(θ̃_k | y_a) = `w[k,a]`/T ≤ (num/den)·`w[k,b]`/T ≤ e^ε Pr(θ̃_k | y_b) for every k;
 //! summing over any set of outputs gives the DP inequality for every event. Neighbouring datasets
@@ -19,7 +19,7 @@
 //! y, so the bound holds for datasets too. □
 //!
 //! `certified_eps` is max over neighbours and outputs of ln(`w[k,a]`/`w[k,b]`), rounded up
-//! ([`exact::ln_ratio_upper`]: the smallest float f near the log whose rigorous lower bound of e^f
+//! (`exact::ln_ratio_upper`: the smallest float f near the log whose rigorous lower bound of e^f
 //! is ≥ the exact integer ratio), so e^{certified_eps} ≥ every ratio: the mechanism is also
 //! certified_eps-DP. A zero weight facing a non-zero neighbour would need ε = ∞ and is refused.
 //! It never exceeds the target ε, because all ratios already passed the check against e^ε's bound.
@@ -27,7 +27,7 @@
 //! # (ε, δ)-DP (δ > 0)
 //!
 //! The model's `delta` (`Σ_k max(0, P[k,i] − e^ε P[k,i']) ≤ δ` per ordered neighbour
-//! pair) is certified on the integer weights by [`exact::certify_weights_delta`].
+//! pair) is certified on the integer weights by `exact::certify_weights_delta`.
 //!
 //! **Claim.** If for every ordered neighbouring pair (a, b)
 //! `S_ab = Σ_k max(0, w[k,a]·den − num·w[k,b]) ≤ δ·den·T` in exact integer arithmetic, with

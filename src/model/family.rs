@@ -29,7 +29,7 @@ pub enum Family {
         cap: u64,
     },
     /// y = the count vector of K records over d categories, θ in the simplex (a d-vector);
-    /// Y = all compositions of K into d parts in the order of [`compositions`]. Replacing one record
+    /// Y = all compositions of K into d parts in the order of `compositions`. Replacing one record
     /// moves one count from one category to another: y ~ y − e_a + e_b.
     Multinomial {
         /// d ≥ 2.

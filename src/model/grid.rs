@@ -58,7 +58,7 @@ impl Grid {
     }
 
     /// Simplex lattice in d dimensions: θ = (n + ½)/(R + d/2) for every composition n of R into d
-    /// parts, in the order of [`compositions`]. All points are interior; for d = 2 the first
+    /// parts, in the order of `compositions`. All points are interior; for d = 2 the first
     /// coordinates form the midpoint grid with R + 1 points.
     pub fn simplex_lattice(dim: usize, resolution: usize) -> Self {
         let comps = compositions(resolution as u64, dim);

@@ -77,7 +77,7 @@ pub struct ChainSolution {
 }
 
 impl ChainSolution {
-    /// True when the certified relative gap is at most [`GAP_TOLERANCE`].
+    /// True when the certified relative gap is at most `GAP_TOLERANCE`.
     pub fn certified(&self) -> bool {
         self.relative_gap <= GAP_TOLERANCE
     }
