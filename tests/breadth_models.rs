@@ -40,7 +40,9 @@ fn every_model_file_is_documented_and_listed() {
             problems.push(format!("{}: does not start with a comment block saying what it answers", f.display()));
         }
         match Model::load(f) {
-            Ok(m) if m.spec().description.trim().is_empty() => problems.push(format!("{}: no description", f.display())),
+            Ok(m) if m.spec().description.trim().is_empty() => {
+                problems.push(format!("{}: no description", f.display()))
+            }
             Ok(_) => {}
             Err(e) => problems.push(format!("{}: {e}", f.display())),
         }
@@ -128,7 +130,6 @@ per_model! {
     breadth_rare_events_poisson_cap3_solves_and_two_backends_agree: "rare-events-poisson-cap3";
     breadth_vote_share_3way_small_solves_and_two_backends_agree: "vote-share-3way-small";
 }
-
 
 #[test]
 fn multinomial_small_solves_end_to_end_with_a_heat_map() {
@@ -241,7 +242,8 @@ fn poisson(cap: u64, extra: &str) -> String {
 
 /// Exact conjugate costs: a binomial model with `grid = { kind = "exact" }` and a Beta(2, 2) prior.
 fn exact(extra: &str, output_grid: Option<&str>) -> String {
-    let b = binomial(5, 5, "squared", &[1.0]).grid(r#"{ kind = "exact" }"#).prior(r#"{ kind = "beta", a = 2.0, b = 2.0 }"#);
+    let b =
+        binomial(5, 5, "squared", &[1.0]).grid(r#"{ kind = "exact" }"#).prior(r#"{ kind = "beta", a = 2.0, b = 2.0 }"#);
     let b = b.top(extra);
     match output_grid {
         Some(g) => b.output(g),

@@ -77,7 +77,8 @@ fn table_output_and_eps_override() {
 /// The lines between the objective line and the main table: `  eps E: …`, one per ε.
 fn extra_lines(text: &str) -> (String, Vec<String>) {
     let lines: Vec<&str> = text.lines().collect();
-    let h = lines.iter().position(|l| l.starts_with("objective ")).unwrap_or_else(|| panic!("no objective line:\n{text}"));
+    let h =
+        lines.iter().position(|l| l.starts_with("objective ")).unwrap_or_else(|| panic!("no objective line:\n{text}"));
     let t = lines.iter().position(|l| l.split_whitespace().take(2).eq(["eps", "bayes_risk"])).unwrap();
     assert!(h < t, "the objective line comes after the table:\n{text}");
     (lines[h].to_string(), lines[h + 1..t].iter().map(|l| l.to_string()).collect())

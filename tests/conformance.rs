@@ -116,7 +116,10 @@ macro_rules! conformance {
                 match solve_model(&model, None, options) {
                     Ok(v) => assert_ne!(v[0].status, Status::Optimal, "{}", v[0].solver_detail),
                     Err(Error::Solve(SolveError::NoSolution { status, .. })) => {
-                        assert!(matches!(status, Status::IterationLimit | Status::Failed | Status::NumericalError), "{status}")
+                        assert!(
+                            matches!(status, Status::IterationLimit | Status::Failed | Status::NumericalError),
+                            "{status}"
+                        )
                     }
                     Err(Error::Solve(SolveError::Backend { .. } | SolveError::LimitUnsupported { .. })) => {}
                     Err(e) => panic!("unexpected error: {e}"),

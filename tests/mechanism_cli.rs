@@ -532,5 +532,8 @@ fn audit_json_into_a_closed_pipe_does_not_panic() {
 #[test]
 fn sample_into_a_closed_pipe_does_not_panic() {
     let (dir, _) = setup();
-    common::assert_quiet_on_closed_pipe(&["sample", "mech.json", "--y", "3", "--n", "200000", "--seed", "1"], Some(dir.path()));
+    common::assert_quiet_on_closed_pipe(
+        &["sample", "mech.json", "--y", "3", "--n", "200000", "--seed", "1"],
+        Some(dir.path()),
+    );
 }

@@ -4,9 +4,9 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use ndarray::Array1;
 use crate::model::family::{clipped_poisson_pmf, clipped_poisson_sum_pmf};
 use crate::model::{Family, Grid, Model};
+use ndarray::Array1;
 
 fn edge_set(f: &Family) -> BTreeSet<(usize, usize)> {
     let n = f.neighbours();

@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use crate::lp::{cost_matrix, Problem, Program};
 use super::common::{binomial, solve_problem};
+use crate::lp::{cost_matrix, Problem, Program};
 use crate::model::{ExactBetaBinomial, Grid, Loss, Model};
 use crate::solve::{solve_model, SolverChoice, Status};
 
@@ -73,8 +73,7 @@ fn delta_zero_reproduces_pure_eps_and_larger_delta_never_hurts() {
     let cost = Arc::new(cost_matrix(&m, crate::lp::MemoryBudget::available()).unwrap());
     let solver = highs();
     for eps in [0.1, 0.5, 2.0] {
-        let pure =
-            solve_problem(&Problem::new(cost.clone(), m.family.neighbours(), eps), solver).unwrap();
+        let pure = solve_problem(&Problem::new(cost.clone(), m.family.neighbours(), eps), solver).unwrap();
         let mut last = f64::INFINITY;
         for delta in [0.0, 1e-4, 1e-3, 1e-2, 0.05, 0.2] {
             let program = Program { delta: Some(delta), risk_rows: None };

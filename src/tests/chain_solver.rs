@@ -2,13 +2,13 @@
 
 use std::sync::Arc;
 
-use ndarray::Array2;
-use rand::{rngs::StdRng, RngExt, SeedableRng};
+use super::common::{binomial, binomial_model, bundled, bundled_models, solve_problem};
 use crate::lp::{cost_matrix, Problem};
 use crate::model::{Model, Neighbours};
 use crate::solve::chain::{self, certify, solve_dense, solve_geometric, DenseCosts};
-use super::common::{binomial, binomial_model, bundled, bundled_models, solve_problem};
 use crate::solve::{solve_model, SolverChoice, Status};
+use ndarray::Array2;
+use rand::{rngs::StdRng, RngExt, SeedableRng};
 
 /// Relative agreement required between the chain optimum and an LP backend's: the LP backends'
 /// own certified accuracy (CHECK_TOLERANCE) is 1e-7.
@@ -112,7 +112,8 @@ fn random_model(rng: &mut StdRng) -> Model {
         ),
     };
     let loss = if rng.random_bool(0.5) { "squared" } else { "absolute" };
-    let eps: Vec<f64> = (0..3).map(|_| format!("{:.6}", 10f64.powf(rng.random_range(-3.0..0.8))).parse().unwrap()).collect();
+    let eps: Vec<f64> =
+        (0..3).map(|_| format!("{:.6}", 10f64.powf(rng.random_range(-3.0..0.8))).parse().unwrap()).collect();
     binomial(trials, points, loss, &eps).name("random").grid(&grid).prior(&prior).output(&output).model()
 }
 
@@ -227,7 +228,8 @@ fn compact_solver_matches_dense_chain_solver() {
     for (trials, points, out) in [(60u64, 40usize, "\"parameter\""), (200, 30, "{ kind = \"midpoint\", points = 77 }")]
     {
         for prior in ["{ kind = \"uniform\" }", "{ kind = \"beta\", a = 2.0, b = 5.0 }"] {
-            let model = binomial(trials, points, "squared", &[0.05, 0.5, 3.0]).name("c").prior(prior).output(out).model();
+            let model =
+                binomial(trials, points, "squared", &[0.05, 0.5, 3.0]).name("c").prior(prior).output(out).model();
             let dense = solve_model(&model, None, SolverChoice::Chain).unwrap();
             assert_eq!(dense.len(), 3, "one solution per ε");
             for s in dense {
@@ -257,7 +259,11 @@ fn auto_picks_the_chain_solver_and_chain_is_a_backend() {
     assert_eq!("chain".parse::<SolverChoice>().unwrap(), SolverChoice::Chain);
     assert_eq!(SolverChoice::Chain.to_string(), "chain");
     // Through the LpSolver trait on an assembled Problem.
-    let problem = Problem::new(Arc::new(cost_matrix(&model, crate::lp::MemoryBudget::available()).unwrap()), model.family.neighbours(), 0.5);
+    let problem = Problem::new(
+        Arc::new(cost_matrix(&model, crate::lp::MemoryBudget::available()).unwrap()),
+        model.family.neighbours(),
+        0.5,
+    );
     let raw = solve_problem(&problem, SolverChoice::Chain).unwrap();
     assert_eq!(raw.status, Status::Optimal);
     assert!(rel(raw.bayes_risk, s[0].bayes_risk) < 1e-14);

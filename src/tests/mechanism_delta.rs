@@ -6,18 +6,16 @@
 //! bound num/den ≤ e^ε ([`RatioBound::for_eps`]): it enumerates every event A ⊆ Θ̃ and computes
 //! max_A Pr(A|y_a) − (num/den)·Pr(A|y_b) in arbitrary-precision rationals.
 
-
-
+use crate::certify::exact::{certify_weights, certify_weights_delta, next_down, PrivacyViolation, RatioBound};
+use crate::certify::repair::{quantise, repair_and_quantise_delta, RepairMethod};
+use crate::certify::DEFAULT_TOTAL;
+use crate::mechanism::Mechanism;
+use crate::model::{Model, Neighbours};
 use ndarray::Array2;
 use num_bigint::BigInt;
 use num_rational::BigRational;
 use num_traits::{ToPrimitive, Zero};
 use proptest::prelude::*;
-use crate::certify::exact::{certify_weights, certify_weights_delta, next_down, PrivacyViolation, RatioBound};
-use crate::certify::repair::{quantise, repair_and_quantise_delta, RepairMethod};
-use crate::mechanism::Mechanism;
-use crate::certify::DEFAULT_TOTAL;
-use crate::model::{Model, Neighbours};
 
 use super::common::{binomial, neighbours_strategy};
 

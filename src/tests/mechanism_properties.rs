@@ -6,19 +6,17 @@
 //! (`PROPTEST_CASES=2000 cargo test --release --test mechanism_properties`): the best method
 //! stays below 1e-9 relative, plain mixing reaches ~4e-8 at ε ≈ 1e-4 (violation/(e^ε − 1)).
 
-
-
 use std::sync::Arc;
 
-use ndarray::Array2;
-use proptest::prelude::*;
-use crate::lp::Problem;
+use super::common::solve_problem;
 use crate::certify::exact::certify_weights;
 use crate::certify::repair::{repair_and_quantise, RepairMethod};
 use crate::certify::DEFAULT_TOTAL;
+use crate::lp::Problem;
 use crate::model::Neighbours;
-use super::common::solve_problem;
-use crate::solve::{SolverChoice};
+use crate::solve::SolverChoice;
+use ndarray::Array2;
+use proptest::prelude::*;
 
 use super::common::neighbours_strategy;
 

@@ -1,12 +1,10 @@
 //! Independent checks on the LP optimum that do not take a solver's word: limits in ε, monotonicity
 //! and a hand-solved 2 × 2 case.
 
-
-
 use std::sync::Arc;
 
-use crate::lp::{best_constant_risk, cost_matrix, non_private_risk, Problem};
 use super::common::solve_problem;
+use crate::lp::{best_constant_risk, cost_matrix, non_private_risk, Problem};
 use crate::solve::{solve_model, SolverChoice};
 
 /// The structured chain solver (what `auto` picks for these binomial models) and the LP path.

@@ -3,17 +3,15 @@
 //! by independent routes (the chain solver's certified optimum, HiGHS dual simplex unpolished).
 #![cfg(all(feature = "highs", feature = "clarabel"))]
 
-
-
 use std::sync::Arc;
 
-use ndarray::Array2;
-use proptest::prelude::*;
 use crate::lp::{cost_matrix, Problem};
 use crate::model::{Model, Neighbours};
 use crate::solve::clarabel::ClarabelSolver;
 use crate::solve::polish::polish;
 use crate::solve::{Limits, LpSolver, Solution, SolveOptions, SolverChoice};
+use ndarray::Array2;
+use proptest::prelude::*;
 
 use super::common::{neighbours_strategy, rel_diff};
 
@@ -59,7 +57,10 @@ fn polished_lp_meets_the_chain_optimum() {
                 s.bayes_risk,
                 chain.bayes_risk
             );
-            assert!(s.checks.dual_bound.unwrap() <= chain.bayes_risk * (1.0 + 1e-12), "{what}: bound above the optimum");
+            assert!(
+                s.checks.dual_bound.unwrap() <= chain.bayes_risk * (1.0 + 1e-12),
+                "{what}: bound above the optimum"
+            );
             assert!(s.checks.max_dp_violation <= 1e-12, "{what}: violation {:e}", s.checks.max_dp_violation);
         }
     }
@@ -215,9 +216,7 @@ fn random_graph_stress() {
         }));
         let problem = Problem::new(cost, Neighbours::Graph { len: n, edges }, eps);
         let optimum = reference_optimum(&problem);
-        let raw = ClarabelSolver { static_regularization: 1e-8, ..clarabel_interior_point() }
-            .solve(&problem)
-            .unwrap();
+        let raw = ClarabelSolver { static_regularization: 1e-8, ..clarabel_interior_point() }.solve(&problem).unwrap();
         let mu = raw.dp_multipliers.clone().unwrap();
         let what = format!("case {case}: |Y| = {n}, |Θ̃| = {n_out}, ε = {eps:.2}");
         let Ok(out) = polish(&problem, &raw.x, &mu) else {
