@@ -149,7 +149,7 @@ fn multinomial_small_solves_end_to_end_with_a_heat_map() {
     let obs = m.family().observations();
     let panels = default_panels(&obs);
     assert_eq!(panels.len(), 6);
-    let svg = mechanism_heatmap_svg(&m.outputs(), &obs, &s.p, &panels, "test").unwrap();
+    let svg = mechanism_heatmap_svg(m.outputs(), &obs, &s.p, &panels, "test").unwrap();
     assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
     assert_eq!(svg.matches("<circle").count(), panels.len() * m.outputs().len());
     let dir = tempfile::tempdir().unwrap();
@@ -167,7 +167,7 @@ fn multinomial_d3_k20_solves_end_to_end_with_a_heat_map() {
     let s = &solve_model(&m, Some(&[2.0]), SolverChoice::HighsSimplex).unwrap()[0];
     assert_eq!(s.status, Status::Optimal);
     let obs = m.family().observations();
-    let svg = mechanism_heatmap_svg(&m.outputs(), &obs, &s.p, &default_panels(&obs), "vote-share-3way, ε = 2").unwrap();
+    let svg = mechanism_heatmap_svg(m.outputs(), &obs, &s.p, &default_panels(&obs), "vote-share-3way, ε = 2").unwrap();
     assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
 }
 

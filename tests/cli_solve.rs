@@ -208,7 +208,7 @@ bad_models! {
     bad_model_parameter_outside_unit_interval: good().replace("upper = 1.0", "upper = 2.0") => ["parameter", "[0, 1]"];
     bad_model_negative_grid_points: good().replace("points = 10 }", "points = -3 }") => ["parameter.grid", "-3"];
     bad_model_unknown_table: good().replace("[loss]", "[losss]") => ["losss"];
-    bad_model_toml_syntax_error: "name = \"x\"\nepsilon = [1.0\n".to_string() => ["line"];
+    bad_model_toml_syntax_error: "name = \"x\"\nepsilon = [1.0\n" => ["line"];
     bad_model_too_large_for_memory:
         good().replace("trials = 12", "trials = 100000000").replace("points = 10", "points = 100000")
         => ["memory", "observation.trials"];

@@ -26,7 +26,9 @@ fn two_by_two_optimum(eps: f64, delta: f64) -> f64 {
     3.0 / 16.0 - a / 8.0
 }
 
-/// Solve `model` at one ε with exactly one backend.
+/// Solve `model` at one ε with exactly one backend. (`ubapp::Error` is the library's; its size is
+/// not this test's to change.)
+#[allow(clippy::result_large_err)]
 fn solve_one(model: &Model, eps: f64, choice: SolverChoice) -> ubapp::Result<ubapp::solve::Solution> {
     solve_model(model, Some(&[eps]), choice).map(|mut v| v.remove(0))
 }
