@@ -59,34 +59,79 @@ fn check_against_lp(model: &Model, eps: &[f64], backends: &[SolverChoice]) {
     }
 }
 
-/// Every bundled model at every ε against Clarabel; HiGHS (several times slower on these LPs)
-/// on the smallest model at every ε and on the others at their smallest ε.
-#[test]
-fn bundled_models_match_both_lp_backends() {
-    let paths = bundled_models();
-    assert!(paths.len() >= 4);
-    let mut checked = 0;
-    for path in paths {
-        let model = Model::load(&path).unwrap();
-        // The chain solver applies to chain neighbours and the plain Bayes program.
-        if !model.family.neighbours().is_chain() || !crate::lp::Program::for_model(&model).is_plain() {
-            continue;
-        }
-        checked += 1;
-        let all = model.epsilons.clone();
-        if cfg!(feature = "clarabel") {
-            check_against_lp(&model, &all, &[SolverChoice::Clarabel]);
-        }
-        if cfg!(feature = "highs") {
-            let few = if model.family.observation_count() * model.outputs.len() <= 5000 {
-                all.clone()
-            } else {
-                vec![all.iter().copied().fold(f64::INFINITY, f64::min)]
-            };
-            check_against_lp(&model, &few, &[SolverChoice::Highs]);
-        }
+/// The chain solver applies to chain neighbours and the plain Bayes program.
+fn is_chain_model(model: &Model) -> bool {
+    model.family.neighbours().is_chain() && crate::lp::Program::for_model(model).is_plain()
+}
+
+/// The bundled model `name` against Clarabel at every ε.
+fn assert_bundled_model_matches_clarabel(name: &str) {
+    let model = bundled(&format!("{name}.toml"));
+    assert!(is_chain_model(&model), "{name} is not a chain model");
+    if cfg!(feature = "clarabel") {
+        check_against_lp(&model, &model.epsilons.clone(), &[SolverChoice::Clarabel]);
     }
-    assert!(checked >= 6, "only {checked} bundled chain models");
+}
+
+/// The bundled model `name` against HiGHS (several times slower on these LPs): at every ε on
+/// small models, at the smallest ε on the others.
+fn assert_bundled_model_matches_highs(name: &str) {
+    let model = bundled(&format!("{name}.toml"));
+    assert!(is_chain_model(&model), "{name} is not a chain model");
+    if cfg!(feature = "highs") {
+        let all = model.epsilons.clone();
+        let few = if model.family.observation_count() * model.outputs.len() <= 5000 {
+            all
+        } else {
+            vec![all.iter().copied().fold(f64::INFINITY, f64::min)]
+        };
+        check_against_lp(&model, &few, &[SolverChoice::Highs]);
+    }
+}
+
+/// Per bundled chain model a module with one test per LP backend; `CHAIN_MODELS` lists them.
+macro_rules! chain_models {
+    ($($module:ident: $model:expr;)*) => {
+        const CHAIN_MODELS: &[&str] = &[$($model),*];
+        $(
+            mod $module {
+                #[test]
+                fn matches_clarabel() {
+                    super::assert_bundled_model_matches_clarabel($model);
+                }
+
+                #[test]
+                fn matches_highs() {
+                    super::assert_bundled_model_matches_highs($model);
+                }
+            }
+        )*
+    };
+}
+
+chain_models! {
+    bundled_bernoulli_k100: "bernoulli-k100";
+    bundled_bernoulli_k100_fine_output: "bernoulli-k100-fine-output";
+    bundled_bernoulli_k100_paper_grid: "bernoulli-k100-paper-grid";
+    bundled_click_through_exact: "click-through-exact";
+    bundled_prevalence_asymmetric_loss: "prevalence-asymmetric-loss";
+    bundled_prevalence_imperfect_test: "prevalence-imperfect-test";
+    bundled_rare_event_beta: "rare-event-beta";
+}
+
+/// The tests above cover every bundled chain model.
+#[test]
+fn every_bundled_chain_model_has_its_own_test() {
+    let mut chain: Vec<String> = bundled_models()
+        .into_iter()
+        .filter(|p| is_chain_model(&Model::load(p).unwrap()))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    chain.sort_unstable();
+    assert!(chain.len() >= 6, "only {} bundled chain models", chain.len());
+    let mut listed = CHAIN_MODELS.to_vec();
+    listed.sort_unstable();
+    assert_eq!(chain, listed);
 }
 
 fn random_model(rng: &mut StdRng) -> Model {
