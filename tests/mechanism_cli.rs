@@ -303,14 +303,14 @@ fn delta_artifact_verifies_samples_and_audits() {
 
     let o = ubapp(&["verify", "mech.json"], d);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("(ε, δ)-DP with certified δ = "));
+    assert!(stdout(&o).contains("(ε, δ)-DP with certified δ = "));
     let o = ubapp(&["verify", "mech.json", "--json"], d);
     let j: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!((j["delta"].as_f64(), j["certified_delta"].as_f64()), (Some(0.01), Some(certified)));
 
     let o = ubapp(&["sample", "mech.json", "--y", "3", "--n", "5", "--seed", "1"], d);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 5);
+    assert_eq!(stdout(&o).lines().count(), 5);
 
     let o = ubapp(&["audit", "mech.json", "--samples", "20000", "--seed", "3", "--json"], d);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -319,7 +319,7 @@ fn delta_artifact_verifies_samples_and_audits() {
     assert_eq!(r["consistent"], true);
     assert!(r["empirical_delta_lower"].as_f64().unwrap() <= certified);
     let o = ubapp(&["audit", "mech.json", "--samples", "2000", "--seed", "3"], d);
-    assert!(String::from_utf8_lossy(&o.stdout).contains("empirical δ lower bound"));
+    assert!(stdout(&o).contains("empirical δ lower bound"));
 }
 
 #[test]

@@ -161,7 +161,7 @@ pub fn assert_quiet_on_closed_pipe(args: &[&str], dir: Option<&Path>) {
         } else {
             drop(out);
         }
-        // The reading end is closed now (dropped above, or with `reader` here).
+        // The reading end is closed now: `out` was dropped, or `reader` (which owned it) went out of scope.
         let status = child.wait().unwrap();
         let err = err.join().unwrap();
         let what = format!("{args:?} with the pipe closed after {lines} line(s)");
