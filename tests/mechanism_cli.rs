@@ -1,48 +1,42 @@
 //! The mechanism artifact through the `ubapp` binary: solve → verify → sample → audit, and every
 //! way a file can be damaged or tampered with (one sentence, exit code 2, nothing written).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use common::{binomial, stderr, stdout};
 use serde_json::Value;
 
-const MODEL: &str = r#"
-name = "cli-small"
-epsilon = [1.0]
-[parameter]
-lower = 0.0
-upper = 1.0
-grid = { kind = "midpoint", points = 12 }
-prior = { kind = "uniform" }
-[observation]
-family = "binomial"
-trials = 8
-[loss]
-kind = "squared"
-"#;
-
-fn ubapp(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ubapp")).args(args).current_dir(dir).output().expect("run ubapp")
+/// K = 8, M = 12, ε = 1, named cli-small; `top` adds top-level lines (e.g. `delta = 0.01`).
+fn model_with(top: &str) -> String {
+    binomial(8, 12, "squared", &[1.0]).name("cli-small").top(top).toml()
 }
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+/// Run `ubapp` in `dir`.
+fn ubapp(args: &[&str], dir: &Path) -> Output {
+    common::ubapp_in(dir, args)
 }
 
 /// A temp dir with model.toml and a solved mech.json (ε = 1).
 fn setup() -> (tempfile::TempDir, PathBuf) {
-    setup_with(MODEL)
+    setup_with(&model_with(""))
 }
 
-/// MODEL under (ε, 0.01)-DP.
+/// The model under (ε, 0.01)-DP.
 fn delta_model() -> String {
-    MODEL.replace("epsilon = [1.0]\n", "epsilon = [1.0]\ndelta = 0.01\n")
+    model_with("delta = 0.01")
+}
+
+/// A temp dir with the (ε, 0.01) model and its solved mech.json.
+fn setup_delta() -> (tempfile::TempDir, PathBuf) {
+    setup_with(&delta_model())
 }
 
 /// A temp dir with `model` as model.toml and its solved mech.json (ε = 1).
 fn setup_with(model: &str) -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("model.toml"), model).unwrap();
+    let (dir, _) = common::model_file(model);
     let o = ubapp(&["solve", "model.toml", "--eps", "1", "--out", "mech.json"], dir.path());
     assert!(o.status.success(), "solve failed: {}", stderr(&o));
     let path = dir.path().join("mech.json");
@@ -74,7 +68,7 @@ fn assert_rejected(dir: &Path, text: &str, needle: &str) {
         let o = ubapp(&args, dir);
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(2), "{args:?} should fail with exit 2; stderr: {err}");
-        assert!(o.stdout.is_empty(), "{args:?} printed to stdout: {}", String::from_utf8_lossy(&o.stdout));
+        assert!(o.stdout.is_empty(), "{args:?} printed to stdout: {}", stdout(&o));
         assert_eq!(err.trim_end().lines().count(), 1, "one sentence expected, got: {err}");
         assert!(err.contains(needle), "{args:?}: expected {needle:?} in: {err}");
     }
@@ -85,6 +79,31 @@ fn edited(path: &Path, f: impl FnOnce(&mut Value)) -> String {
     let mut v = read_json(path);
     f(&mut v);
     serde_json::to_string_pretty(&v).unwrap()
+}
+
+/// One test per damaged artifact: `name: setup, |v| edit => needle;` solves with `setup`
+/// (`setup` or `setup_delta`), applies `edit` to the artifact's JSON `v` and expects verify and
+/// sample to reject the result with `needle` in the one-sentence error;
+/// `name: setup, text |t| expr => needle;` rejects the text `expr` made from the artifact's text `t`.
+macro_rules! rejected {
+    (@run $dir:ident, $path:ident, |$v:ident| $edit:expr => $needle:expr) => {
+        assert_rejected($dir.path(), &edited(&$path, |$v: &mut Value| {
+            $edit;
+        }), $needle)
+    };
+    (@run $dir:ident, $path:ident, text |$t:ident| $text:expr => $needle:expr) => {{
+        let $t = std::fs::read_to_string(&$path).unwrap();
+        assert_rejected($dir.path(), &$text, $needle)
+    }};
+    ($($name:ident: $setup:ident, $($kind:ident)? |$v:ident| $edit:expr => $needle:expr;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                let (dir, path) = $setup();
+                rejected!(@run dir, path, $($kind)? |$v| $edit => $needle);
+            }
+        )*
+    };
 }
 
 #[test]
@@ -133,15 +152,33 @@ fn sample_prints_n_values_from_the_output_grid_and_is_reproducible() {
     assert!(values.iter().all(|v| outputs.contains(v)));
 
     let o = ubapp(&["sample", "mech.json", "--y", "3", "--n", "4", "--seed", "1", "--json"], dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
     let j: Vec<f64> = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(j.len(), 4);
+}
 
-    for bad in ["9", "-1", "2.5"] {
-        let o = ubapp(&["sample", "mech.json", "--y", bad], dir.path());
-        assert_eq!(o.status.code(), Some(2));
-        assert!(stderr(&o).contains("--y"), "{}", stderr(&o));
-        assert!(o.stdout.is_empty());
-    }
+/// `sample --y BAD` on the scalar model: exit 2, an error naming --y, nothing on stdout.
+fn assert_bad_scalar_y(bad: &str) {
+    let (dir, _) = setup();
+    let o = ubapp(&["sample", "mech.json", "--y", bad], dir.path());
+    assert_eq!(o.status.code(), Some(2), "{bad}: {}", stderr(&o));
+    assert!(stderr(&o).contains("--y"), "{}", stderr(&o));
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
+fn sample_rejects_an_observation_beyond_the_trials() {
+    assert_bad_scalar_y("9");
+}
+
+#[test]
+fn sample_rejects_a_negative_observation() {
+    assert_bad_scalar_y("-1");
+}
+
+#[test]
+fn sample_rejects_a_fractional_observation() {
+    assert_bad_scalar_y("2.5");
 }
 
 #[test]
@@ -156,120 +193,105 @@ fn audit_reports_an_empirical_bound_below_the_certificate() {
     assert!(stderr(&o).contains("100%"), "progress expected on stderr");
 }
 
-#[test]
-fn tampered_files_are_rejected_by_verify_and_sample() {
-    let (dir, path) = setup();
-    let d = dir.path();
+rejected! {
     // Swap the first and last columns: neighbours now differ by far more than e^1.
-    assert_rejected(d, &edited(&path, |v| v["columns"].as_array_mut().unwrap().swap(0, 8)), "not eps-DP");
+    rejected_first_and_last_columns_swapped: setup, |v| v["columns"].as_array_mut().unwrap().swap(0, 8) => "not eps-DP";
     // Swap two adjacent columns: each is still a distribution, but y = 2 now faces y = 4's column.
-    assert_rejected(d, &edited(&path, |v| v["columns"].as_array_mut().unwrap().swap(3, 4)), "not eps-DP");
+    rejected_adjacent_columns_swapped: setup, |v| v["columns"].as_array_mut().unwrap().swap(3, 4) => "not eps-DP";
     // A stored risk that does not belong to the weights (the check that catches a reordering which
     // happens to stay ε-DP).
-    assert_rejected(
-        d,
-        &edited(&path, |v| v["bayes_risk"] = Value::from(v["bayes_risk"].as_f64().unwrap() * 1.001)),
-        "does not match the risk of the weights",
-    );
+    rejected_a_stored_risk_not_of_the_weights: setup,
+        |v| v["bayes_risk"] = Value::from(v["bayes_risk"].as_f64().unwrap() * 1.001)
+        => "does not match the risk of the weights";
     // Edit one weight.
-    assert_rejected(
-        d,
-        &edited(&path, |v| {
-            let w = v["columns"][2][5].as_u64().unwrap();
-            v["columns"][2][5] = Value::from(w + 1);
-        }),
-        "columns[2] sums to",
-    );
+    rejected_one_weight_edited: setup, |v| {
+        let w = v["columns"][2][5].as_u64().unwrap();
+        v["columns"][2][5] = Value::from(w + 1);
+    } => "columns[2] sums to";
     // Move a whole weight to another output of the same column (total unchanged): a zero facing
     // a positive neighbour weight.
-    assert_rejected(
-        d,
-        &edited(&path, |v| {
-            let col = v["columns"][4].as_array_mut().unwrap();
-            let k = (0..col.len()).max_by_key(|&k| col[k].as_u64().unwrap()).unwrap();
-            // Another output with positive weight (the optimal mechanism may leave some outputs unused).
-            let j = (0..col.len()).find(|&j| j != k && col[j].as_u64().unwrap() > 0).unwrap();
-            let (wk, wj) = (col[k].as_u64().unwrap(), col[j].as_u64().unwrap());
-            col[k] = Value::from(wk + wj);
-            col[j] = Value::from(0u64);
-        }),
-        "no finite ε holds",
-    );
+    rejected_a_zero_facing_a_positive_weight: setup, |v| {
+        let col = v["columns"][4].as_array_mut().unwrap();
+        let k = (0..col.len()).max_by_key(|&k| col[k].as_u64().unwrap()).unwrap();
+        // Another output with positive weight (the optimal mechanism may leave some outputs unused).
+        let j = (0..col.len()).find(|&j| j != k && col[j].as_u64().unwrap() > 0).unwrap();
+        let (wk, wj) = (col[k].as_u64().unwrap(), col[j].as_u64().unwrap());
+        col[k] = Value::from(wk + wj);
+        col[j] = Value::from(0u64);
+    } => "no finite ε holds";
     // Claim a smaller ε than the weights certify.
-    assert_rejected(d, &edited(&path, |v| v["eps"] = Value::from(0.5)), "not eps-DP");
-    assert_rejected(d, &edited(&path, |v| v["certified_eps"] = Value::from(0.9)), "certified_eps");
+    rejected_a_smaller_eps_claimed: setup, |v| v["eps"] = Value::from(0.5) => "not eps-DP";
+    rejected_a_smaller_certified_eps_claimed: setup, |v| v["certified_eps"] = Value::from(0.9) => "certified_eps";
     // Wrong totals and shapes.
-    assert_rejected(d, &edited(&path, |v| v["total"] = Value::from(1u64 << 51)), "sums to");
-    assert_rejected(d, &edited(&path, |v| v["total"] = Value::from(3u64)), "power of two");
-    assert_rejected(
-        d,
-        &edited(&path, |v| {
-            v["columns"].as_array_mut().unwrap().pop();
-        }),
-        "observations",
-    );
-    assert_rejected(
-        d,
-        &edited(&path, |v| {
-            for c in v["columns"].as_array_mut().unwrap() {
-                c.as_array_mut().unwrap().pop();
-            }
-        }),
-        "outputs",
-    );
-    assert_rejected(d, &edited(&path, |v| v["model"]["observation"]["trials"] = Value::from(9)), "observations");
-    assert_rejected(d, &edited(&path, |v| v["outputs"][0] = Value::from(0.5)), "outputs differ");
-    assert_rejected(d, &edited(&path, |v| v["eps"] = Value::from(-1.0)), "eps must be");
-    assert_rejected(d, &edited(&path, |v| v["columns"][0][0] = Value::from(-3)), "columns[0][0]");
+    rejected_a_halved_total: setup, |v| v["total"] = Value::from(1u64 << 51) => "sums to";
+    rejected_a_total_not_a_power_of_two: setup, |v| v["total"] = Value::from(3u64) => "power of two";
+    rejected_a_missing_column: setup, |v| {
+        v["columns"].as_array_mut().unwrap().pop();
+    } => "observations";
+    rejected_a_missing_output_in_every_column: setup, |v| {
+        for c in v["columns"].as_array_mut().unwrap() {
+            c.as_array_mut().unwrap().pop();
+        }
+    } => "outputs";
+    rejected_an_embedded_model_with_other_trials: setup,
+        |v| v["model"]["observation"]["trials"] = Value::from(9) => "observations";
+    rejected_an_edited_output_grid: setup, |v| v["outputs"][0] = Value::from(0.5) => "outputs differ";
+    rejected_a_negative_eps: setup, |v| v["eps"] = Value::from(-1.0) => "eps must be";
+    rejected_a_negative_weight: setup, |v| v["columns"][0][0] = Value::from(-3) => "columns[0][0]";
+
+    // Broken files.
+    rejected_a_truncated_file: setup, text |t| t[..t.len() / 2] => "truncated";
+    rejected_a_file_that_is_not_json: setup, text |_t| "hello, I am not JSON" => "not valid JSON";
+    rejected_an_empty_file: setup, text |_t| "" => "truncated";
+    rejected_json_that_is_not_a_mechanism: setup, text |_t| "[1, 2, 3]" => "not a ubapp mechanism file";
+    rejected_an_unknown_format_version: setup, |v| v["format_version"] = Value::from(3) => "format_version is 3";
+    // A pure-ε (version 1) file relabelled as version 2 lacks the δ fields version 2 requires.
+    rejected_a_pure_eps_file_relabelled_version_2: setup, |v| v["format_version"] = Value::from(2) => "delta is missing";
+    rejected_a_file_without_format: setup, |v| {
+        v.as_object_mut().unwrap().remove("format");
+    } => "not a ubapp mechanism file";
+    rejected_a_file_without_columns: setup, |v| {
+        v.as_object_mut().unwrap().remove("columns");
+    } => "columns";
 }
 
 #[test]
-fn broken_files_get_one_sentence() {
-    let (dir, path) = setup();
-    let d = dir.path();
-    let text = std::fs::read_to_string(&path).unwrap();
-    assert_rejected(d, &text[..text.len() / 2], "truncated");
-    assert_rejected(d, "hello, I am not JSON", "not valid JSON");
-    assert_rejected(d, "", "truncated");
-    assert_rejected(d, "[1, 2, 3]", "not a ubapp mechanism file");
-    assert_rejected(d, &edited(&path, |v| v["format_version"] = Value::from(3)), "format_version is 3");
-    // A pure-ε (version 1) file relabelled as version 2 lacks the δ fields version 2 requires.
-    assert_rejected(d, &edited(&path, |v| v["format_version"] = Value::from(2)), "delta is missing");
-    assert_rejected(
-        d,
-        &edited(&path, |v| {
-            v.as_object_mut().unwrap().remove("format");
-        }),
-        "not a ubapp mechanism file",
-    );
-    assert_rejected(
-        d,
-        &edited(&path, |v| {
-            v.as_object_mut().unwrap().remove("columns");
-        }),
-        "columns",
-    );
-    let o = ubapp(&["verify", "does-not-exist.json"], d);
+fn verify_names_a_missing_file_with_exit_code_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = ubapp(&["verify", "does-not-exist.json"], dir.path());
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("cannot read mechanism file"));
 }
 
-#[test]
-fn failed_solve_keeps_an_existing_artifact() {
+/// A solve that fails on `--eps EPS` leaves the existing artifact and the directory as they were.
+fn assert_failed_solve_keeps_the_artifact(eps: &str) {
     let (dir, path) = setup();
     let before = std::fs::read(&path).unwrap();
-    for eps in ["0", "nan", "-1"] {
-        let o = ubapp(&["solve", "model.toml", "--eps", eps, "--out", "mech.json"], dir.path());
-        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    }
+    let o = ubapp(&["solve", "model.toml", "--eps", eps, "--out", "mech.json"], dir.path());
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert_eq!(std::fs::read(&path).unwrap(), before);
     let names: Vec<String> = listing(dir.path()).into_iter().map(|(n, _)| n).collect();
     assert_eq!(names, vec!["mech.json".to_string(), "model.toml".to_string()]);
 }
 
 #[test]
+fn failed_solve_at_eps_zero_keeps_an_existing_artifact() {
+    assert_failed_solve_keeps_the_artifact("0");
+}
+
+#[test]
+fn failed_solve_at_eps_nan_keeps_an_existing_artifact() {
+    assert_failed_solve_keeps_the_artifact("nan");
+}
+
+#[test]
+fn failed_solve_at_a_negative_eps_keeps_an_existing_artifact() {
+    assert_failed_solve_keeps_the_artifact("-1");
+}
+
+#[test]
 fn delta_artifact_verifies_samples_and_audits() {
-    let (dir, path) = setup_with(&delta_model());
+    let (dir, path) = setup_delta();
     let d = dir.path();
     let v = read_json(&path);
     assert_eq!(v["format_version"], 2);
@@ -281,14 +303,14 @@ fn delta_artifact_verifies_samples_and_audits() {
 
     let o = ubapp(&["verify", "mech.json"], d);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("(ε, δ)-DP with certified δ = "));
+    assert!(stdout(&o).contains("(ε, δ)-DP with certified δ = "));
     let o = ubapp(&["verify", "mech.json", "--json"], d);
     let j: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!((j["delta"].as_f64(), j["certified_delta"].as_f64()), (Some(0.01), Some(certified)));
 
     let o = ubapp(&["sample", "mech.json", "--y", "3", "--n", "5", "--seed", "1"], d);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 5);
+    assert_eq!(stdout(&o).lines().count(), 5);
 
     let o = ubapp(&["audit", "mech.json", "--samples", "20000", "--seed", "3", "--json"], d);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -297,15 +319,14 @@ fn delta_artifact_verifies_samples_and_audits() {
     assert_eq!(r["consistent"], true);
     assert!(r["empirical_delta_lower"].as_f64().unwrap() <= certified);
     let o = ubapp(&["audit", "mech.json", "--samples", "2000", "--seed", "3"], d);
-    assert!(String::from_utf8_lossy(&o.stdout).contains("empirical δ lower bound"));
+    assert!(stdout(&o).contains("empirical δ lower bound"));
 }
 
 #[test]
-fn tampered_delta_files_are_rejected() {
-    let (dir, path) = setup_with(&delta_model());
+fn rejected_a_delta_file_whose_mass_moved_beyond_its_delta() {
+    let (dir, path) = setup_delta();
     let d = dir.path();
     let v = read_json(&path);
-    let certified = v["certified_delta"].as_f64().unwrap();
     // Move 5 % of y = 1's mass onto an output that y = 0 hardly uses, from an output where y = 1's
     // weight is below e^ε times y = 0's (so the spend of (y = 1, y = 0) rises by about 5 %).
     let t = v["total"].as_u64().unwrap();
@@ -326,40 +347,39 @@ fn tampered_delta_files_are_rejected() {
         }),
         "not (eps, delta)-DP",
     );
+}
+
+rejected! {
     // Claims that do not match the weights or the model.
-    assert_rejected(d, &edited(&path, |v| v["certified_delta"] = Value::from(certified / 2.0)), "certified_delta = ");
-    assert_rejected(d, &edited(&path, |v| v["delta"] = Value::from(0.02)), "larger than the embedded model's delta");
-    assert_rejected(
-        d,
-        &edited(&path, |v| v["model"]["delta"] = Value::from(0.005)),
-        "larger than the embedded model's delta",
-    );
-    assert_rejected(d, &edited(&path, |v| v["delta"] = Value::from(0.001)), "not (eps, delta)-DP");
-    assert_rejected(d, &edited(&path, |v| v["delta"] = Value::from(1.5)), "delta must be a number in [0, 1)");
+    rejected_a_delta_file_claiming_half_its_certified_delta: setup_delta, |v| {
+        let certified = v["certified_delta"].as_f64().unwrap();
+        v["certified_delta"] = Value::from(certified / 2.0);
+    } => "certified_delta = ";
+    rejected_a_delta_above_the_models: setup_delta,
+        |v| v["delta"] = Value::from(0.02) => "larger than the embedded model's delta";
+    rejected_an_embedded_model_delta_below_the_files: setup_delta,
+        |v| v["model"]["delta"] = Value::from(0.005) => "larger than the embedded model's delta";
+    rejected_a_delta_below_what_the_weights_spend: setup_delta,
+        |v| v["delta"] = Value::from(0.001) => "not (eps, delta)-DP";
+    rejected_a_delta_outside_the_unit_interval: setup_delta,
+        |v| v["delta"] = Value::from(1.5) => "delta must be a number in [0, 1)";
     // The version and the δ fields go together.
-    assert_rejected(
-        d,
-        &edited(&path, |v| {
-            v.as_object_mut().unwrap().remove("delta");
-        }),
-        "delta is missing",
-    );
-    assert_rejected(
-        d,
-        &edited(&path, |v| {
-            v.as_object_mut().unwrap().remove("certified_delta");
-        }),
-        "certified_delta is missing",
-    );
-    assert_rejected(d, &edited(&path, |v| v["format_version"] = Value::from(1)), "not part of format_version 1");
+    rejected_a_version_2_file_without_delta: setup_delta, |v| {
+        v.as_object_mut().unwrap().remove("delta");
+    } => "delta is missing";
+    rejected_a_version_2_file_without_certified_delta: setup_delta, |v| {
+        v.as_object_mut().unwrap().remove("certified_delta");
+    } => "certified_delta is missing";
+    rejected_delta_fields_in_a_version_1_file: setup_delta,
+        |v| v["format_version"] = Value::from(1) => "not part of format_version 1";
     // Read as pure ε (δ = 0 claimed), the weights are not ε-DP at all.
-    assert_rejected(d, &edited(&path, |v| v["delta"] = Value::from(0.0)), "eps");
+    rejected_a_delta_file_claiming_delta_zero: setup_delta, |v| v["delta"] = Value::from(0.0) => "eps";
 }
 
 #[test]
 fn delta_zero_writes_the_pure_eps_artifact_byte_for_byte() {
     let (_d1, pure) = setup();
-    let (_d2, zero) = setup_with(&MODEL.replace("epsilon = [1.0]\n", "epsilon = [1.0]\ndelta = 0.0\n"));
+    let (_d2, zero) = setup_with(&model_with("delta = 0.0"));
     assert_eq!(std::fs::read(&pure).unwrap(), std::fs::read(&zero).unwrap());
     let v = read_json(&zero);
     assert_eq!(v["format_version"], 1);
@@ -434,10 +454,7 @@ fn csv_backed_artifacts_verify_from_any_directory_after_the_csv_files_move() {
 
 #[test]
 fn sample_takes_vector_observations_of_a_multinomial_model() {
-    let dir = tempfile::tempdir().unwrap();
-    let model = std::fs::canonicalize("models/vote-share-3way-small.toml").unwrap();
-    let o = ubapp(&["solve", model.to_str().unwrap(), "--eps", "1", "--out", "mech.json"], dir.path());
-    assert!(o.status.success(), "{}", stderr(&o));
+    let dir = setup_multinomial();
     let outputs: Vec<Vec<f64>> =
         serde_json::from_value(read_json(&dir.path().join("mech.json"))["outputs"].clone()).unwrap();
     let o = ubapp(&["sample", "mech.json", "--y", "3,3,2", "--n", "20", "--seed", "1"], dir.path());
@@ -450,13 +467,73 @@ fn sample_takes_vector_observations_of_a_multinomial_model() {
     assert_eq!(lines.len(), 20);
     assert!(lines.iter().all(|v| v.len() == 3 && outputs.contains(v)), "{lines:?}");
     let o = ubapp(&["sample", "mech.json", "--y", "3,3,2", "--n", "2", "--seed", "1", "--json"], dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
     let j: Vec<Vec<f64>> = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(j.len(), 2);
-    // Wrong length, not a count vector of 8 records, not numbers: one sentence naming --y, exit 2.
-    for bad in ["3,3", "3,5,2", "3", "a,b,c"] {
-        let o = ubapp(&["sample", "mech.json", "--y", bad], dir.path());
-        assert_eq!(o.status.code(), Some(2), "{bad}");
-        assert!(stderr(&o).starts_with("error: --y") && stderr(&o).trim().lines().count() == 1, "{}", stderr(&o));
-        assert!(o.stdout.is_empty());
-    }
+}
+
+/// A temp dir with the small 3-way vote-share model solved at ε = 1 as mech.json.
+fn setup_multinomial() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let model = common::bundled("vote-share-3way-small");
+    let o = ubapp(&["solve", model.to_str().unwrap(), "--eps", "1", "--out", "mech.json"], dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    dir
+}
+
+/// `sample --y BAD` on the multinomial model: one sentence naming --y, exit 2, nothing on stdout.
+fn assert_bad_vector_y(bad: &str) {
+    let dir = setup_multinomial();
+    let o = ubapp(&["sample", "mech.json", "--y", bad], dir.path());
+    assert_eq!(o.status.code(), Some(2), "{bad}");
+    assert!(stderr(&o).starts_with("error: --y") && stderr(&o).trim().lines().count() == 1, "{}", stderr(&o));
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
+fn sample_rejects_a_count_vector_of_the_wrong_length() {
+    assert_bad_vector_y("3,3");
+}
+
+#[test]
+fn sample_rejects_counts_that_do_not_add_up_to_the_records() {
+    assert_bad_vector_y("3,5,2");
+}
+
+#[test]
+fn sample_rejects_a_scalar_for_a_vector_observation() {
+    assert_bad_vector_y("3");
+}
+
+#[test]
+fn sample_rejects_counts_that_are_not_numbers() {
+    assert_bad_vector_y("a,b,c");
+}
+
+/// Issue 12, item 10: `verify`, `audit --json` and `sample` into a pipe whose reader goes away
+/// (`… | head -1`) end quietly: no panic, no exit code 101.
+#[test]
+fn verify_into_a_closed_pipe_does_not_panic() {
+    let (dir, _) = setup();
+    common::assert_quiet_on_closed_pipe(&["verify", "mech.json"], Some(dir.path()));
+    common::assert_quiet_on_closed_pipe(&["verify", "mech.json", "--json"], Some(dir.path()));
+}
+
+#[test]
+fn audit_json_into_a_closed_pipe_does_not_panic() {
+    let (dir, _) = setup();
+    common::assert_quiet_on_closed_pipe(
+        &["audit", "mech.json", "--samples", "2000", "--seed", "3", "--json"],
+        Some(dir.path()),
+    );
+}
+
+/// Far more output than a pipe buffers: the writes after `head -1` are sure to meet a closed pipe.
+#[test]
+fn sample_into_a_closed_pipe_does_not_panic() {
+    let (dir, _) = setup();
+    common::assert_quiet_on_closed_pipe(
+        &["sample", "mech.json", "--y", "3", "--n", "200000", "--seed", "1"],
+        Some(dir.path()),
+    );
 }

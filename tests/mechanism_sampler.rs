@@ -4,13 +4,15 @@
 //! three columns are tested, so ≤ 3e-6 over the choice of seed (the seeds are fixed, so the
 //! outcome is deterministic).
 
+mod common;
+
 use std::convert::Infallible;
 
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use statrs::distribution::{ChiSquared, ContinuousCDF};
 use ubapp::mechanism::{audit, AuditOptions, Mechanism};
-use ubapp::model::{Model, ModelSpec};
+use ubapp::model::Model;
 use ubapp::solve::{solve_model, SolverChoice};
 
 /// A bit source that returns c·2^(64−bits) for c = 0, 1, 2, …: the top `bits` bits count up.
@@ -37,13 +39,9 @@ impl rand::TryRng for Counter {
     }
 }
 
+/// A binomial model at ε = 0.5: K = `trials`, M = `points`, uniform prior, squared loss.
 fn model(trials: u64, points: usize) -> Model {
-    let text = format!(
-        "name = \"sampler\"\nepsilon = [0.5]\n[parameter]\nlower = 0.0\nupper = 1.0\n\
-         grid = {{ kind = \"midpoint\", points = {points} }}\nprior = {{ kind = \"uniform\" }}\n\
-         [observation]\nfamily = \"binomial\"\ntrials = {trials}\n[loss]\nkind = \"squared\"\n"
-    );
-    Model::from_spec(ModelSpec::from_toml(&text, "test").unwrap()).unwrap()
+    common::binomial_model(trials, points, "squared", &[0.5])
 }
 
 #[test]

@@ -91,9 +91,8 @@ fn clipped_poisson_pmf_matches_direct_enumeration_and_sums_to_one() {
         // Independent route for N = 2, c = 3: P(min(X, c) = c) as 1 − Σ_{x<c} (not the incomplete
         // gamma), and the sum's pmf by enumerating both records.
         let c = 3usize;
-        let mut base: Vec<f64> = (0..c)
-            .map(|x| (-lambda as f64).exp() * lambda.powi(x as i32) / (1..=x).product::<usize>() as f64)
-            .collect();
+        let mut base: Vec<f64> =
+            (0..c).map(|x| (-lambda).exp() * lambda.powi(x as i32) / (1..=x).product::<usize>() as f64).collect();
         base.push(1.0 - base.iter().sum::<f64>());
         let gamma_route = clipped_poisson_pmf(c as u64, lambda);
         for (a, b) in base.iter().zip(&gamma_route) {

@@ -2,32 +2,17 @@
 
 use std::sync::Arc;
 
-use super::common::solve_problem;
+use super::common::{binomial, solve_problem};
 use crate::lp::{cost_matrix, Problem, Program};
-use crate::model::{ExactBetaBinomial, Grid, Loss, Model, ModelSpec};
+use crate::model::{ExactBetaBinomial, Grid, Loss, Model};
 use crate::solve::{solve_model, SolverChoice, Status};
 
-fn model(toml: &str) -> Model {
-    Model::from_spec(ModelSpec::from_toml(toml, "test").unwrap()).unwrap()
+/// K trials, an M-point midpoint grid, a Beta(2, 3) prior, ε ∈ {0.5, 2}, plus `extra` top-level lines.
+fn bernoulli(k: u64, m: usize, extra: &str, loss: &str) -> Model {
+    binomial(k, m, loss, &[0.5, 2.0]).prior(BETA_2_3).top(extra).model()
 }
 
-fn bernoulli(k: u64, m: usize, extra: &str, loss: &str) -> Model {
-    model(&format!(
-        r#"
-        name = "t"
-        epsilon = [0.5, 2.0]
-        {extra}
-        [parameter]
-        grid = {{ kind = "midpoint", points = {m} }}
-        prior = {{ kind = "beta", a = 2.0, b = 3.0 }}
-        [observation]
-        family = "binomial"
-        trials = {k}
-        [loss]
-        kind = "{loss}"
-        "#
-    ))
-}
+const BETA_2_3: &str = "{ kind = \"beta\", a = 2.0, b = 3.0 }";
 
 fn highs() -> SolverChoice {
     SolverChoice::HighsSimplex
@@ -41,6 +26,7 @@ fn minimax_has_smaller_worst_case_and_larger_bayes_risk_than_bayes() {
         let bayes = solve_model(&bayes_model, None, SolverChoice::HighsSimplex).unwrap();
         let mm = solve_model(&mm_model, None, SolverChoice::HighsSimplex).unwrap();
         let w = Arc::new(mm_model.risk_matrix());
+        assert_eq!((bayes.len(), mm.len()), (2, 2), "one solution per ε");
         for (b, m) in bayes.iter().zip(&mm) {
             assert_eq!(b.status, Status::Optimal);
             assert_eq!(m.status, Status::Optimal, "{loss} ε = {}: {:?}", m.eps, m.checks.relative_gap);
@@ -69,6 +55,7 @@ fn minimax_agrees_across_backends() {
     let a = solve_model(&mm_model, None, SolverChoice::HighsSimplex).unwrap();
     for choice in [SolverChoice::Clarabel, SolverChoice::GoodLpMicrolp] {
         let b = solve_model(&mm_model, None, choice).unwrap();
+        assert_eq!((a.len(), b.len()), (2, 2), "one solution per ε");
         for (x, y) in a.iter().zip(&b) {
             assert!(
                 ((x.checks.objective - y.checks.objective) / x.checks.objective).abs() < 1e-6,
@@ -116,6 +103,7 @@ fn delta_program_agrees_across_backends() {
     let m = bernoulli(10, 20, "delta = 0.01", "absolute");
     let a = solve_model(&m, None, SolverChoice::HighsSimplex).unwrap();
     let b = solve_model(&m, None, SolverChoice::Clarabel).unwrap();
+    assert_eq!((a.len(), b.len()), (2, 2), "one solution per ε");
     for (x, y) in a.iter().zip(&b) {
         assert!(((x.bayes_risk - y.bayes_risk) / x.bayes_risk).abs() < 1e-6);
         let d = x.checks.dual_bound.unwrap();
@@ -192,22 +180,12 @@ fn exact_conjugate_costs_agree_with_fine_quadrature() {
 #[test]
 fn midpoint_grid_risk_converges_to_the_exact_risk() {
     let spec = |grid: &str| {
-        model(&format!(
-            r#"
-            name = "conv"
-            epsilon = [1.0]
-            [parameter]
-            grid = {grid}
-            prior = {{ kind = "beta", a = 2.0, b = 3.0 }}
-            [observation]
-            family = "binomial"
-            trials = 20
-            [output]
-            grid = {{ kind = "midpoint", points = 30 }}
-            [loss]
-            kind = "squared"
-            "#
-        ))
+        binomial(20, 0, "squared", &[1.0])
+            .name("conv")
+            .grid(grid)
+            .prior(BETA_2_3)
+            .output("{ kind = \"midpoint\", points = 30 }")
+            .model()
     };
     let exact = solve_model(&spec(r#"{ kind = "exact" }"#), None, SolverChoice::HighsSimplex).unwrap()[0].bayes_risk;
     let mut errors = Vec::new();

@@ -2,9 +2,9 @@
 
 use std::sync::Arc;
 
-use super::common::solve_problem;
+use super::common::{binomial, binomial_model, bundled, bundled_models, solve_problem};
 use crate::lp::{cost_matrix, Problem};
-use crate::model::{Model, ModelSpec, Neighbours};
+use crate::model::{Model, Neighbours};
 use crate::solve::chain::{self, certify, solve_dense, solve_geometric, DenseCosts};
 use crate::solve::{solve_model, SolverChoice, Status};
 use ndarray::Array2;
@@ -32,6 +32,7 @@ fn lp_backends() -> Vec<SolverChoice> {
 /// Compare the chain solver with each LP backend on `model` at `eps`.
 fn check_against_lp(model: &Model, eps: &[f64], backends: &[SolverChoice]) {
     let chain = solve_model(model, Some(eps), SolverChoice::Chain).unwrap();
+    assert_eq!(chain.len(), eps.len(), "{}: one solution per ε", model.name());
     for s in &chain {
         assert_eq!(s.solver, "chain", "{} ε = {}: {}", model.name(), s.eps, s.solver_detail);
         assert_eq!(s.status, Status::Optimal, "{} ε = {}: {}", model.name(), s.eps, s.solver_detail);
@@ -40,6 +41,7 @@ fn check_against_lp(model: &Model, eps: &[f64], backends: &[SolverChoice]) {
     }
     for &b in backends {
         let lp = solve_model(model, Some(eps), b).unwrap();
+        assert_eq!(lp.len(), eps.len(), "{} with {b}: one solution per ε", model.name());
         for (c, l) in chain.iter().zip(&lp) {
             assert!(
                 rel(c.bayes_risk, l.bayes_risk) <= LP_ACCURACY,
@@ -57,39 +59,79 @@ fn check_against_lp(model: &Model, eps: &[f64], backends: &[SolverChoice]) {
     }
 }
 
-/// Every bundled model at every ε against Clarabel; HiGHS (several times slower on these LPs)
-/// on the smallest model at every ε and on the others at their smallest ε.
-#[test]
-fn bundled_models_match_both_lp_backends() {
-    let mut paths: Vec<_> = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/models"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().and_then(|e| e.to_str()) == Some("toml"))
-        .collect();
-    paths.sort();
-    assert!(paths.len() >= 4);
-    let mut checked = 0;
-    for path in paths {
-        let model = Model::load(&path).unwrap();
-        // The chain solver applies to chain neighbours and the plain Bayes program.
-        if !model.family.neighbours().is_chain() || !crate::lp::Program::for_model(&model).is_plain() {
-            continue;
-        }
-        checked += 1;
-        let all = model.epsilons.clone();
-        if cfg!(feature = "clarabel") {
-            check_against_lp(&model, &all, &[SolverChoice::Clarabel]);
-        }
-        if cfg!(feature = "highs") {
-            let few = if model.family.observation_count() * model.outputs.len() <= 5000 {
-                all.clone()
-            } else {
-                vec![all.iter().copied().fold(f64::INFINITY, f64::min)]
-            };
-            check_against_lp(&model, &few, &[SolverChoice::Highs]);
-        }
+/// The chain solver applies to chain neighbours and the plain Bayes program.
+fn is_chain_model(model: &Model) -> bool {
+    model.family.neighbours().is_chain() && crate::lp::Program::for_model(model).is_plain()
+}
+
+/// The bundled model `name` against Clarabel at every ε.
+fn assert_bundled_model_matches_clarabel(name: &str) {
+    let model = bundled(&format!("{name}.toml"));
+    assert!(is_chain_model(&model), "{name} is not a chain model");
+    if cfg!(feature = "clarabel") {
+        check_against_lp(&model, &model.epsilons.clone(), &[SolverChoice::Clarabel]);
     }
-    assert!(checked >= 6, "only {checked} bundled chain models");
+}
+
+/// The bundled model `name` against HiGHS (several times slower on these LPs): at every ε on
+/// small models, at the smallest ε on the others.
+fn assert_bundled_model_matches_highs(name: &str) {
+    let model = bundled(&format!("{name}.toml"));
+    assert!(is_chain_model(&model), "{name} is not a chain model");
+    if cfg!(feature = "highs") {
+        let all = model.epsilons.clone();
+        let few = if model.family.observation_count() * model.outputs.len() <= 5000 {
+            all
+        } else {
+            vec![all.iter().copied().fold(f64::INFINITY, f64::min)]
+        };
+        check_against_lp(&model, &few, &[SolverChoice::Highs]);
+    }
+}
+
+/// Per bundled chain model a module with one test per LP backend; `CHAIN_MODELS` lists them.
+macro_rules! chain_models {
+    ($($module:ident: $model:expr;)*) => {
+        const CHAIN_MODELS: &[&str] = &[$($model),*];
+        $(
+            mod $module {
+                #[test]
+                fn matches_clarabel() {
+                    super::assert_bundled_model_matches_clarabel($model);
+                }
+
+                #[test]
+                fn matches_highs() {
+                    super::assert_bundled_model_matches_highs($model);
+                }
+            }
+        )*
+    };
+}
+
+chain_models! {
+    bundled_bernoulli_k100: "bernoulli-k100";
+    bundled_bernoulli_k100_fine_output: "bernoulli-k100-fine-output";
+    bundled_bernoulli_k100_paper_grid: "bernoulli-k100-paper-grid";
+    bundled_click_through_exact: "click-through-exact";
+    bundled_prevalence_asymmetric_loss: "prevalence-asymmetric-loss";
+    bundled_prevalence_imperfect_test: "prevalence-imperfect-test";
+    bundled_rare_event_beta: "rare-event-beta";
+}
+
+/// The tests above cover every bundled chain model.
+#[test]
+fn every_bundled_chain_model_has_its_own_test() {
+    let mut chain: Vec<String> = bundled_models()
+        .into_iter()
+        .filter(|p| is_chain_model(&Model::load(p).unwrap()))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    chain.sort_unstable();
+    assert!(chain.len() >= 6, "only {} bundled chain models", chain.len());
+    let mut listed = CHAIN_MODELS.to_vec();
+    listed.sort_unstable();
+    assert_eq!(chain, listed);
 }
 
 fn random_model(rng: &mut StdRng) -> Model {
@@ -115,13 +157,9 @@ fn random_model(rng: &mut StdRng) -> Model {
         ),
     };
     let loss = if rng.random_bool(0.5) { "squared" } else { "absolute" };
-    let eps: Vec<String> = (0..3).map(|_| format!("{:.6}", 10f64.powf(rng.random_range(-3.0..0.8)))).collect();
-    let text = format!(
-        "name = \"random\"\nepsilon = [{}]\n[parameter]\nlower = 0.0\nupper = 1.0\ngrid = {grid}\nprior = {prior}\n\
-         [observation]\nfamily = \"binomial\"\ntrials = {trials}\n[output]\ngrid = {output}\n[loss]\nkind = \"{loss}\"\n",
-        eps.join(", ")
-    );
-    Model::from_spec(ModelSpec::from_toml(&text, "random").unwrap()).unwrap()
+    let eps: Vec<f64> =
+        (0..3).map(|_| format!("{:.6}", 10f64.powf(rng.random_range(-3.0..0.8))).parse().unwrap()).collect();
+    binomial(trials, points, loss, &eps).name("random").grid(&grid).prior(&prior).output(&output).model()
 }
 
 #[test]
@@ -215,15 +253,7 @@ fn random_costs_column_generation_reaches_the_lp_optimum() {
 
 #[test]
 fn certificate_rejects_wrong_duals_and_agrees_with_brute_force() {
-    let model = Model::from_spec(
-        ModelSpec::from_toml(
-            "name = \"t\"\nepsilon = [0.4]\n[parameter]\nlower = 0.0\nupper = 1.0\ngrid = { kind = \"midpoint\", points = 12 }\n\
-             prior = { kind = \"uniform\" }\n[observation]\nfamily = \"binomial\"\ntrials = 9\n[loss]\nkind = \"absolute\"\n",
-            "t",
-        )
-        .unwrap(),
-    )
-    .unwrap();
+    let model = binomial_model(9, 12, "absolute", &[0.4]);
     let cost = cost_matrix(&model, crate::lp::MemoryBudget::available()).unwrap();
     let costs = DenseCosts::new(&cost);
     let g = solve_geometric(&costs, 0.4);
@@ -243,13 +273,10 @@ fn compact_solver_matches_dense_chain_solver() {
     for (trials, points, out) in [(60u64, 40usize, "\"parameter\""), (200, 30, "{ kind = \"midpoint\", points = 77 }")]
     {
         for prior in ["{ kind = \"uniform\" }", "{ kind = \"beta\", a = 2.0, b = 5.0 }"] {
-            let text = format!(
-                "name = \"c\"\nepsilon = [0.05, 0.5, 3.0]\n[parameter]\nlower = 0.0\nupper = 1.0\n\
-                 grid = {{ kind = \"midpoint\", points = {points} }}\nprior = {prior}\n[observation]\nfamily = \"binomial\"\n\
-                 trials = {trials}\n[output]\ngrid = {out}\n[loss]\nkind = \"squared\"\n"
-            );
-            let model = Model::from_spec(ModelSpec::from_toml(&text, "c").unwrap()).unwrap();
+            let model =
+                binomial(trials, points, "squared", &[0.05, 0.5, 3.0]).name("c").prior(prior).output(out).model();
             let dense = solve_model(&model, None, SolverChoice::Chain).unwrap();
+            assert_eq!(dense.len(), 3, "one solution per ε");
             for s in dense {
                 let (c, _) = chain::solve_model_compact(&model, s.eps).unwrap();
                 assert!(c.certified(), "compact gap {}", c.relative_gap);
@@ -262,8 +289,7 @@ fn compact_solver_matches_dense_chain_solver() {
 
 #[test]
 fn compact_solver_refuses_other_losses() {
-    let model =
-        Model::load(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/models/rare-event-beta.toml"))).unwrap();
+    let model = bundled("rare-event-beta.toml");
     let e = chain::solve_model_compact(&model, 0.5).unwrap_err();
     assert!(e.is_input() && e.to_string().contains("squared loss"), "{e}");
     let e = chain::solve_model_compact(&model, f64::NAN).unwrap_err();
@@ -272,8 +298,7 @@ fn compact_solver_refuses_other_losses() {
 
 #[test]
 fn auto_picks_the_chain_solver_and_chain_is_a_backend() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/models/rare-event-beta.toml");
-    let model = Model::load(std::path::Path::new(path)).unwrap();
+    let model = bundled("rare-event-beta.toml");
     let s = solve_model(&model, Some(&[0.5]), SolverChoice::Auto).unwrap();
     assert_eq!(s[0].solver, "chain");
     assert_eq!("chain".parse::<SolverChoice>().unwrap(), SolverChoice::Chain);
@@ -299,12 +324,11 @@ fn auto_picks_the_chain_solver_and_chain_is_a_backend() {
 fn squared_moments_reproduce_the_dense_cost_matrix() {
     use crate::solve::chain::ChainCosts;
     for (trials, prior) in [(40u64, "{ kind = \"uniform\" }"), (500, "{ kind = \"beta\", a = 0.7, b = 3.0 }")] {
-        let text = format!(
-            "name = \"m\"\nepsilon = [1.0]\n[parameter]\nlower = 0.0\nupper = 1.0\ngrid = {{ kind = \"midpoint\", points = 37 }}\n\
-             prior = {prior}\n[observation]\nfamily = \"binomial\"\ntrials = {trials}\n[output]\n\
-             grid = {{ kind = \"midpoint\", points = 23 }}\n[loss]\nkind = \"squared\"\n"
-        );
-        let model = Model::from_spec(ModelSpec::from_toml(&text, "m").unwrap()).unwrap();
+        let model = binomial(trials, 37, "squared", &[1.0])
+            .name("m")
+            .prior(prior)
+            .output("{ kind = \"midpoint\", points = 23 }")
+            .model();
         let dense = cost_matrix(&model, crate::lp::MemoryBudget::available()).unwrap();
         let moments = chain::squared_moments(&model).unwrap();
         let scale = dense.iter().copied().fold(0.0, f64::max);

@@ -1,10 +1,16 @@
-//! Shared helpers for integration tests.
+//! Shared fixtures for the crate-internal scenario tests: model text and models, the LP route for
+//! one assembled problem, a few numeric helpers. (The binary is run only from `tests/`.)
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
+
+use proptest::prelude::*;
 
 use crate::model::{Model, ModelSpec, Neighbours};
-use proptest::prelude::*;
+
+// The model-text builder is shared with the integration tests: one file, plain text.
+#[path = "../../tests/common/model_text.rs"]
+mod model_text;
+pub use model_text::{binomial, Binomial};
 
 /// The bundled model files, sorted.
 pub fn bundled_models() -> Vec<PathBuf> {
@@ -19,19 +25,35 @@ pub fn bundled_models() -> Vec<PathBuf> {
     v
 }
 
-/// A binomial model with a uniform midpoint grid (Θ̃ = Θ) from a few numbers.
-pub fn binomial_model(trials: u64, points: usize, loss: &str, eps: &[f64]) -> Model {
-    let text = format!(
-        "name = \"t\"\nepsilon = {eps:?}\n[parameter]\nlower = 0.0\nupper = 1.0\n\
-         grid = {{ kind = \"midpoint\", points = {points} }}\nprior = {{ kind = \"uniform\" }}\n\
-         [observation]\nfamily = \"binomial\"\ntrials = {trials}\n[loss]\nkind = \"{loss}\"\n"
-    );
-    Model::from_spec(ModelSpec::from_toml(&text, "test").unwrap()).unwrap()
+/// A bundled model by file name, with `.toml` (e.g. `"rare-event-beta.toml"`).
+pub fn bundled(name: &str) -> Model {
+    Model::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("models").join(name)).unwrap()
 }
 
-/// stderr as text.
-pub fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+/// A model from its TOML text (panics with the error: the text is the test's own).
+pub fn parse_model(text: &str) -> Model {
+    Model::from_spec(ModelSpec::from_toml(text, "test").unwrap_or_else(|e| panic!("{e}\n{text}")))
+        .unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+impl Binomial {
+    /// The model this text describes.
+    pub fn model(&self) -> Model {
+        parse_model(&self.toml())
+    }
+}
+
+/// A binomial model with a uniform midpoint grid (Θ̃ = Θ) from a few numbers.
+pub fn binomial_model(trials: u64, points: usize, loss: &str, eps: &[f64]) -> Model {
+    binomial(trials, points, loss, eps).model()
+}
+
+/// The Bernoulli benchmark model at (K, M) and one ε: uniform prior, midpoint grid, Θ̃ = Θ, squared loss.
+pub fn bernoulli_model(trials: u64, points: usize, eps: f64) -> Model {
+    binomial(trials, points, "squared", &[eps])
+        .name(&format!("bernoulli-k{trials}-m{points}"))
+        .output("\"parameter\"")
+        .model()
 }
 
 /// Relative difference |a − b| / max(|a|, |b|).
@@ -67,14 +89,4 @@ pub fn solve_problem(
         c => vec![c],
     };
     crate::solve::solve_lp(problem, &backends, "test", &options, 0.0)
-}
-
-/// The Bernoulli benchmark model at (K, M) and one ε: uniform prior, midpoint grid, Θ̃ = Θ, squared loss.
-pub fn bernoulli_model(trials: u64, points: usize, eps: f64) -> Model {
-    let text = format!(
-        "name = \"bernoulli-k{trials}-m{points}\"\nepsilon = [{eps:e}]\n[parameter]\nlower = 0.0\nupper = 1.0\n\
-         grid = {{ kind = \"midpoint\", points = {points} }}\nprior = {{ kind = \"uniform\" }}\n\
-         [observation]\nfamily = \"binomial\"\ntrials = {trials}\n[output]\ngrid = \"parameter\"\n[loss]\nkind = \"squared\"\n"
-    );
-    Model::from_spec(ModelSpec::from_toml(&text, "bench").expect("bench model parses")).expect("bench model is valid")
 }

@@ -10,14 +10,14 @@ use crate::certify::exact::{certify_weights, certify_weights_delta, next_down, P
 use crate::certify::repair::{quantise, repair_and_quantise_delta, RepairMethod};
 use crate::certify::DEFAULT_TOTAL;
 use crate::mechanism::Mechanism;
-use crate::model::{Model, ModelSpec, Neighbours};
+use crate::model::{Model, Neighbours};
 use ndarray::Array2;
 use num_bigint::BigInt;
 use num_rational::BigRational;
 use num_traits::{ToPrimitive, Zero};
 use proptest::prelude::*;
 
-use super::common::neighbours_strategy;
+use super::common::{binomial, neighbours_strategy};
 
 fn rat(x: f64) -> BigRational {
     BigRational::from_float(x).expect("finite")
@@ -148,6 +148,7 @@ proptest! {
         let spent = crate::lp::delta_spent(&p, &neighbours, eps);
         prop_assume!(spent < 0.999, "δ must stay below 1");
         let delta = (spent * (1.0 - excess)).max(1e-9);
+        prop_assert!(!RepairMethod::for_delta(delta).is_empty(), "no repair method for δ = {}", delta);
         for method in RepairMethod::for_delta(delta) {
             let (w, certified, report) = repair_and_quantise_delta(&neighbours, eps, delta, &p, DEFAULT_TOTAL, *method)
                 .map_err(|e| TestCaseError::fail(format!("{method:?}: {e}")))?;
@@ -199,12 +200,9 @@ fn one_unit_over_delta_is_refused() {
     }
 }
 
+/// K = 1, two grid points, ε = 1e-9 and the given δ.
 fn two_point_model(delta: f64) -> Model {
-    let text = format!(
-        "name = \"two\"\nepsilon = [1e-9]\ndelta = {delta:?}\n[parameter]\ngrid = {{ kind = \"midpoint\", points = 2 }}\n\
-         prior = {{ kind = \"uniform\" }}\n[observation]\nfamily = \"binomial\"\ntrials = 1\n[loss]\nkind = \"squared\"\n"
-    );
-    Model::from_spec(ModelSpec::from_toml(&text, "test").unwrap()).unwrap()
+    binomial(1, 2, "squared", &[1e-9]).name("two").top(&format!("delta = {delta:?}")).model()
 }
 
 #[test]
@@ -235,9 +233,7 @@ fn a_zero_facing_a_positive_weight_spends_delta_instead_of_failing() {
 fn audit_bounds_the_delta_spent_from_below() {
     // Randomised response on two observations at ε = 0.1 with δ = 0.5: each ordered pair spends
     // 3/4 − e^0.1·1/4 ≈ 0.4737 (certified δ a hair above, from the lower bound of e^0.1).
-    let text = "name = \"rr\"\nepsilon = [0.1]\ndelta = 0.5\n[parameter]\ngrid = { kind = \"midpoint\", points = 2 }\n\
-                prior = { kind = \"uniform\" }\n[observation]\nfamily = \"binomial\"\ntrials = 1\n[loss]\nkind = \"squared\"\n";
-    let model = Model::from_spec(ModelSpec::from_toml(text, "test").unwrap()).unwrap();
+    let model = binomial(1, 2, "squared", &[0.1]).name("rr").top("delta = 0.5").model();
     let t = DEFAULT_TOTAL;
     let m = Mechanism::from_weights(model, 0.1, t, vec![vec![3 * t / 4, t / 4], vec![t / 4, 3 * t / 4]]).unwrap();
     let truth = 0.75 - 0.1f64.exp() * 0.25;

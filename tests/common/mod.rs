@@ -1,11 +1,18 @@
-//! Shared helpers for integration tests.
+//! Shared fixtures for the integration tests: the `ubapp` command runner, model text and model
+//! files, and a few numeric helpers. Use with `mod common;`.
 #![allow(dead_code)]
 
+use std::ffi::OsStr;
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 use proptest::prelude::*;
 use ubapp::model::{Model, ModelSpec, Neighbours};
+
+mod model_text;
+#[allow(unused_imports)] // each test crate uses its own part
+pub use model_text::{binomial, binomial_toml, Binomial};
 
 /// The bundled model files, sorted.
 pub fn bundled_models() -> Vec<PathBuf> {
@@ -20,34 +27,148 @@ pub fn bundled_models() -> Vec<PathBuf> {
     v
 }
 
+/// A bundled model file by name, without `.toml` (e.g. `"rare-event-beta"`).
+pub fn bundled(name: &str) -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("models").join(format!("{name}.toml"));
+    assert!(path.is_file(), "no bundled model {}", path.display());
+    path
+}
+
+/// A model from its TOML text (panics with the error: the text is the test's own).
+pub fn parse_model(text: &str) -> Model {
+    Model::from_spec(ModelSpec::from_toml(text, "test").unwrap_or_else(|e| panic!("{e}\n{text}")))
+        .unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
 /// A binomial model with a uniform midpoint grid (Θ̃ = Θ) from a few numbers.
 pub fn binomial_model(trials: u64, points: usize, loss: &str, eps: &[f64]) -> Model {
-    let text = format!(
-        "name = \"t\"\nepsilon = {eps:?}\n[parameter]\nlower = 0.0\nupper = 1.0\n\
-         grid = {{ kind = \"midpoint\", points = {points} }}\nprior = {{ kind = \"uniform\" }}\n\
-         [observation]\nfamily = \"binomial\"\ntrials = {trials}\n[loss]\nkind = \"{loss}\"\n"
-    );
-    Model::from_spec(ModelSpec::from_toml(&text, "test").unwrap()).unwrap()
+    binomial(trials, points, loss, eps).model()
+}
+
+impl Binomial {
+    /// The model this text describes.
+    pub fn model(&self) -> Model {
+        parse_model(&self.toml())
+    }
+}
+
+/// Write `text` to `dir/name` and return the path.
+pub fn write_file(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// A fresh temporary directory holding `text` as `model.toml`, and that file's path.
+pub fn model_file(text: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_file(dir.path(), "model.toml", text);
+    (dir, path)
+}
+
+/// The `ubapp` binary as a `Command` with `args` (for tests that spawn it themselves).
+pub fn ubapp_command<S: AsRef<OsStr>>(args: &[S]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ubapp"));
+    c.args(args);
+    c
+}
+
+/// Run the `ubapp` binary with `args`, extra environment variables `env`, and, if given, `dir` as
+/// its current directory; wait for it and return its output.
+pub fn run_ubapp<S: AsRef<OsStr>>(args: &[S], env: &[(&str, &str)], dir: Option<&Path>) -> Output {
+    let mut c = ubapp_command(args);
+    c.envs(env.iter().copied());
+    if let Some(dir) = dir {
+        c.current_dir(dir);
+    }
+    c.output().expect("run ubapp")
 }
 
 /// Run the `ubapp` binary.
-pub fn ubapp(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ubapp")).args(args).output().expect("run ubapp")
+pub fn ubapp<S: AsRef<OsStr>>(args: &[S]) -> Output {
+    run_ubapp(args, &[], None)
 }
 
 /// Run the `ubapp` binary with extra environment variables.
-pub fn ubapp_env(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_ubapp"));
-    c.args(args);
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c.output().expect("run ubapp")
+pub fn ubapp_env<S: AsRef<OsStr>>(args: &[S], env: &[(&str, &str)]) -> Output {
+    run_ubapp(args, env, None)
+}
+
+/// Run the `ubapp` binary in `dir`.
+pub fn ubapp_in<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> Output {
+    run_ubapp(args, &[], Some(dir))
+}
+
+/// stdout as text.
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 /// stderr as text.
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// stdout parsed as JSON (panics with stdout and stderr if it is not).
+pub fn stdout_json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}\nstderr: {}", stdout(o), stderr(o)))
+}
+
+/// The run succeeded (else panic with its stderr).
+#[track_caller]
+pub fn assert_success(o: &Output) {
+    assert!(o.status.success(), "exit {:?}: {}", o.status, stderr(o));
+}
+
+/// The run failed as bad input: exit code 2, one line on stderr containing every word in `words`.
+#[track_caller]
+pub fn assert_input_error(o: &Output, words: &[&str]) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "expected exit 2, got {:?}: {err}", o.status);
+    assert_eq!(err.trim_end().lines().count(), 1, "not one line: {err}");
+    for w in words {
+        assert!(err.contains(w), "{w:?} not in: {err}");
+    }
+}
+
+/// Run `ubapp ARGS` (in `dir` if given) with stdout into a pipe whose reader goes away early: once
+/// before the child writes anything (`ubapp … | true`) and once after the first line
+/// (`ubapp … | head -1`). Either way the child must end quietly: no panic, no exit code 101, no
+/// "Broken pipe" message (ending by SIGPIPE, as command-line tools do, is fine).
+#[track_caller]
+pub fn assert_quiet_on_closed_pipe(args: &[&str], dir: Option<&Path>) {
+    for lines in [0, 1] {
+        let mut c = ubapp_command(args);
+        c.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        if let Some(dir) = dir {
+            c.current_dir(dir);
+        }
+        let mut child = c.spawn().expect("spawn ubapp");
+        let out = child.stdout.take().unwrap();
+        let mut err = child.stderr.take().unwrap();
+        // stderr drains on its own thread so that progress output can never block the child.
+        let err = std::thread::spawn(move || {
+            let mut s = String::new();
+            err.read_to_string(&mut s).unwrap();
+            s
+        });
+        let mut first = String::new();
+        if lines > 0 {
+            let mut reader = BufReader::new(out);
+            reader.read_line(&mut first).unwrap();
+            assert!(!first.is_empty(), "{args:?}: no first line");
+        } else {
+            drop(out);
+        }
+        // The reading end is closed now: `out` was dropped, or `reader` (which owned it) went out of scope.
+        let status = child.wait().unwrap();
+        let err = err.join().unwrap();
+        let what = format!("{args:?} with the pipe closed after {lines} line(s)");
+        assert_ne!(status.code(), Some(101), "{what}: exit 101: {err}");
+        assert!(!err.contains("panicked"), "{what}: {err}");
+        assert!(!err.contains("Broken pipe"), "{what}: {err}");
+    }
 }
 
 /// Relative difference |a − b| / max(|a|, |b|).
