@@ -23,6 +23,12 @@ pub enum Error {
     /// A check on a result failed (e.g. an empirical DP audit contradicted the certificate).
     #[error("{0}")]
     Check(String),
+    /// A comparison that cannot be run as asked (`compare`).
+    #[error(transparent)]
+    Compare(#[from] crate::compare::CompareError),
+    /// A report that could not be drawn or encoded (`report`).
+    #[error(transparent)]
+    Report(#[from] crate::report::ReportError),
 }
 
 impl Error {
@@ -33,7 +39,11 @@ impl Error {
 
     /// True when the fault lies with the user's input (exit code 2 in the CLI).
     pub fn is_input(&self) -> bool {
-        matches!(self, Error::Input(_))
+        match self {
+            Error::Input(_) => true,
+            Error::Compare(e) => e.is_input(),
+            _ => false,
+        }
     }
 }
 

@@ -40,6 +40,7 @@
 
 pub mod baselines;
 pub mod bench;
+pub mod compare;
 pub mod error;
 pub mod eval;
 pub mod lp;
@@ -47,7 +48,6 @@ pub mod mechanism;
 pub mod model;
 pub mod output;
 pub mod report;
-pub mod simplex_svg;
 pub mod solve;
 
 pub use error::{Error, Result};

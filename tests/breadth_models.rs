@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use ubapp::model::Model;
-use ubapp::simplex_svg::{default_panels, mechanism_heatmap_svg};
+use ubapp::report::{default_panels, mechanism_heatmap_svg};
 use ubapp::solve::{solve_model, SolverChoice, Status};
 
 fn bin() -> Command {

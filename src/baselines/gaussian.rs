@@ -152,14 +152,6 @@ impl GaussianScheme {
         );
         GaussianScheme { scheme, sites, eps, delta, site_sigma, law }
     }
-
-    /// Standard deviation of the released value's noise.
-    pub fn output_sigma(&self) -> f64 {
-        match self.law.noise {
-            Noise::Gaussian { sigma } => sigma,
-            _ => unreachable!("constructed with Gaussian noise"),
-        }
-    }
 }
 
 impl Estimator for GaussianScheme {

@@ -22,7 +22,7 @@ use crate::model::Model;
 use crate::Result;
 
 /// G[z, y] = Pr(z | y) of the truncated geometric mechanism on {0..K}.
-pub fn truncated_geometric(k: usize, eps: f64) -> Array2<f64> {
+pub(crate) fn truncated_geometric(k: usize, eps: f64) -> Array2<f64> {
     let alpha = (-eps).exp();
     let n = k + 1;
     Array2::from_shape_fn((n, n), |(z, y)| {
@@ -38,7 +38,7 @@ pub fn truncated_geometric(k: usize, eps: f64) -> Array2<f64> {
 }
 
 /// The geometric mechanism with the Bayes-optimal remap, as a grid mechanism (id `geometric`).
-pub fn geometric(model: &Model, setting: Setting, eps: f64) -> Result<GridMechanism> {
+pub(crate) fn geometric(model: &Model, setting: Setting, eps: f64) -> Result<GridMechanism> {
     let c = cost_matrix(model)?; // |Y| × |Θ̃|
     let k = setting.trials as usize;
     let g = truncated_geometric(k, eps);
@@ -56,7 +56,7 @@ pub fn geometric(model: &Model, setting: Setting, eps: f64) -> Result<GridMechan
             p[[remap[z], y]] += g[[z, y]];
         }
     }
-    Ok(GridMechanism { id: "geometric", privacy: Privacy::Pure { eps }, p, outputs: model.outputs.values(), setting })
+    Ok(GridMechanism::new("geometric", Privacy::Pure { eps }, p, model.outputs.values(), setting))
 }
 
 #[cfg(test)]
