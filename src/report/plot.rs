@@ -290,14 +290,13 @@ impl Formats {
     pub const PNG: Formats = Formats { png: true, svg: false };
 }
 
+/// Draws a plot on a PNG bitmap.
+type DrawPng<'a> = dyn for<'b> Fn(&DrawingArea<BitMapBackend<'b>, Shift>) -> std::result::Result<(), DrawFailed> + 'a;
+/// Draws a plot on an SVG document.
+type DrawSvg<'a> = dyn for<'b> Fn(&DrawingArea<SVGBackend<'b>, Shift>) -> std::result::Result<(), DrawFailed> + 'a;
+
 /// Render with `draw` to `dir/stem.png` and `dir/stem.svg`, each atomically.
-fn render(
-    dir: &Path,
-    stem: &str,
-    formats: Formats,
-    draw: &dyn Fn(&DrawingArea<BitMapBackend, Shift>) -> std::result::Result<(), DrawFailed>,
-    draw_svg: &dyn Fn(&DrawingArea<SVGBackend, Shift>) -> std::result::Result<(), DrawFailed>,
-) -> Result<Vec<String>> {
+fn render(dir: &Path, stem: &str, formats: Formats, draw: &DrawPng, draw_svg: &DrawSvg) -> Result<Vec<String>> {
     init_font();
     let fail = |what: &str, m: DrawFailed| ReportError::Draw { file: dir.join(what), message: m.0 };
     let mut files = Vec::new();
