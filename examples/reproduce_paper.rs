@@ -11,10 +11,9 @@
 
 use std::path::PathBuf;
 
-use ubapp::baselines::{BaselineOptions, Method};
-use ubapp::eval::compare::{compare, rows_csv, CompareOptions};
+use ubapp::compare::{compare, rows_csv, BaselineOptions, CompareOptions, Method};
 use ubapp::model::Model;
-use ubapp::report::plot::{risk_series, write_heatmap, write_line_plot, Formats, LinePlot};
+use ubapp::report::{risk_series, write_heatmap, write_line_plot, Formats, LinePlot};
 use ubapp::solve::SolverChoice;
 
 fn main() -> ubapp::Result<()> {

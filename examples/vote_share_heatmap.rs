@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use ubapp::model::Model;
-use ubapp::simplex_svg::{default_panels, mechanism_heatmap_svg};
+use ubapp::report::{default_panels, mechanism_heatmap_svg};
 use ubapp::solve::{solve_model, SolverChoice};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -50,6 +50,12 @@ pub enum Error {
         /// What the operating system said.
         source: std::io::Error,
     },
+    /// A comparison that cannot be run as asked (`compare`).
+    #[error(transparent)]
+    Compare(#[from] crate::compare::CompareError),
+    /// A report that could not be drawn or encoded (`report`).
+    #[error(transparent)]
+    Report(#[from] crate::report::ReportError),
 }
 
 impl Error {
@@ -64,7 +70,8 @@ impl Error {
             Error::Model(_) | Error::Argument { .. } | Error::TooLarge(_) | Error::Artifact(_) => true,
             Error::Solve(e) => e.is_input(),
             Error::Audit(e) => e.is_input(),
-            Error::Certify(_) | Error::Io { .. } => false,
+            Error::Compare(e) => e.is_input(),
+            Error::Certify(_) | Error::Report(_) | Error::Io { .. } => false,
         }
     }
 

@@ -78,6 +78,7 @@
 
 pub mod baselines;
 pub(crate) mod certify;
+pub mod compare;
 pub mod error;
 pub mod eval;
 pub(crate) mod lp;
@@ -85,7 +86,6 @@ pub mod mechanism;
 pub mod model;
 pub(crate) mod output;
 pub mod report;
-pub mod simplex_svg;
 pub mod solve;
 
 pub use error::{Error, Result};

@@ -38,40 +38,7 @@ enum Command {
         out: Option<PathBuf>,
     },
     /// Compare UBaPP with the baselines of the literature over ε and K: risk.csv, plots, table.
-    Compare {
-        /// Model file (TOML, binomial family).
-        model: PathBuf,
-        /// Comma-separated privacy levels; default: the model's `epsilon` list.
-        #[arg(long, allow_hyphen_values = true)]
-        eps: Option<String>,
-        /// Comma-separated numbers of trials K; default: the model's.
-        #[arg(long, allow_hyphen_values = true)]
-        trials: Option<String>,
-        /// Comma-separated method ids (ubapp, lbapp, lbapp-clamped, laplace-count,
-        /// laplace-count-clamped, geometric, smith-sa, cssa, dssa, dsaa, lei-ph, lei-thld, gaussian,
-        /// gaussian-conventional, cape); default: all that apply.
-        #[arg(long)]
-        methods: Option<String>,
-        /// Write risk.csv and the plots (PNG and SVG) into this directory.
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Print the rows as JSON.
-        #[arg(long)]
-        json: bool,
-        /// Seed of the Monte-Carlo risk estimates (used where no exact route exists).
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        /// δ of the (ε, δ) methods (gaussian, gaussian-conventional, cape).
-        #[arg(long, default_value_t = 1e-5)]
-        delta: f64,
-        /// Parties M (DSSA, DSAA) = sites S (CAPE, conventional Gaussian), each holding K/M records;
-        /// default: the largest divisor of K that is ≤ √K.
-        #[arg(long)]
-        parties: Option<u64>,
-        /// LP solver for UBaPP (as for `solve`).
-        #[arg(long, default_value = "auto")]
-        solver: String,
-    },
+    Compare(cli::compare::Args),
     /// List the model files in a directory with a one-line description of each.
     Models {
         /// Directory of model files.
@@ -165,21 +132,7 @@ fn main() -> ExitCode {
         Command::Solve { model, eps, solver, json, out } => {
             cli::solve::run(&model, eps.as_deref(), solver, json, out.as_deref()).map_err(Into::into)
         }
-        Command::Compare { model, eps, trials, methods, out, json, seed, delta, parties, solver } => {
-            cli::compare::run(cli::compare::Args {
-                model: &model,
-                eps,
-                trials,
-                methods,
-                out: out.as_deref(),
-                json,
-                seed,
-                delta,
-                parties,
-                solver: &solver,
-            })
-            .map_err(Into::into)
-        }
+        Command::Compare(args) => cli::compare::run(args).map_err(Into::into),
         Command::Models { dir } => cli::models::run(&dir).map_err(Into::into),
         Command::Verify { file, json } => cli::verify::run(&file, json).map_err(Into::into),
         Command::Sample { file, y, n, seed, json } => cli::sample::run(&file, &y, n, seed, json).map_err(Into::into),

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use common::{binomial, bundled_models, ubapp};
 use ubapp::model::Model;
-use ubapp::simplex_svg::{default_panels, mechanism_heatmap_svg};
+use ubapp::report::{default_panels, mechanism_heatmap_svg};
 use ubapp::solve::{solve_model, SolverChoice, Status};
 
 /// The full-size multinomial, solved only by an ignored test (27 s).

@@ -1,13 +1,20 @@
-//! `ubapp compare` end to end: files written, columns present, bad input refused with one sentence
-//! and exit code 2, nothing written on failure.
+//! `ubapp compare` end to end: files written, columns present, bad input refused with exit code 2
+//! (one sentence for the library's checks), nothing written on failure; the UBaPP row of an
+//! (ε, δ) model labelled so; a minimax model's table saying what it ranks on; a Poisson or
+//! multinomial model refused for its family.
 
-use std::process::Command;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
 fn ubapp() -> Command {
     Command::new(env!("CARGO_BIN_EXE_ubapp"))
 }
 
-fn small_model(dir: &std::path::Path) -> std::path::PathBuf {
+fn shipped(model: &str) -> String {
+    format!("{}/models/{model}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn small_model(dir: &Path) -> PathBuf {
     let path = dir.join("small.toml");
     std::fs::write(
         &path,
@@ -55,29 +62,126 @@ fn compare_writes_csv_and_plots() {
     assert!(std::fs::read_dir(&out).unwrap().all(|e| !e.unwrap().file_name().to_string_lossy().ends_with(".tmp")));
 }
 
-#[test]
-fn compare_refuses_bad_input_with_one_sentence_and_exit_2() {
+/// Run `compare` on the small model with `args` and `--out` into a directory that must stay absent;
+/// asserts exit code 2 and that nothing was written, and returns stderr.
+fn refused(args: &[&str]) -> String {
     let tmp = tempfile::tempdir().unwrap();
     let model = small_model(tmp.path());
     let out = tmp.path().join("never");
-    for (args, needle) in [
-        (vec!["--methods", "ubapp,nonsense"], "unknown method \"nonsense\""),
-        (vec!["--eps", ""], "--eps must list at least one"),
-        (vec!["--eps", "0.1,-2"], "--eps[1] must be a finite number > 0"),
-        (vec!["--eps", "0.1,abc"], "\"abc\" is not a number"),
-        (vec!["--trials", "8,0"], "--trials must be at least 1"),
-        (vec!["--parties", "3"], "--parties 3 does not divide K = 8"),
-        (vec!["--delta", "0"], "--delta must be a number in (0, 1)"),
-    ] {
-        let o = ubapp()
-            .args(["compare", model.to_str().unwrap(), "--out", out.to_str().unwrap()])
-            .args(&args)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(needle), "{args:?}: {err}");
-        assert_eq!(err.trim().lines().count(), 1, "{args:?}: one sentence expected, got {err}");
-        assert!(!out.exists(), "{args:?}: nothing may be written on bad input");
-    }
+    let o: Output =
+        ubapp().args(["compare", model.to_str().unwrap(), "--out", out.to_str().unwrap()]).args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert!(!out.exists(), "{args:?}: nothing may be written on bad input");
+    err
+}
+
+/// A refusal by the library's checks: one sentence containing `needle`.
+fn refused_in_one_sentence(args: &[&str], needle: &str) {
+    let err = refused(args);
+    assert!(err.contains(needle), "{args:?}: {err}");
+    assert_eq!(err.trim().lines().count(), 1, "{args:?}: one sentence expected, got {err}");
+}
+
+/// A refusal by clap while parsing a flag: its first line names the flag and the bad value.
+fn refused_by_the_parser(args: &[&str], flag: &str, value: &str) {
+    let err = refused(args);
+    let first = err.lines().next().unwrap_or_default();
+    assert!(first.starts_with("error: "), "{args:?}: {err}");
+    assert!(first.contains(flag) && first.contains(&format!("'{value}'")), "{args:?}: {err}");
+}
+
+#[test]
+fn an_unknown_method_is_refused_naming_it() {
+    refused_by_the_parser(&["--methods", "ubapp,nonsense"], "--methods", "nonsense");
+}
+
+#[test]
+fn an_empty_eps_list_is_refused() {
+    refused_by_the_parser(&["--eps", ""], "--eps", "");
+}
+
+#[test]
+fn a_negative_eps_is_refused_naming_its_index() {
+    refused_in_one_sentence(&["--eps", "0.1,-2"], "--eps[1] must be a finite number > 0");
+}
+
+#[test]
+fn a_non_number_eps_is_refused_naming_it() {
+    refused_by_the_parser(&["--eps", "0.1,abc"], "--eps", "abc");
+}
+
+#[test]
+fn zero_trials_are_refused() {
+    refused_in_one_sentence(&["--trials", "8,0"], "--trials must be at least 1");
+}
+
+#[test]
+fn parties_that_do_not_divide_k_are_refused() {
+    refused_in_one_sentence(&["--parties", "3"], "--parties 3 does not divide K = 8");
+}
+
+#[test]
+fn a_delta_outside_zero_one_is_refused() {
+    refused_in_one_sentence(&["--delta", "0"], "--delta must be a number in (0, 1)");
+}
+
+#[test]
+fn compare_labels_the_ubapp_row_of_an_eps_delta_model_eps_delta() {
+    let o = ubapp()
+        .args(["compare", &shipped("bernoulli-approx-dp-k30.toml"), "--methods", "ubapp", "--eps", "0.5", "--json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "stderr: {}", String::from_utf8_lossy(&o.stderr));
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(rows[0]["method"], "ubapp");
+    assert_eq!(rows[0]["privacy"], "eps-delta", "{rows}");
+    assert_eq!(rows[0]["delta"], 0.001, "the model's δ: {rows}");
+}
+
+#[test]
+fn compare_on_a_minimax_model_says_it_ranks_on_bayes_risk() {
+    let o = ubapp()
+        .args(["compare", &shipped("bernoulli-minimax-k30.toml"), "--methods", "ubapp,lbapp", "--eps", "2"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "stderr: {}", String::from_utf8_lossy(&o.stderr));
+    let table = String::from_utf8_lossy(&o.stdout);
+    let note = table.lines().find(|l| l.starts_with("note: ")).unwrap_or_else(|| panic!("no note in\n{table}"));
+    assert!(note.contains("minimax") && note.contains("ranked on Bayes risk"), "{note}");
+}
+
+#[test]
+fn compare_on_a_minimax_model_gives_the_ubapp_rows_worst_case_risk() {
+    let o = ubapp()
+        .args(["compare", &shipped("bernoulli-minimax-k30.toml"), "--methods", "ubapp", "--eps", "2", "--json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "stderr: {}", String::from_utf8_lossy(&o.stderr));
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let note = rows[0]["note"].as_str().unwrap();
+    assert!(note.contains("worst-case risk over the parameter grid"), "{note}");
+    assert!(note.contains("ranks on Bayes risk"), "{note}");
+}
+
+fn refused_for_its_family(model: &str, family: &str) {
+    let path = shipped(model);
+    let o = ubapp().args(["compare", &path]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(
+        err.trim(),
+        format!("error: {path}: compare supports the binomial family only (this model is {family})"),
+        "one sentence naming the file and the family"
+    );
+}
+
+#[test]
+fn compare_on_a_poisson_model_names_the_family() {
+    refused_for_its_family("rare-events-poisson-cap3.toml", "poisson");
+}
+
+#[test]
+fn compare_on_a_multinomial_model_names_the_family() {
+    refused_for_its_family("vote-share-3way-small.toml", "multinomial");
 }

@@ -71,12 +71,11 @@ impl CountRelease {
 
     /// How the per-y expectations are computed.
     fn is_closed_form(&self) -> bool {
-        match (&self.noise, self.clamp, self.setting.loss) {
-            (Noise::None, _, _) => true,
-            (_, None, ScalarLoss::Squared) => true,
-            (Noise::Laplace { .. } | Noise::Gaussian { .. }, None, ScalarLoss::Absolute) => true,
-            _ => false,
-        }
+        matches!(
+            (&self.noise, self.clamp, self.setting.loss),
+            (_, None, ScalarLoss::Squared)
+                | (Noise::Laplace { .. } | Noise::Gaussian { .. }, None, ScalarLoss::Absolute)
+        )
     }
 }
 

@@ -65,14 +65,16 @@ pub fn cape_inverse_11(sites: u64) -> f64 {
     let colluding = sites.div_ceil(3).saturating_sub(1);
     let h = (sites - colluding) as usize;
     let n = h + 1;
+    // Σ₁ = [[(1 + 1/S)I − 11ᵀ/S, (1 − S_H/S)1], [(1 − S_H/S)1ᵀ, S_H]] (h = S_H honest sites).
+    let edge = 1.0 - h as f64 / s;
     let mut a = vec![vec![0.0; n]; n];
-    for i in 0..h {
-        for j in 0..h {
-            a[i][j] = if i == j { 1.0 } else { -1.0 / s };
+    for (i, row) in a.iter_mut().enumerate().take(h) {
+        for (j, v) in row.iter_mut().enumerate().take(h) {
+            *v = if i == j { 1.0 } else { -1.0 / s };
         }
-        a[i][h] = 1.0 - h as f64 / s;
-        a[h][i] = a[i][h];
+        row[h] = edge;
     }
+    a[h].fill(edge);
     a[h][h] = h as f64;
     // Solve Σ₁ x = e₁ by Gaussian elimination with partial pivoting.
     let mut rhs = vec![0.0; n];
@@ -81,12 +83,14 @@ pub fn cape_inverse_11(sites: u64) -> f64 {
         let piv = (col..n).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs())).expect("non-empty");
         a.swap(col, piv);
         rhs.swap(col, piv);
-        for row in col + 1..n {
-            let f = a[row][col] / a[col][col];
-            for c in col..n {
-                a[row][c] -= f * a[col][c];
+        let (done, rest) = a.split_at_mut(col + 1);
+        let pivot = &done[col];
+        for (row, r) in rest.iter_mut().enumerate() {
+            let f = r[col] / pivot[col];
+            for (v, p) in r[col..].iter_mut().zip(&pivot[col..]) {
+                *v -= f * p;
             }
-            rhs[row] -= f * rhs[col];
+            rhs[col + 1 + row] -= f * rhs[col];
         }
     }
     let mut x = vec![0.0; n];
@@ -151,14 +155,6 @@ impl GaussianScheme {
             None,
         );
         GaussianScheme { scheme, sites, eps, delta, site_sigma, law }
-    }
-
-    /// Standard deviation of the released value's noise.
-    pub fn output_sigma(&self) -> f64 {
-        match self.law.noise {
-            Noise::Gaussian { sigma } => sigma,
-            _ => unreachable!("constructed with Gaussian noise"),
-        }
     }
 }
 

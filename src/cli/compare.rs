@@ -1,57 +1,64 @@
 //! `ubapp compare MODEL [--eps LIST] [--trials LIST] [--methods LIST] [--out DIR] [--json] [--seed S]
 //! [--delta D] [--parties M] [--solver NAME]`.
 
-use std::path::Path;
+use std::path::PathBuf;
 
-use ubapp::baselines::{BaselineOptions, Method};
-use ubapp::eval::compare::{compare, validate, CompareOptions};
-use ubapp::model::{Family, Model};
+use ubapp::compare::{check_model, compare, validate, BaselineOptions, CompareOptions, Method};
+use ubapp::model::Model;
 use ubapp::report::write_comparison;
 use ubapp::solve::SolverChoice;
 use ubapp::Result;
 
-/// Flags of `compare`, as parsed.
-pub struct Args<'a> {
-    /// Model file.
-    pub model: &'a Path,
-    /// `--eps` (comma-separated).
-    pub eps: Option<String>,
-    /// `--trials` (comma-separated).
-    pub trials: Option<String>,
-    /// `--methods` (comma-separated).
-    pub methods: Option<String>,
-    /// `--out`.
-    pub out: Option<&'a Path>,
-    /// `--json`.
-    pub json: bool,
-    /// `--seed`.
-    pub seed: u64,
-    /// `--delta`.
-    pub delta: f64,
-    /// `--parties`.
-    pub parties: Option<u64>,
-    /// `--solver`.
-    pub solver: &'a str,
+/// Flags of `compare`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Model file (TOML, binomial family).
+    model: PathBuf,
+    /// Comma-separated privacy levels; default: the model's `epsilon` list.
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
+    eps: Option<Vec<f64>>,
+    /// Comma-separated numbers of trials K; default: the model's.
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
+    trials: Option<Vec<u64>>,
+    /// Comma-separated method ids; default: all that apply.
+    #[arg(long, value_delimiter = ',')]
+    methods: Option<Vec<Method>>,
+    /// Write risk.csv and the plots (PNG and SVG) into this directory.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Print the rows as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Seed of the Monte-Carlo risk estimates (used where no exact route exists).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// δ of the (ε, δ) methods (gaussian, gaussian-conventional, cape).
+    #[arg(long, default_value_t = 1e-5)]
+    delta: f64,
+    /// Parties M (DSSA, DSAA) = sites S (CAPE, conventional Gaussian), each holding K/M records;
+    /// default: the largest divisor of K that is ≤ √K.
+    #[arg(long)]
+    parties: Option<u64>,
+    /// LP solver for UBaPP (as for `solve`).
+    #[arg(long, value_enum, default_value_t = SolverChoice::Auto)]
+    solver: SolverChoice,
 }
 
 /// Run the command.
-pub fn run(a: Args<'_>) -> Result<()> {
-    let solver: SolverChoice = a.solver.parse()?;
-    let methods = match &a.methods {
-        Some(list) => Method::parse_list(&items(list))?,
-        None => Method::ALL.to_vec(),
-    };
-    let eps = a.eps.as_deref().map(|s| parse_list::<f64>(s, "--eps", "a number")).transpose()?;
-    let trials = a.trials.as_deref().map(|s| parse_list::<u64>(s, "--trials", "a whole number")).transpose()?;
-    let model = Model::load(a.model)?;
-    #[allow(unreachable_patterns)]
-    let default_trials = match model.family() {
-        Family::Binomial { trials } => *trials,
-        _ => 0,
-    };
+pub fn run(a: Args) -> Result<()> {
+    let solver = a.solver;
+    let model = Model::load(&a.model)?;
+    // The family decides first: a model compare cannot handle gets that reason, not a flag's.
+    let setting = check_model(&model, &a.model.display().to_string())?;
+    let mut methods: Vec<Method> = Vec::new();
+    for m in a.methods.unwrap_or_else(|| Method::ALL.to_vec()) {
+        if !methods.contains(&m) {
+            methods.push(m);
+        }
+    }
     let opts = CompareOptions {
-        eps: eps.unwrap_or_else(|| model.epsilons().to_vec()),
-        trials: trials.unwrap_or_else(|| vec![default_trials]),
+        eps: a.eps.unwrap_or_else(|| model.epsilons().to_vec()),
+        trials: a.trials.unwrap_or_else(|| vec![setting.trials]),
         methods,
         baseline: BaselineOptions { delta: a.delta, parties: a.parties, seed: a.seed },
         solver,
@@ -59,7 +66,7 @@ pub fn run(a: Args<'_>) -> Result<()> {
     };
     validate(&opts)?;
     let cmp = compare(&model, &opts, &mut |line| eprintln!("{line}"))?;
-    if let Some(dir) = a.out {
+    if let Some(dir) = &a.out {
         let files = write_comparison(dir, &cmp)?;
         eprintln!("wrote {} file(s) to {}", files.len(), dir.display());
     }
@@ -77,19 +84,9 @@ pub fn run(a: Args<'_>) -> Result<()> {
                 r.method, r.privacy, r.eps, r.delta, r.trials, r.bayes_risk, r.true_risk, r.risk_method
             );
         }
+        for c in cmp.caveats() {
+            println!("note: {c}");
+        }
     }
     Ok(())
-}
-
-/// The non-empty comma-separated items of a flag's value.
-fn items(s: &str) -> Vec<String> {
-    s.split(',').map(str::trim).filter(|x| !x.is_empty()).map(String::from).collect()
-}
-
-/// Parse a comma-separated list (emptiness is checked by the library's validation).
-fn parse_list<T: std::str::FromStr>(s: &str, flag: &str, what: &str) -> Result<Vec<T>> {
-    items(s)
-        .iter()
-        .map(|x| x.parse().map_err(|_| ubapp::Error::argument(flag, format!("\"{x}\" is not {what}"))))
-        .collect()
 }

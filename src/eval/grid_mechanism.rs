@@ -1,5 +1,6 @@
 //! Mechanisms given as a matrix P\[k, i\] = Pr(release θ̃_k | y_i) on a finite output grid: the solved
-//! UBaPP LP, the geometric mechanism with its remap, and baselines rounded to the grid.
+//! UBaPP LP (built from a solution by `compare`), the geometric mechanism with its remap, and
+//! baselines rounded to the grid.
 
 use ndarray::Array2;
 use rand::{Rng, RngExt};
@@ -7,27 +8,38 @@ use rand::{Rng, RngExt};
 use super::noise::Noise;
 use super::{count, Estimator, Privacy, Risk, Setting};
 use crate::model::family::binomial_pmf_all;
-use crate::model::Model;
-use crate::solve::Solution;
 
 /// A mechanism on an output grid, for K Bernoulli records (Y = {0..K}).
 #[derive(Debug, Clone)]
-pub struct GridMechanism {
+pub(crate) struct GridMechanism {
     /// Method id.
-    pub id: &'static str,
+    id: &'static str,
     /// Its privacy guarantee.
-    pub privacy: Privacy,
+    privacy: Privacy,
     /// P, |Θ̃| × |Y|.
-    pub p: Array2<f64>,
+    pub(crate) p: Array2<f64>,
     /// The output grid θ̃_k.
-    pub outputs: Vec<f64>,
+    pub(crate) outputs: Vec<f64>,
     /// The model's setting.
-    pub setting: Setting,
+    setting: Setting,
 }
 
 impl GridMechanism {
+    /// The mechanism `p` (|Θ̃| × |Y|) on the output grid `outputs`, released under `privacy`.
+    pub(crate) fn new(
+        id: &'static str,
+        privacy: Privacy,
+        p: Array2<f64>,
+        outputs: Vec<f64>,
+        setting: Setting,
+    ) -> GridMechanism {
+        debug_assert_eq!(p.nrows(), outputs.len(), "one row of P per output");
+        debug_assert_eq!(p.ncols() as u64, setting.trials + 1, "one column of P per y = 0..K");
+        GridMechanism { id, privacy, p, outputs, setting }
+    }
+
     /// Σ_i q_θ(y_i) Σ_k P\[k,i\] L(θ, θ̃_k): exact.
-    pub fn exact_risk(&self, theta: f64) -> f64 {
+    pub(crate) fn exact_risk(&self, theta: f64) -> f64 {
         let q = binomial_pmf_all(self.setting.trials, theta);
         let losses: Vec<f64> = self.outputs.iter().map(|&o| self.setting.loss(theta, o)).collect();
         q.iter()
@@ -38,7 +50,7 @@ impl GridMechanism {
     }
 
     /// Draw an output index from column i (negative round-off entries count as 0).
-    pub fn sample_index(&self, i: usize, rng: &mut dyn Rng) -> usize {
+    pub(crate) fn sample_index(&self, i: usize, rng: &mut dyn Rng) -> usize {
         let col = self.p.column(i);
         let total: f64 = col.iter().map(|p| p.max(0.0)).sum();
         let mut u = rng.random::<f64>() * total;
@@ -74,28 +86,10 @@ impl Estimator for GridMechanism {
     }
 }
 
-/// The solved UBaPP mechanism: the LP's float P with the model's grids (UBaPP, Lakshminarayanan &
-/// Rojas 2023). Its privacy is ε up to the solver's feasibility tolerance (`max_dp_violation` of
-/// the solution); a certified integer mechanism is built elsewhere (`mechanism` module).
-pub type SolvedUbapp = GridMechanism;
-
-impl GridMechanism {
-    /// Wrap a solution of `model`'s LP (its `p` is |Θ̃| × |Y|).
-    pub fn from_solution(model: &Model, solution: &Solution, setting: Setting) -> GridMechanism {
-        GridMechanism {
-            id: "ubapp",
-            privacy: Privacy::Pure { eps: solution.eps },
-            p: solution.p.clone(),
-            outputs: model.outputs.values(),
-            setting,
-        }
-    }
-}
-
 /// Pr(nearest point of `outputs` to c + W is θ̃_k) for each k: the cells are cut at the midpoints
 /// between sorted outputs. Clamping to \[lower, upper\] ⊇ outputs moves mass only within the first and
 /// last cells, so the same matrix serves the clamped release.
-pub fn rounded_column(c: f64, noise: &Noise, outputs: &[f64]) -> Vec<f64> {
+pub(crate) fn rounded_column(c: f64, noise: &Noise, outputs: &[f64]) -> Vec<f64> {
     let mut order: Vec<usize> = (0..outputs.len()).collect();
     order.sort_by(|&a, &b| outputs[a].total_cmp(&outputs[b]));
     let n = order.len();

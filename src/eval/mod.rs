@@ -3,10 +3,9 @@
 //! LP optimises), the risk under the continuous prior by quadrature, MSE(θ) curves and the
 //! Monte-Carlo route that cross-checks every exact formula through `release`.
 
-pub mod compare;
-pub mod grid_mechanism;
-pub mod noise;
-pub mod quad;
+pub(crate) mod grid_mechanism;
+pub(crate) mod noise;
+pub(crate) mod quad;
 
 use std::fmt;
 
@@ -19,7 +18,7 @@ use crate::model::{Family, Loss, Model};
 
 use quad::Rule;
 
-pub use grid_mechanism::{GridMechanism, SolvedUbapp};
+pub(crate) use grid_mechanism::GridMechanism;
 
 /// A privacy guarantee.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -60,12 +59,38 @@ impl Privacy {
         matches!(self, Privacy::Pure { .. })
     }
 
-    /// `"pure-eps"` or `"eps-delta"`, the label used in tables.
+    /// Which kind of guarantee, without its numbers.
+    pub fn kind(self) -> PrivacyKind {
+        match self {
+            Privacy::Pure { .. } => PrivacyKind::PureEps,
+            Privacy::Approx { .. } => PrivacyKind::EpsDelta,
+        }
+    }
+}
+
+/// The kind of a privacy guarantee, as labelled in tables (`pure-eps` or `eps-delta`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PrivacyKind {
+    /// Pure ε-differential privacy (`pure-eps`).
+    PureEps,
+    /// Approximate (ε, δ)-differential privacy (`eps-delta`).
+    EpsDelta,
+}
+
+impl PrivacyKind {
+    /// The label used in tables and files.
     pub fn label(self) -> &'static str {
         match self {
-            Privacy::Pure { .. } => "pure-eps",
-            Privacy::Approx { .. } => "eps-delta",
+            PrivacyKind::PureEps => "pure-eps",
+            PrivacyKind::EpsDelta => "eps-delta",
         }
+    }
+}
+
+impl fmt::Display for PrivacyKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.label())
     }
 }
 
@@ -76,18 +101,26 @@ pub enum RiskMethod {
     /// A closed form summed exactly over Y (and over the joint law of block statistics).
     Exact,
     /// Exact sums over Y with numerical integration of the noise density (tolerance ~1e-12).
+    #[serde(rename = "numerical-integration")]
     Numerical,
     /// Monte Carlo: the standard error is reported beside the value.
     MonteCarlo,
 }
 
-impl fmt::Display for RiskMethod {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+impl RiskMethod {
+    /// The label used in tables and files: `exact`, `numerical-integration` or `monte-carlo`.
+    pub fn label(self) -> &'static str {
+        match self {
             RiskMethod::Exact => "exact",
             RiskMethod::Numerical => "numerical-integration",
             RiskMethod::MonteCarlo => "monte-carlo",
-        })
+        }
+    }
+}
+
+impl fmt::Display for RiskMethod {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.label())
     }
 }
 
@@ -217,7 +250,7 @@ pub fn bayes_risk(est: &dyn Estimator, model: &Model) -> Risk {
 /// Gauss–Legendre with `n` nodes on each of 4 equal pieces of [lower, upper] (for a discrete prior of
 /// explicit weights: the grid and its weights), weights ∝ node weight
 /// × prior density, normalised (so the density's constant and the rule's error on it cancel).
-pub fn prior_quadrature(model: &Model, n: usize) -> Vec<(f64, f64)> {
+pub(crate) fn prior_quadrature(model: &Model, n: usize) -> Vec<(f64, f64)> {
     let (lo, hi) = (model.spec.parameter.lower, model.spec.parameter.upper);
     if prior_density(&model.spec.parameter.prior, 0.5).is_none() {
         // A discrete prior: the grid with its weights is the prior itself.
@@ -260,13 +293,13 @@ pub fn true_risk(est: &dyn Estimator, model: &Model) -> Risk {
 }
 
 /// risk(θ) at each θ (MSE(θ) for squared loss).
-pub fn risk_curve(est: &dyn Estimator, thetas: &[f64]) -> Vec<Risk> {
+pub(crate) fn risk_curve(est: &dyn Estimator, thetas: &[f64]) -> Vec<Risk> {
     thetas.iter().map(|&t| est.risk_at(t)).collect()
 }
 
 /// Monte-Carlo estimate of risk(θ) through `release`: `draws` datasets of K i.i.d. Bernoulli(θ)
 /// records, one release each. Returns (mean loss, standard error).
-pub fn monte_carlo_risk(
+pub(crate) fn monte_carlo_risk(
     est: &dyn Estimator,
     setting: &Setting,
     theta: f64,
@@ -291,6 +324,6 @@ pub fn monte_carlo_risk(
 }
 
 /// y = Σ x_r.
-pub fn count(records: &[bool]) -> usize {
+pub(crate) fn count(records: &[bool]) -> usize {
     records.iter().filter(|&&x| x).count()
 }

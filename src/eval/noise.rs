@@ -15,8 +15,6 @@ const TOL: f64 = 1e-14;
 /// A symmetric noise distribution.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Noise {
-    /// No noise (a deterministic release).
-    None,
     /// Laplace with scale b: density e^{−|w|/b}/(2b), variance 2b².
     Laplace {
         /// Scale b > 0.
@@ -80,7 +78,6 @@ impl Noise {
     /// Variance of W.
     pub fn variance(&self) -> f64 {
         match *self {
-            Noise::None => 0.0,
             Noise::Laplace { b } => 2.0 * b * b,
             Noise::LaplaceSum { m, b } => 2.0 * m as f64 * b * b,
             Noise::Gaussian { sigma } => sigma * sigma,
@@ -90,16 +87,14 @@ impl Noise {
     /// A length on which the density varies (for placing quadrature cuts).
     fn scale(&self) -> f64 {
         match *self {
-            Noise::None => 0.0,
             Noise::Laplace { b } | Noise::LaplaceSum { b, .. } => b,
             Noise::Gaussian { sigma } => sigma,
         }
     }
 
-    /// Density at w (not defined for [`Noise::None`]).
+    /// Density at w.
     pub fn pdf(&self, w: f64) -> f64 {
         match *self {
-            Noise::None => panic!("no density for a deterministic release"),
             Noise::Laplace { b } => (-w.abs() / b).exp() / (2.0 * b),
             Noise::LaplaceSum { m, b } => {
                 let u = w.abs() / b;
@@ -121,13 +116,6 @@ impl Noise {
             return 1.0 - self.cdf(-w);
         }
         match *self {
-            Noise::None => {
-                if w >= 0.0 {
-                    1.0
-                } else {
-                    0.0
-                }
-            }
             Noise::Laplace { b } => 0.5 * (w / b).exp(),
             Noise::LaplaceSum { m, b } => {
                 // P(W ≤ −x) = ½ − P(0 ≤ W ≤ x) = ½ − Σ_j c_j j! P(j+1, x/b) (regularised gamma).
@@ -151,22 +139,12 @@ impl Noise {
 
     /// P(W > w) = P(W < −w) by symmetry (no cancellation in the upper tail).
     pub fn sf(&self, w: f64) -> f64 {
-        match self {
-            Noise::None => {
-                if w < 0.0 {
-                    1.0
-                } else {
-                    0.0
-                }
-            }
-            _ => self.cdf(-w),
-        }
+        self.cdf(-w)
     }
 
     /// One draw of W.
     pub fn sample(&self, rng: &mut dyn Rng) -> f64 {
         match *self {
-            Noise::None => 0.0,
             Noise::Laplace { b } => sample_laplace(b, rng),
             Noise::LaplaceSum { m, b } => (0..m).map(|_| sample_laplace(b, rng)).sum(),
             Noise::Gaussian { sigma } => sigma * sample_std_normal(rng),
@@ -183,7 +161,6 @@ impl Noise {
     /// Far enough that the mass beyond ±R is below 1e-17.
     fn effective_radius(&self) -> f64 {
         match *self {
-            Noise::None => 0.0,
             Noise::Laplace { b } => 40.0 * b,
             Noise::LaplaceSum { m, b } => b * (45.0 + 4.0 * m as f64),
             Noise::Gaussian { sigma } => 9.0 * sigma,
@@ -193,11 +170,6 @@ impl Noise {
     /// (E X, E X²) for X = clamp(c + W, lo, hi) (`clamp = None`: X = c + W).
     pub fn moments(&self, c: f64, clamp: Option<(f64, f64)>) -> (f64, f64) {
         match (self, clamp) {
-            (Noise::None, None) => (c, c * c),
-            (Noise::None, Some((lo, hi))) => {
-                let x = c.clamp(lo, hi);
-                (x, x * x)
-            }
             (_, None) => (c, c * c + self.variance()),
             (_, Some((lo, hi))) => {
                 let (pl, ph) = (self.cdf(lo - c), self.sf(hi - c));
@@ -224,8 +196,6 @@ impl Noise {
     fn expected_abs(&self, c: f64, clamp: Option<(f64, f64)>, theta: f64) -> f64 {
         let d = c - theta;
         match (self, clamp) {
-            (Noise::None, None) => d.abs(),
-            (Noise::None, Some((lo, hi))) => (c.clamp(lo, hi) - theta).abs(),
             // E|d + W|, W ~ Lap(b): |d| + b e^{−|d|/b}.
             (Noise::Laplace { b }, None) => d.abs() + b * (-d.abs() / b).exp(),
             // E|d + σZ| = d(1 − 2Φ(−d/σ)) + 2σφ(d/σ).

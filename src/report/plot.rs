@@ -8,9 +8,11 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::FontStyle;
 
-use crate::eval::compare::{Comparison, Heatmap, Row};
+use super::ReportError;
+use crate::compare::{Comparison, Heatmap, Method, Row};
+use crate::eval::{PrivacyKind, ScalarLoss};
 use crate::output::write_atomic;
-use crate::{Error, Result};
+use crate::Result;
 
 const FONT: &str = "sans-serif";
 
@@ -53,8 +55,17 @@ pub struct LinePlot {
     pub series: Vec<Series>,
 }
 
+/// What a plotting backend said when drawing failed (the file is attached by [`render`]).
+struct DrawFailed(String);
+
+impl<E: std::error::Error + Send + Sync> From<DrawingAreaErrorKind<E>> for DrawFailed {
+    fn from(e: DrawingAreaErrorKind<E>) -> Self {
+        DrawFailed(e.to_string())
+    }
+}
+
 /// A colour per method (fixed order, so a method keeps its colour across plots).
-pub fn palette(i: usize) -> RGBColor {
+fn palette(i: usize) -> RGBColor {
     const P: [RGBColor; 15] = [
         RGBColor(0, 0, 0),
         RGBColor(31, 119, 180),
@@ -104,9 +115,11 @@ fn fmt_axis(log: bool, v: f64) -> String {
     }
 }
 
-fn draw_lines<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, plot: &LinePlot) -> std::result::Result<(), String> {
-    let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
-    root.fill(&WHITE).map_err(e)?;
+fn draw_lines<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    plot: &LinePlot,
+) -> std::result::Result<(), DrawFailed> {
+    root.fill(&WHITE)?;
     let pts: Vec<Vec<(f64, f64)>> = plot
         .series
         .iter()
@@ -130,8 +143,7 @@ fn draw_lines<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, plot: &LinePlot
         .margin(12)
         .x_label_area_size(45)
         .y_label_area_size(75)
-        .build_cartesian_2d(x0..x1, y0..y1)
-        .map_err(e)?;
+        .build_cartesian_2d(x0..x1, y0..y1)?;
     let (xl, yl) = (plot.x_log, plot.y_log);
     chart
         .configure_mesh()
@@ -142,8 +154,7 @@ fn draw_lines<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, plot: &LinePlot
         .x_label_formatter(&move |v| fmt_axis(xl, *v))
         .y_label_formatter(&move |v| fmt_axis(yl, *v))
         .light_line_style(RGBColor(235, 235, 235))
-        .draw()
-        .map_err(e)?;
+        .draw()?;
     for (s, p) in plot.series.iter().zip(pts) {
         let c = palette(s.color);
         // UBaPP (colour 0) is drawn wider so that methods matching it (e.g. the geometric mechanism)
@@ -151,13 +162,13 @@ fn draw_lines<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, plot: &LinePlot
         let width = if s.color == 0 { 5 } else { 2 };
         let style = ShapeStyle { color: c.to_rgba(), filled: false, stroke_width: width };
         let anno = if s.dashed {
-            chart.draw_series(DashedLineSeries::new(p.clone(), 6, 4, style)).map_err(e)?
+            chart.draw_series(DashedLineSeries::new(p.clone(), 6, 4, style))?
         } else {
-            chart.draw_series(LineSeries::new(p.clone(), style)).map_err(e)?
+            chart.draw_series(LineSeries::new(p.clone(), style))?
         };
         anno.label(s.name.as_str()).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
         if p.len() <= 12 {
-            chart.draw_series(p.iter().map(|&q| Circle::new(q, 3, c.filled()))).map_err(e)?;
+            chart.draw_series(p.iter().map(|&q| Circle::new(q, 3, c.filled())))?;
         }
     }
     chart
@@ -166,9 +177,8 @@ fn draw_lines<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, plot: &LinePlot
         .background_style(WHITE.mix(0.85))
         .border_style(RGBColor(180, 180, 180))
         .label_font((FONT, 13))
-        .draw()
-        .map_err(e)?;
-    root.present().map_err(e)
+        .draw()?;
+    Ok(root.present()?)
 }
 
 /// A sequential colour map (dark blue → yellow), t ∈ [0, 1].
@@ -192,9 +202,8 @@ fn colormap(t: f64) -> RGBColor {
     RGBColor(0, 0, 0)
 }
 
-fn draw_heatmap<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, h: &Heatmap) -> std::result::Result<(), String> {
-    let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
-    root.fill(&WHITE).map_err(e)?;
+fn draw_heatmap<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, h: &Heatmap) -> std::result::Result<(), DrawFailed> {
+    root.fill(&WHITE)?;
     let (main, bar) = root.split_horizontally(root.dim_in_pixel().0.saturating_sub(90));
     let n_obs = h.p.ncols();
     let mut order: Vec<usize> = (0..h.outputs.len()).collect();
@@ -225,8 +234,7 @@ fn draw_heatmap<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, h: &Heatmap) 
         .margin(12)
         .x_label_area_size(45)
         .y_label_area_size(60)
-        .build_cartesian_2d(-0.5f64..(n_obs as f64 - 0.5), ylo..yhi)
-        .map_err(e)?;
+        .build_cartesian_2d(-0.5f64..(n_obs as f64 - 0.5), ylo..yhi)?;
     chart
         .configure_mesh()
         .disable_mesh()
@@ -235,37 +243,33 @@ fn draw_heatmap<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, h: &Heatmap) 
         .x_label_formatter(&|v| format!("{}", v.round() as i64))
         .label_style((FONT, 14))
         .axis_desc_style((FONT, 16))
-        .draw()
-        .map_err(e)?;
+        .draw()?;
     let cells = (0..n_obs).flat_map(|i| {
         order.iter().zip(&edges).map(move |(&k, &(a, b))| {
             let v = h.p[[k, i]].max(0.0).sqrt(); // √P: small probabilities stay visible
             Rectangle::new([(i as f64 - 0.5, a), (i as f64 + 0.5, b)], colormap(v).filled())
         })
     });
-    chart.draw_series(cells).map_err(e)?;
+    chart.draw_series(cells)?;
     // Colour bar.
     let mut cb = ChartBuilder::on(&bar)
         .margin_top(40)
         .margin_bottom(57)
         .margin_right(10)
         .y_label_area_size(40)
-        .build_cartesian_2d(0f64..1f64, 0f64..1f64)
-        .map_err(e)?;
+        .build_cartesian_2d(0f64..1f64, 0f64..1f64)?;
     cb.configure_mesh()
         .disable_mesh()
         .disable_x_axis()
         .y_labels(6)
         .y_label_formatter(&|v| format!("{:.2}", v * v)) // the bar is drawn in √P
         .label_style((FONT, 12))
-        .draw()
-        .map_err(e)?;
+        .draw()?;
     cb.draw_series((0..100).map(|i| {
         let t = i as f64 / 100.0;
         Rectangle::new([(0.0, t), (1.0, t + 0.01)], colormap(t + 0.005).filled())
-    }))
-    .map_err(e)?;
-    root.present().map_err(e)
+    }))?;
+    Ok(root.present()?)
 }
 
 const SIZE: (u32, u32) = (900, 600);
@@ -286,16 +290,15 @@ impl Formats {
     pub const PNG: Formats = Formats { png: true, svg: false };
 }
 
+/// Draws a plot on a PNG bitmap.
+type DrawPng<'a> = dyn for<'b> Fn(&DrawingArea<BitMapBackend<'b>, Shift>) -> std::result::Result<(), DrawFailed> + 'a;
+/// Draws a plot on an SVG document.
+type DrawSvg<'a> = dyn for<'b> Fn(&DrawingArea<SVGBackend<'b>, Shift>) -> std::result::Result<(), DrawFailed> + 'a;
+
 /// Render with `draw` to `dir/stem.png` and `dir/stem.svg`, each atomically.
-fn render(
-    dir: &Path,
-    stem: &str,
-    formats: Formats,
-    draw: &dyn Fn(&DrawingArea<BitMapBackend, Shift>) -> std::result::Result<(), String>,
-    draw_svg: &dyn Fn(&DrawingArea<SVGBackend, Shift>) -> std::result::Result<(), String>,
-) -> Result<Vec<String>> {
+fn render(dir: &Path, stem: &str, formats: Formats, draw: &DrawPng, draw_svg: &DrawSvg) -> Result<Vec<String>> {
     init_font();
-    let fail = |what: &str, m: String| Error::Io { path: dir.join(what), source: std::io::Error::other(m) };
+    let fail = |what: &str, m: DrawFailed| ReportError::Draw { file: dir.join(what), message: m.0 };
     let mut files = Vec::new();
     // PNG: draw into a pixel buffer, encode, write atomically.
     let png_name = format!("{stem}.png");
@@ -306,7 +309,7 @@ fn render(
             draw(&root).map_err(|m| fail(&png_name, m))?;
         }
         let mut png = Vec::new();
-        encode_png(&buf, SIZE, &mut png).map_err(|m| fail(&png_name, m))?;
+        encode_png(&buf, SIZE, &mut png).map_err(|source| ReportError::Encode { file: dir.join(&png_name), source })?;
         write_atomic(&dir.join(&png_name), &png)?;
         files.push(png_name);
     }
@@ -324,13 +327,13 @@ fn render(
 }
 
 /// Encode an RGB buffer as PNG.
-fn encode_png(rgb: &[u8], size: (u32, u32), out: &mut Vec<u8>) -> std::result::Result<(), String> {
+fn encode_png(rgb: &[u8], size: (u32, u32), out: &mut Vec<u8>) -> std::result::Result<(), png::EncodingError> {
     let mut enc = png::Encoder::new(out, size.0, size.1);
     enc.set_color(png::ColorType::Rgb);
     enc.set_depth(png::BitDepth::Eight);
     enc.set_compression(png::Compression::Best);
-    let mut w = enc.write_header().map_err(|e| e.to_string())?;
-    w.write_image_data(rgb).map_err(|e| e.to_string())
+    let mut w = enc.write_header()?;
+    w.write_image_data(rgb)
 }
 
 /// Write a line plot as `stem.png` and/or `stem.svg` in `dir`.
@@ -346,26 +349,30 @@ pub fn write_heatmap(dir: &Path, stem: &str, h: &Heatmap, formats: Formats) -> R
 /// One series per method of `rows` (in first-seen order): the rows that `x` maps to Some(x),
 /// plotted as (x, bayes_risk); (ε, δ) methods dashed and labelled so.
 pub fn risk_series(rows: &[Row], x: &dyn Fn(&Row) -> Option<f64>) -> Vec<Series> {
-    let mut methods: Vec<(String, bool)> = Vec::new();
+    let mut methods: Vec<(Method, bool)> = Vec::new();
     for r in rows {
-        let m = (r.method.clone(), r.privacy == "eps-delta");
+        let m = (r.method, r.privacy == PrivacyKind::EpsDelta);
         if !methods.contains(&m) {
             methods.push(m);
         }
     }
     methods
         .iter()
-        .map(|(m, approx)| Series {
-            name: legend(m, *approx),
+        .map(|&(m, approx)| Series {
+            name: legend(m, approx),
             color: method_color(m),
-            dashed: *approx,
-            points: rows.iter().filter(|r| &r.method == m).filter_map(|r| x(r).map(|v| (v, r.bayes_risk))).collect(),
+            dashed: approx,
+            points: rows
+                .iter()
+                .filter(|r| r.method == m && (r.privacy == PrivacyKind::EpsDelta) == approx)
+                .filter_map(|r| x(r).map(|v| (v, r.bayes_risk)))
+                .collect(),
         })
         .filter(|s| !s.points.is_empty())
         .collect()
 }
 
-fn legend(method: &str, approx: bool) -> String {
+fn legend(method: Method, approx: bool) -> String {
     if approx {
         format!("{method} (ε,δ)")
     } else {
@@ -373,8 +380,9 @@ fn legend(method: &str, approx: bool) -> String {
     }
 }
 
-fn method_color(method: &str) -> usize {
-    crate::baselines::Method::ALL.iter().position(|m| m.id() == method).unwrap_or(0)
+/// The palette index of a method: its place in [`Method::ALL`] (UBaPP first, drawn wider).
+fn method_color(method: Method) -> usize {
+    Method::ALL.iter().position(|&m| m == method).unwrap_or(0)
 }
 
 /// Number formatting for file names: 0.001 → "0.001", 5 → "5".
@@ -383,9 +391,12 @@ fn tag(v: f64) -> String {
 }
 
 /// All plots of a comparison; returns the file names.
-pub fn write_all(dir: &Path, cmp: &Comparison) -> Result<Vec<String>> {
+pub(crate) fn write_all(dir: &Path, cmp: &Comparison) -> Result<Vec<String>> {
     let mut files = Vec::new();
-    let risk_label = if cmp.loss == "squared" { "Bayes risk (MSE)" } else { "Bayes risk" };
+    let (risk_label, curve_label) = match cmp.loss {
+        ScalarLoss::Squared => ("Bayes risk (MSE)", "MSE(θ)"),
+        ScalarLoss::Absolute => ("Bayes risk", "expected loss at θ"),
+    };
     let mut trials: Vec<u64> = cmp.rows.iter().map(|r| r.trials).collect();
     trials.sort_unstable();
     trials.dedup();
@@ -423,17 +434,17 @@ pub fn write_all(dir: &Path, cmp: &Comparison) -> Result<Vec<String>> {
         let plot = LinePlot {
             title: format!("risk at θ, ε = {}, K = {}", c.eps, c.trials),
             x_label: "θ".into(),
-            y_label: if cmp.loss == "squared" { "MSE(θ)".into() } else { "expected loss at θ".into() },
+            y_label: curve_label.into(),
             x_log: false,
             y_log: true,
             series: c
                 .series
                 .iter()
-                .map(|(m, approx, v)| Series {
-                    name: legend(m, *approx),
-                    color: method_color(m),
-                    dashed: *approx,
-                    points: c.thetas.iter().copied().zip(v.iter().copied()).collect(),
+                .map(|s| Series {
+                    name: legend(s.method, !s.privacy.is_pure()),
+                    color: method_color(s.method),
+                    dashed: !s.privacy.is_pure(),
+                    points: c.thetas.iter().copied().zip(s.risk.iter().copied()).collect(),
                 })
                 .collect(),
         };

@@ -6,12 +6,8 @@ use std::fmt::Write as _;
 
 use ndarray::Array2;
 
+use super::ReportError;
 use crate::model::Grid;
-use crate::Result;
-
-macro_rules! bail_input {
-    ($($arg:tt)*) => { return Err(crate::Error::argument("input", format!($($arg)*))) };
-}
 
 const PANEL: f64 = 240.0;
 const MARGIN: f64 = 24.0;
@@ -39,20 +35,17 @@ pub fn mechanism_heatmap_svg(
     p: &Array2<f64>,
     panels: &[usize],
     title: &str,
-) -> Result<String> {
+) -> Result<String, ReportError> {
     if outputs.dim() != 3 || observations.dim() != 3 {
-        bail_input!("a simplex heat map needs three categories (points of dimension 3), got {}", outputs.dim());
+        return Err(ReportError::NotSimplex {
+            dim: if outputs.dim() != 3 { outputs.dim() } else { observations.dim() },
+        });
     }
     if p.dim() != (outputs.len(), observations.len()) {
-        bail_input!(
-            "mechanism shape {:?} does not match |Θ̃| × |Y| = {} × {}",
-            p.dim(),
-            outputs.len(),
-            observations.len()
-        );
+        return Err(ReportError::Shape { shape: p.dim(), outputs: outputs.len(), observations: observations.len() });
     }
-    if let Some(&i) = panels.iter().find(|&&i| i >= observations.len()) {
-        bail_input!("panel observation index {i} is out of range (|Y| = {})", observations.len());
+    if let Some(&index) = panels.iter().find(|&&i| i >= observations.len()) {
+        return Err(ReportError::PanelOutOfRange { index, observations: observations.len() });
     }
     let cols = panels.len().clamp(1, 3);
     let rows = panels.len().div_ceil(cols).max(1);

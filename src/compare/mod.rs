@@ -1,0 +1,218 @@
+//! The comparison behind `ubapp compare`: sweep ε and K, solve UBaPP, build every baseline, and
+//! evaluate each one's Bayes risk (discretised prior, like-for-like with the LP), true risk
+//! (continuous prior, quadrature) and risk(θ) curve.
+//!
+//! Sits above `eval` (the [`Estimator`] trait and the risks), `baselines` (the estimators of the
+//! literature), `solve` (UBaPP) and `model`; `report` writes what it produces.
+//!
+//! ```
+//! use ubapp::compare::{compare, CompareOptions, Method};
+//! use ubapp::model::{Model, ModelSpec};
+//!
+//! let spec = ModelSpec::from_toml(r#"
+//!     name = "tiny"
+//!     epsilon = [1.0]
+//!     [parameter]
+//!     grid = { kind = "midpoint", points = 6 }
+//!     prior = { kind = "uniform" }
+//!     [observation]
+//!     family = "binomial"
+//!     trials = 5
+//!     [loss]
+//!     kind = "squared"
+//! "#, "example").unwrap();
+//! let model = Model::from_spec(spec).unwrap();
+//! let opts = CompareOptions { methods: vec![Method::Ubapp, Method::Lbapp], ..CompareOptions::for_model(&model) };
+//! let cmp = compare(&model, &opts, &mut |_| {}).unwrap();
+//! // UBaPP is the Bayes-optimal ε-DP estimator on its grids: no worse than LBaPP.
+//! assert!(cmp.rows[0].bayes_risk <= cmp.rows[1].bayes_risk);
+//! ```
+
+mod error;
+mod method;
+mod rows;
+#[cfg(test)]
+mod tests;
+
+pub use error::CompareError;
+pub use method::{build, Method};
+pub use rows::{rows_csv, Comparison, CurveSeries, Curves, Heatmap, Row};
+
+pub use crate::baselines::BaselineOptions;
+
+use crate::eval::{bayes_risk, risk_curve, true_risk, Estimator, Setting};
+use crate::model::{Family, Model, Objective};
+use crate::solve::{solve_model, Solution, SolverChoice};
+use crate::Result;
+
+/// What to compare.
+#[derive(Debug, Clone)]
+pub struct CompareOptions {
+    /// Privacy levels ε (each finite and > 0).
+    pub eps: Vec<f64>,
+    /// Numbers of trials K (each ≥ 1).
+    pub trials: Vec<u64>,
+    /// Methods, in table order.
+    pub methods: Vec<Method>,
+    /// Baseline settings (δ, parties, seed).
+    pub baseline: BaselineOptions,
+    /// LP solver for UBaPP.
+    pub solver: SolverChoice,
+    /// Points of the risk(θ) curves.
+    pub curve_points: usize,
+}
+
+impl CompareOptions {
+    /// The defaults for `model` (what `ubapp compare MODEL` runs): the model's ε list and K, every
+    /// method, default baseline settings, the `auto` solver and 101-point curves. A model outside
+    /// the binomial family gets no K here; [`compare`] then says why it cannot compare it.
+    pub fn for_model(model: &Model) -> CompareOptions {
+        CompareOptions {
+            eps: model.epsilons.clone(),
+            trials: Setting::of(model).map(|s| vec![s.trials]).unwrap_or_default(),
+            methods: Method::ALL.to_vec(),
+            baseline: BaselineOptions::default(),
+            solver: SolverChoice::Auto,
+            curve_points: 101,
+        }
+    }
+}
+
+/// Check the options (each error names the flag).
+pub fn validate(opts: &CompareOptions) -> std::result::Result<(), CompareError> {
+    if opts.eps.is_empty() {
+        return Err(CompareError::EmptyList { flag: "--eps", what: "privacy level ε > 0" });
+    }
+    if let Some((index, &value)) = opts.eps.iter().enumerate().find(|(_, e)| !(e.is_finite() && **e > 0.0)) {
+        return Err(CompareError::NonPositiveEps { index, value });
+    }
+    if opts.trials.is_empty() {
+        return Err(CompareError::EmptyList { flag: "--trials", what: "number of trials K ≥ 1" });
+    }
+    if opts.trials.contains(&0) {
+        return Err(CompareError::ZeroTrials);
+    }
+    if opts.methods.is_empty() {
+        return Err(CompareError::EmptyList { flag: "--methods", what: "method" });
+    }
+    let d = opts.baseline.delta;
+    if !(d.is_finite() && d > 0.0 && d < 1.0) {
+        return Err(CompareError::DeltaOutOfRange { value: d });
+    }
+    match opts.baseline.parties {
+        Some(0) => return Err(CompareError::ZeroParties),
+        Some(m) => {
+            if let Some(&k) = opts.trials.iter().find(|&&k| k % m != 0) {
+                return Err(CompareError::PartiesDoNotDivide { parties: m, trials: k });
+            }
+        }
+        None => {}
+    }
+    if opts.curve_points < 2 {
+        return Err(CompareError::TooFewCurvePoints { points: opts.curve_points });
+    }
+    Ok(())
+}
+
+/// The setting every method is evaluated in, or why `model` cannot be compared (the one place
+/// that decides which models `compare` supports). `source` names the model in the message: its
+/// file for the CLI.
+pub fn check_model(model: &Model, source: &str) -> std::result::Result<Setting, CompareError> {
+    let unsupported_family =
+        || CompareError::UnsupportedFamily { model: source.to_string(), family: model.family.name() };
+    if !matches!(model.family, Family::Binomial { .. }) {
+        return Err(unsupported_family());
+    }
+    if crate::eval::ScalarLoss::of(&model.loss).is_none() {
+        return Err(CompareError::UnsupportedLoss { model: source.to_string(), loss: model.loss.name() });
+    }
+    Setting::of(model).ok_or_else(unsupported_family)
+}
+
+/// Run the comparison. `progress` receives one line per step (the CLI prints it to stderr).
+pub fn compare(model: &Model, opts: &CompareOptions, progress: &mut dyn FnMut(&str)) -> Result<Comparison> {
+    let setting = check_model(model, &format!("model \"{}\"", model.name()))?;
+    validate(opts)?;
+    let mut out = Comparison {
+        rows: Vec::new(),
+        curves: Vec::new(),
+        heatmaps: Vec::new(),
+        loss: setting.loss,
+        objective: model.objective,
+    };
+    let steps = opts.trials.len() * opts.eps.len();
+    let mut step = 0;
+    for &k in &opts.trials {
+        let m = model.with_trials(k)?;
+        let setting = check_model(&m, &format!("model \"{}\"", m.name()))?;
+        let parties = opts.baseline.parties_for(k);
+        let (lo, hi) = (setting.lower, setting.upper);
+        let thetas: Vec<f64> =
+            (0..opts.curve_points).map(|i| lo + (hi - lo) * i as f64 / (opts.curve_points - 1) as f64).collect();
+        let solutions = if opts.methods.contains(&Method::Ubapp) {
+            progress(&format!("K = {k}: solving UBaPP for {} value(s) of ε", opts.eps.len()));
+            solve_model(&m, Some(&opts.eps), opts.solver)?
+        } else {
+            Vec::new()
+        };
+        for (ei, &eps) in opts.eps.iter().enumerate() {
+            step += 1;
+            progress(&format!("[{step}/{steps}] K = {k}, ε = {eps}: evaluating {} method(s)", opts.methods.len()));
+            let mut curves = Curves { eps, trials: k, thetas: thetas.clone(), series: Vec::new() };
+            for &method in &opts.methods {
+                let (est, note): (Box<dyn Estimator>, String) = if method == Method::Ubapp {
+                    let s = &solutions[ei];
+                    let g = method::ubapp(&m, s, setting);
+                    out.heatmaps.push(Heatmap { eps, trials: k, p: g.p.clone(), outputs: g.outputs.clone() });
+                    let note = ubapp_note(&m, s, &g);
+                    (Box::new(g), note)
+                } else {
+                    match build(method, &m, eps, &opts.baseline)? {
+                        Some(e) => (e, String::new()),
+                        None => continue,
+                    }
+                };
+                let b = bayes_risk(est.as_ref(), &m);
+                let t = true_risk(est.as_ref(), &m);
+                let privacy = est.privacy();
+                out.rows.push(Row {
+                    method,
+                    privacy: privacy.kind(),
+                    eps,
+                    delta: privacy.delta(),
+                    trials: k,
+                    parties: method.uses_parties().then_some(parties),
+                    bayes_risk: b.value,
+                    bayes_risk_se: b.se,
+                    true_risk: t.value,
+                    true_risk_se: t.se,
+                    risk_method: b.method.max(t.method),
+                    note,
+                });
+                let risk = risk_curve(est.as_ref(), &thetas).into_iter().map(|r| r.value).collect();
+                curves.series.push(CurveSeries { method, privacy, risk });
+            }
+            out.curves.push(curves);
+        }
+    }
+    Ok(out)
+}
+
+/// The UBaPP row's note: the solver status after our checks and the largest DP violation of P (for
+/// an (ε, δ) program the δ it spends instead: its pure-ε violation is expected, up to δ); for a
+/// minimax program also its worst-case risk max_j risk(θ_j) over the parameter grid (what it
+/// minimises), since the row is ranked on Bayes risk like every other.
+fn ubapp_note(model: &Model, solution: &Solution, est: &dyn Estimator) -> String {
+    let mut note = if model.delta > 0.0 {
+        format!("status {}; δ spent {:.1e} of δ = {}", solution.status, solution.checks.delta_spent, model.delta)
+    } else {
+        format!("status {}; max DP violation {:.1e}", solution.status, solution.checks.max_dp_violation)
+    };
+    if model.objective == Objective::Minimax {
+        let worst = model.theta.values().iter().map(|&t| est.risk_at(t).value).fold(f64::NEG_INFINITY, f64::max);
+        note.push_str(&format!(
+            "; minimax design: worst-case risk over the parameter grid {worst:.6e} (the table ranks on Bayes risk)"
+        ));
+    }
+    note
+}

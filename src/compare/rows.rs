@@ -1,0 +1,130 @@
+//! What a comparison produces: table rows (`risk.csv`, `--json`), risk(θ) curves and UBaPP heat maps.
+
+use ndarray::Array2;
+use serde::Serialize;
+
+use super::Method;
+use crate::eval::{Privacy, PrivacyKind, RiskMethod, ScalarLoss};
+use crate::model::Objective;
+
+/// One row of `risk.csv` (and of `compare --json`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    /// The method.
+    pub method: Method,
+    /// Its kind of privacy guarantee (`pure-eps` or `eps-delta`), from its estimator.
+    pub privacy: PrivacyKind,
+    /// ε.
+    pub eps: f64,
+    /// δ (0 for pure ε-DP).
+    pub delta: f64,
+    /// K.
+    pub trials: u64,
+    /// Parties / sites for the distributed methods (empty otherwise).
+    pub parties: Option<u64>,
+    /// Σ_j π_j risk(θ_j) under the model's discretised prior.
+    pub bayes_risk: f64,
+    /// Its standard error (0 unless Monte Carlo).
+    pub bayes_risk_se: f64,
+    /// ∫ risk(θ) π(θ) dθ under the continuous prior.
+    pub true_risk: f64,
+    /// Its standard error.
+    pub true_risk_se: f64,
+    /// How the risks were computed (the least exact of the two).
+    pub risk_method: RiskMethod,
+    /// UBaPP only: the solver status after our checks, the largest DP violation of its P (the δ it
+    /// spends for an (ε, δ) model), and for a minimax model its worst-case risk over the parameter grid.
+    pub note: String,
+}
+
+/// One method's risk(θ) curve.
+#[derive(Debug, Clone)]
+pub struct CurveSeries {
+    /// The method.
+    pub method: Method,
+    /// Its privacy guarantee.
+    pub privacy: Privacy,
+    /// risk(θ) at each θ of [`Curves::thetas`].
+    pub risk: Vec<f64>,
+}
+
+/// risk(θ) curves of every method at one (ε, K).
+#[derive(Debug, Clone)]
+pub struct Curves {
+    /// ε.
+    pub eps: f64,
+    /// K.
+    pub trials: u64,
+    /// The θ values.
+    pub thetas: Vec<f64>,
+    /// One curve per method, in table order.
+    pub series: Vec<CurveSeries>,
+}
+
+/// The UBaPP mechanism at one (ε, K), for heat maps.
+#[derive(Debug, Clone)]
+pub struct Heatmap {
+    /// ε.
+    pub eps: f64,
+    /// K.
+    pub trials: u64,
+    /// P, |Θ̃| × |Y|.
+    pub p: Array2<f64>,
+    /// The output grid.
+    pub outputs: Vec<f64>,
+}
+
+/// Everything `compare` produces.
+#[derive(Debug, Clone)]
+pub struct Comparison {
+    /// Table rows.
+    pub rows: Vec<Row>,
+    /// risk(θ) curves.
+    pub curves: Vec<Curves>,
+    /// UBaPP heat maps.
+    pub heatmaps: Vec<Heatmap>,
+    /// The loss every risk is measured in.
+    pub loss: ScalarLoss,
+    /// What the model's UBaPP program minimises (the rows are always ranked on Bayes risk).
+    pub objective: Objective,
+}
+
+impl Comparison {
+    /// Sentences a reader of the table must see beside it (empty when there is nothing to say).
+    pub fn caveats(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.objective == Objective::Minimax && self.rows.iter().any(|r| r.method == Method::Ubapp) {
+            out.push(
+                "the model's objective is minimax: the ubapp design minimises the worst-case risk over the \
+                 parameter grid (its note gives that risk), while every row here is ranked on Bayes risk"
+                    .to_string(),
+            );
+        }
+        out
+    }
+}
+
+/// The rows as CSV text (header first).
+pub fn rows_csv(rows: &[Row]) -> String {
+    let mut s = String::from(
+        "method,privacy,eps,delta,trials,parties,bayes_risk,bayes_risk_se,true_risk,true_risk_se,risk_method,note\n",
+    );
+    for r in rows {
+        s.push_str(&format!(
+            "{},{},{},{},{},{},{:.10e},{:.3e},{:.10e},{:.3e},{},\"{}\"\n",
+            r.method,
+            r.privacy,
+            r.eps,
+            r.delta,
+            r.trials,
+            r.parties.map_or(String::new(), |p| p.to_string()),
+            r.bayes_risk,
+            r.bayes_risk_se,
+            r.true_risk,
+            r.true_risk_se,
+            r.risk_method,
+            r.note.replace('"', "'")
+        ));
+    }
+    s
+}

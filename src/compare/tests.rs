@@ -1,0 +1,326 @@
+//! The comparison engine and the method registry: every exact (or numerically integrated) risk
+//! formula against a Monte-Carlo estimate through `release`; UBaPP's optimality against every
+//! pure-ε baseline rounded to its output grid; labels of (ε, δ) and minimax UBaPP rows; the
+//! options' and the model's input errors.
+
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+
+use super::*;
+use crate::eval::{monte_carlo_risk, Privacy, PrivacyKind, RiskMethod};
+use crate::lp::cost_matrix;
+use crate::model::ModelSpec;
+
+fn model_from(text: &str) -> Model {
+    Model::from_spec(ModelSpec::from_toml(text, "test").unwrap()).unwrap()
+}
+
+fn model(trials: u64, points: usize, lower: f64, upper: f64, loss: &str, prior: &str) -> Model {
+    model_from(&format!(
+        "name = \"t\"\nepsilon = [1.0]\n[parameter]\nlower = {lower}\nupper = {upper}\n\
+         grid = {{ kind = \"midpoint\", points = {points} }}\nprior = {prior}\n\
+         [observation]\nfamily = \"binomial\"\ntrials = {trials}\n[loss]\nkind = \"{loss}\"\n"
+    ))
+}
+
+/// A small binomial model with extra top-level lines (e.g. `delta = 0.001`).
+fn small_model_with(extra: &str) -> Model {
+    model_from(&format!(
+        "name = \"small\"\nepsilon = [0.5, 2.0]\n{extra}\n[parameter]\n\
+         grid = {{ kind = \"midpoint\", points = 10 }}\nprior = {{ kind = \"uniform\" }}\n\
+         [observation]\nfamily = \"binomial\"\ntrials = 8\n[loss]\nkind = \"squared\"\n"
+    ))
+}
+
+fn options(model: &Model, methods: &[Method]) -> CompareOptions {
+    CompareOptions { methods: methods.to_vec(), curve_points: 5, ..CompareOptions::for_model(model) }
+}
+
+/// Every method's risk at θ agrees with the Monte-Carlo mean of its releases within 5 standard
+/// errors plus 1e-6 (a false failure has probability ≈ 6e-7 per comparison under normality; the
+/// seed is fixed, so the test is deterministic). Every disagreement is reported, not only the first.
+fn check_against_monte_carlo(m: &Model, eps_list: &[f64], thetas: &[f64], draws: usize) {
+    let setting = Setting::of(m).unwrap();
+    let opts = BaselineOptions::default();
+    let mut rng = StdRng::seed_from_u64(20260521);
+    let solutions = solve_model(m, Some(eps_list), SolverChoice::Clarabel).unwrap();
+    let mut failures = Vec::new();
+    for (ei, &eps) in eps_list.iter().enumerate() {
+        let mut ests: Vec<Box<dyn Estimator>> = vec![Box::new(method::ubapp(m, &solutions[ei], setting))];
+        for method in Method::ALL {
+            if let Some(e) = build(method, m, eps, &opts).unwrap() {
+                ests.push(e);
+            }
+        }
+        assert!(ests.len() >= 14, "every method applies (got {})", ests.len());
+        for est in &ests {
+            for &theta in thetas {
+                let r = est.risk_at(theta);
+                if r.method == RiskMethod::MonteCarlo {
+                    continue; // nothing exact to check
+                }
+                let (mc, se) = monte_carlo_risk(est.as_ref(), &setting, theta, draws, &mut rng);
+                if (r.value - mc).abs() > 5.0 * se + 1e-6 {
+                    failures.push(format!(
+                        "{} at ε = {eps}, θ = {theta} ({:?} loss): formula {} vs Monte Carlo {mc} ± {se}",
+                        est.id(),
+                        setting.loss,
+                        r.value
+                    ));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn exact_risks_match_monte_carlo_squared_loss() {
+    let m = model(12, 15, 0.0, 1.0, "squared", "{ kind = \"uniform\" }");
+    check_against_monte_carlo(&m, &[0.3, 2.0], &[0.13, 0.5, 0.81], 200_000);
+}
+
+#[test]
+fn exact_risks_match_monte_carlo_absolute_loss_and_a_restricted_interval() {
+    // A clamp that binds (Θ = [0.1, 0.8]) and absolute loss exercise the numerical routes.
+    let m = model(12, 12, 0.1, 0.8, "absolute", "{ kind = \"beta\", a = 2.0, b = 3.0 }");
+    check_against_monte_carlo(&m, &[0.5, 3.0], &[0.15, 0.62], 200_000);
+}
+
+#[test]
+fn ubapp_beats_every_pure_baseline_rounded_to_its_grid() {
+    // Rounding a release to the nearest output point is post-processing, so the rounded baseline is
+    // a feasible point of the LP: UBaPP's optimum can only be lower (up to solver tolerance).
+    // Every failure over the shipped models is reported, not only the first.
+    let opts = BaselineOptions::default();
+    let eps_list = [0.01, 0.5, 5.0];
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/models");
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("toml") {
+            continue;
+        }
+        let m = Model::load(&path).unwrap();
+        let Some(setting) = Setting::of(&m) else { continue };
+        // A minimax program minimises the worst case, not the Bayes risk compared here.
+        if m.objective != Objective::Bayes {
+            continue;
+        }
+        let cost = cost_matrix(&m, crate::lp::MemoryBudget::available()).unwrap();
+        let outputs = m.outputs.values();
+        let solutions = solve_model(&m, Some(&eps_list), SolverChoice::Clarabel).unwrap();
+        for (s, &eps) in solutions.iter().zip(&eps_list) {
+            let ubapp = method::ubapp(&m, s, setting);
+            // The estimator route (Σ_j π_j Σ_y q Σ_k P L) reproduces the LP objective.
+            let via_trait = bayes_risk(&ubapp, &m).value;
+            if (via_trait - s.bayes_risk).abs() > 1e-9 * s.bayes_risk {
+                failures.push(format!("{}: {via_trait} vs {}", m.name(), s.bayes_risk));
+            }
+            for method in Method::ALL {
+                let Some(est) = build(method, &m, eps, &opts).unwrap() else { continue };
+                if !est.privacy().is_pure() {
+                    continue;
+                }
+                let Some(p) = est.rounded_mechanism(&outputs) else { continue };
+                let rounded: f64 = (&cost.t() * &p).sum();
+                if s.bayes_risk > rounded * (1.0 + 1e-6) + 1e-12 {
+                    failures.push(format!(
+                        "{} ε = {eps}: UBaPP {} > rounded {method} {rounded}",
+                        m.name(),
+                        s.bayes_risk
+                    ));
+                }
+                // The rounded matrix is a mechanism: columns sum to 1.
+                for c in p.columns() {
+                    if (c.sum() - 1.0).abs() >= 1e-9 {
+                        failures.push(format!("{} {method}: column sum {}", m.name(), c.sum()));
+                    }
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(checked >= 4 * 3 * 6, "checked {checked} (model, ε, baseline) triples");
+}
+
+#[test]
+fn ubapp_row_of_an_eps_delta_model_is_labelled_eps_delta_with_the_models_delta() {
+    let m = small_model_with("delta = 0.001");
+    let cmp = compare(&m, &options(&m, &[Method::Ubapp]), &mut |_| {}).unwrap();
+    assert_eq!(cmp.rows.len(), 2);
+    for r in &cmp.rows {
+        assert_eq!(r.privacy, PrivacyKind::EpsDelta, "ε = {}", r.eps);
+        assert_eq!(r.delta, 0.001, "ε = {}", r.eps);
+        // Its pure-ε violation is expected (up to δ): the note gives the δ spent instead.
+        assert!(r.note.contains("δ spent") && !r.note.contains("max DP violation"), "{}", r.note);
+    }
+    for c in &cmp.curves {
+        assert_eq!(c.series[0].privacy, Privacy::Approx { eps: c.eps, delta: 0.001 });
+    }
+}
+
+#[test]
+fn ubapp_row_of_a_pure_model_is_labelled_pure_eps() {
+    let m = small_model_with("");
+    let cmp = compare(&m, &options(&m, &[Method::Ubapp]), &mut |_| {}).unwrap();
+    assert!(cmp.rows.iter().all(|r| r.privacy == PrivacyKind::PureEps && r.delta == 0.0), "{:?}", cmp.rows);
+}
+
+#[test]
+fn minimax_ubapp_row_says_it_is_ranked_on_bayes_risk_and_gives_its_worst_case_risk() {
+    let m = small_model_with("objective = \"minimax\"");
+    let cmp = compare(&m, &options(&m, &[Method::Ubapp, Method::Lbapp]), &mut |_| {}).unwrap();
+    let solutions = solve_model(&m, None, SolverChoice::Auto).unwrap();
+    let ubapp_rows: Vec<&Row> = cmp.rows.iter().filter(|r| r.method == Method::Ubapp).collect();
+    assert_eq!(ubapp_rows.len(), 2);
+    for (r, s) in ubapp_rows.iter().zip(&solutions) {
+        assert!(r.note.contains("minimax design") && r.note.contains("ranks on Bayes risk"), "{}", r.note);
+        let worst = s.checks.worst_case_risk.expect("a minimax solution reports its worst case");
+        let printed = format!("{worst:.6e}");
+        assert!(r.note.contains(&printed), "note {:?} lacks the worst-case risk {printed}", r.note);
+    }
+    assert!(cmp.rows.iter().filter(|r| r.method != Method::Ubapp).all(|r| r.note.is_empty()));
+    let caveats = cmp.caveats();
+    assert_eq!(caveats.len(), 1);
+    assert!(caveats[0].contains("minimax") && caveats[0].contains("ranked on Bayes risk"), "{}", caveats[0]);
+}
+
+#[test]
+fn a_bayes_model_has_no_caveat() {
+    let m = small_model_with("");
+    let cmp = compare(&m, &options(&m, &[Method::Ubapp]), &mut |_| {}).unwrap();
+    assert!(cmp.caveats().is_empty());
+    assert!(!cmp.rows[0].note.contains("minimax"));
+}
+
+fn poisson_model() -> Model {
+    model_from(
+        "name = \"counts\"\nepsilon = [1.0]\n[parameter]\nlower = 0.0\nupper = 2.0\n\
+         grid = { kind = \"midpoint\", points = 4 }\nprior = { kind = \"uniform\" }\n\
+         [observation]\nfamily = \"poisson\"\nrecords = 3\ncap = 2\n[loss]\nkind = \"squared\"\n",
+    )
+}
+
+#[test]
+fn a_poisson_model_is_refused_for_its_family_before_any_option_is_checked() {
+    let m = poisson_model();
+    // The defaults have no K for a Poisson model: the family is still the reason given.
+    let err = compare(&m, &CompareOptions::for_model(&m), &mut |_| {}).unwrap_err();
+    assert!(err.is_input());
+    assert_eq!(err.to_string(), "model \"counts\": compare supports the binomial family only (this model is poisson)");
+    assert_eq!(
+        check_model(&m, "models/counts.toml"),
+        Err(CompareError::UnsupportedFamily { model: "models/counts.toml".into(), family: "poisson" })
+    );
+}
+
+#[test]
+fn a_binomial_model_under_zero_one_loss_is_refused_for_its_loss() {
+    let m = model_from(
+        "name = \"t\"\nepsilon = [1.0]\n[parameter]\ngrid = { kind = \"midpoint\", points = 6 }\n\
+         prior = { kind = \"uniform\" }\n[observation]\nfamily = \"binomial\"\ntrials = 5\n\
+         [loss]\nkind = \"zero-one\"\ntolerance = 0.1\n",
+    );
+    assert_eq!(
+        check_model(&m, "m.toml"),
+        Err(CompareError::UnsupportedLoss { model: "m.toml".into(), loss: "zero-one" })
+    );
+}
+
+#[test]
+fn an_empty_eps_list_is_an_input_error_naming_the_flag() {
+    let m = small_model_with("");
+    let opts = CompareOptions { eps: vec![], ..options(&m, &[Method::Lbapp]) };
+    let err = crate::Error::from(validate(&opts).unwrap_err());
+    assert!(err.is_input());
+    assert_eq!(err.to_string(), "--eps must list at least one privacy level ε > 0");
+}
+
+#[test]
+fn an_empty_trials_list_is_an_input_error_naming_the_flag() {
+    let m = small_model_with("");
+    let opts = CompareOptions { trials: vec![], ..options(&m, &[Method::Lbapp]) };
+    assert_eq!(validate(&opts), Err(CompareError::EmptyList { flag: "--trials", what: "number of trials K ≥ 1" }));
+}
+
+#[test]
+fn an_empty_methods_list_is_an_input_error_naming_the_flag() {
+    let m = small_model_with("");
+    let opts = options(&m, &[]);
+    assert_eq!(validate(&opts), Err(CompareError::EmptyList { flag: "--methods", what: "method" }));
+}
+
+#[test]
+fn a_non_positive_eps_is_named_by_its_index() {
+    let m = small_model_with("");
+    let opts = CompareOptions { eps: vec![0.1, -2.0], ..options(&m, &[Method::Lbapp]) };
+    assert_eq!(validate(&opts), Err(CompareError::NonPositiveEps { index: 1, value: -2.0 }));
+}
+
+#[test]
+fn zero_parties_is_an_input_error() {
+    let m = small_model_with("");
+    let mut opts = options(&m, &[Method::Dssa]);
+    opts.baseline.parties = Some(0);
+    assert_eq!(validate(&opts), Err(CompareError::ZeroParties));
+}
+
+#[test]
+fn one_curve_point_is_an_input_error() {
+    let m = small_model_with("");
+    let opts = CompareOptions { curve_points: 1, ..options(&m, &[Method::Lbapp]) };
+    assert_eq!(validate(&opts), Err(CompareError::TooFewCurvePoints { points: 1 }));
+}
+
+#[test]
+fn method_ids_are_their_serde_and_clap_spellings() {
+    use clap::ValueEnum;
+    let mut mismatches = Vec::new();
+    for m in Method::ALL {
+        let json = serde_json::to_string(&m).unwrap();
+        if json != format!("\"{}\"", m.id()) {
+            mismatches.push(format!("{m:?}: serde {json}"));
+        }
+        if Method::from_str(m.id(), false) != Ok(m) {
+            mismatches.push(format!("{m:?}: clap does not parse {}", m.id()));
+        }
+    }
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+    assert_eq!(Method::value_variants(), &Method::ALL[..], "clap lists every method in table order");
+}
+
+#[test]
+fn rows_serialise_to_the_strings_of_the_csv() {
+    let row = Row {
+        method: Method::LbappClamped,
+        privacy: PrivacyKind::EpsDelta,
+        eps: 0.5,
+        delta: 1e-5,
+        trials: 8,
+        parties: Some(2),
+        bayes_risk: 0.25,
+        bayes_risk_se: 0.0,
+        true_risk: 0.5,
+        true_risk_se: 0.0,
+        risk_method: RiskMethod::Numerical,
+        note: "a \"quoted\" note".into(),
+    };
+    let json = serde_json::to_value(&row).unwrap();
+    assert_eq!(json["method"], "lbapp-clamped");
+    assert_eq!(json["privacy"], "eps-delta");
+    assert_eq!(json["risk_method"], "numerical-integration");
+    assert_eq!(
+        rows_csv(&[row]).lines().nth(1).unwrap(),
+        "lbapp-clamped,eps-delta,0.5,0.00001,8,2,2.5000000000e-1,0.000e0,5.0000000000e-1,0.000e0,numerical-integration,\"a 'quoted' note\""
+    );
+}
+
+#[test]
+fn table_labels_pad_like_strings() {
+    assert_eq!(format!("[{:<15}]", Method::Cape), "[cape           ]");
+    assert_eq!(format!("[{:>9}]", PrivacyKind::PureEps), "[ pure-eps]");
+    assert_eq!(format!("[{:>8}]", RiskMethod::Exact), "[   exact]");
+}
