@@ -28,7 +28,6 @@ fn two_by_two_optimum(eps: f64, delta: f64) -> f64 {
 
 /// Solve `model` at one ε with exactly one backend. (`ubapp::Error` is the library's; its size is
 /// not this test's to change.)
-#[allow(clippy::result_large_err)]
 fn solve_one(model: &Model, eps: f64, choice: SolverChoice) -> ubapp::Result<ubapp::solve::Solution> {
     solve_model(model, Some(&[eps]), choice).map(|mut v| v.remove(0))
 }

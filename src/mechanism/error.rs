@@ -53,7 +53,7 @@ pub enum ArtifactErrorKind {
     },
     /// The embedded model does not validate.
     #[error("model: {0}")]
-    Model(ModelError),
+    Model(Box<ModelError>),
     /// The weights fail the exact privacy check at the file's target.
     #[error("{0}")]
     NotPrivate(String),

@@ -397,7 +397,7 @@ impl Mechanism {
                 ));
             }
         };
-        let model = Model::from_spec(file.model).map_err(K::Model)?;
+        let model = Model::from_spec(file.model).map_err(|e| K::Model(Box::new(e)))?;
         if !(delta.is_finite() && (0.0..1.0).contains(&delta)) {
             return Err(field("delta", format!("must be a number in [0, 1) (got {delta})")));
         }

@@ -137,6 +137,7 @@ pub(crate) enum PolishError {
     #[error("the reduced LP is infeasible")]
     ReducedInfeasible,
     /// HiGHS failed on the reduced LP.
+    #[cfg(feature = "highs")]
     #[error("HiGHS {stage} on the reduced LP: {status}")]
     ReducedLp {
         /// Where it failed.
@@ -145,6 +146,7 @@ pub(crate) enum PolishError {
         status: String,
     },
     /// HiGHS failed on a row's pricing LP.
+    #[cfg(feature = "highs")]
     #[error("a row's pricing LP: {status}")]
     Pricing {
         /// HiGHS's status.

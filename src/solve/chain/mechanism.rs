@@ -186,7 +186,7 @@ mod tests {
         let mut rng = StdRng::seed_from_u64(20261121);
         let draws = 40_000;
         for y in [0usize, 4, 8] {
-            let mut counts = vec![0usize; 9];
+            let mut counts = [0usize; 9];
             for _ in 0..draws {
                 counts[mech.sample(y, &mut rng)] += 1;
             }
