@@ -75,6 +75,7 @@
 //! ```
 
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 pub mod baselines;
 pub(crate) mod certify;

@@ -11,7 +11,7 @@ use crate::{Error, Result};
 /// Write `bytes` to `path` atomically: a temporary file in the same directory, flushed to disk,
 /// then renamed over the target. On any failure the temporary file is removed and an existing
 /// `path` is left untouched.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -32,7 +32,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 /// Grid points as JSON: plain numbers for a one-dimensional grid, arrays otherwise.
-pub fn grid_json(grid: &Grid) -> Value {
+pub(crate) fn grid_json(grid: &Grid) -> Value {
     if grid.dim() == 1 {
         json!(grid.values())
     } else {

@@ -14,7 +14,7 @@ use crate::model::family::binomial_pmf_all;
 
 /// `clamp(centre[y] + W, lo, hi)` (or unclamped).
 #[derive(Debug, Clone)]
-pub struct CountRelease {
+pub(crate) struct CountRelease {
     /// Method id.
     pub id: &'static str,
     /// Privacy guarantee.
@@ -33,7 +33,7 @@ pub struct CountRelease {
 
 impl CountRelease {
     /// Build, precomputing the per-y moments used by squared loss.
-    pub fn new(
+    pub(crate) fn new(
         id: &'static str,
         privacy: Privacy,
         setting: Setting,
@@ -50,7 +50,7 @@ impl CountRelease {
     }
 
     /// The release given y (the data enter only through y).
-    pub fn release_given_count(&self, y: usize, rng: &mut dyn Rng) -> f64 {
+    pub(crate) fn release_given_count(&self, y: usize, rng: &mut dyn Rng) -> f64 {
         let x = self.centres[y] + self.noise.sample(rng);
         match self.clamp {
             Some((lo, hi)) => x.clamp(lo, hi),
@@ -59,7 +59,7 @@ impl CountRelease {
     }
 
     /// E\[L(θ, release) | y\].
-    pub fn loss_given_count(&self, y: usize, theta: f64) -> f64 {
+    pub(crate) fn loss_given_count(&self, y: usize, theta: f64) -> f64 {
         match self.setting.loss {
             ScalarLoss::Squared => {
                 let (m1, m2) = self.moments[y];

@@ -28,7 +28,7 @@ use crate::eval::noise::{normal_cdf, sample_std_normal, Noise};
 use crate::eval::{count, Estimator, Privacy, Risk, Setting};
 
 /// δ(D) = Φ(D/2 − ε/D) − e^ε Φ(−D/2 − ε/D): the exact δ of a Gaussian shift of length D.
-pub fn gaussian_delta(d: f64, eps: f64) -> f64 {
+pub(crate) fn gaussian_delta(d: f64, eps: f64) -> f64 {
     if d <= 0.0 {
         return 0.0;
     }
@@ -40,7 +40,7 @@ pub fn gaussian_delta(d: f64, eps: f64) -> f64 {
 }
 
 /// The largest shift length D* with δ(D*) ≤ δ (bisection; δ(D) increases in D).
-pub fn max_shift(eps: f64, delta: f64) -> f64 {
+pub(crate) fn max_shift(eps: f64, delta: f64) -> f64 {
     let (mut lo, mut hi) = (0.0f64, 1.0f64);
     while gaussian_delta(hi, eps) < delta {
         hi *= 2.0;
@@ -60,7 +60,7 @@ pub fn max_shift(eps: f64, delta: f64) -> f64 {
 }
 
 /// (Σ₁⁻¹)₁₁ for CAPE's adversary covariance at τ = 1 with S sites.
-pub fn cape_inverse_11(sites: u64) -> f64 {
+pub(crate) fn cape_inverse_11(sites: u64) -> f64 {
     let s = sites as f64;
     let colluding = sites.div_ceil(3).saturating_sub(1);
     let h = (sites - colluding) as usize;
@@ -103,7 +103,7 @@ pub fn cape_inverse_11(sites: u64) -> f64 {
 
 /// Which Gaussian scheme.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scheme {
+pub(crate) enum Scheme {
     /// One trusted curator.
     Pooled,
     /// Each site adds its own noise.
@@ -114,7 +114,7 @@ pub enum Scheme {
 
 /// A Gaussian-noise estimator of the proportion over S sites.
 #[derive(Debug, Clone)]
-pub struct GaussianScheme {
+pub(crate) struct GaussianScheme {
     scheme: Scheme,
     sites: u64,
     eps: f64,
@@ -126,7 +126,7 @@ pub struct GaussianScheme {
 
 impl GaussianScheme {
     /// Build (S must divide K; checked by the caller).
-    pub fn new(setting: Setting, eps: f64, delta: f64, sites: u64, scheme: Scheme) -> GaussianScheme {
+    pub(crate) fn new(setting: Setting, eps: f64, delta: f64, sites: u64, scheme: Scheme) -> GaussianScheme {
         let sites = if scheme == Scheme::Pooled { 1 } else { sites };
         let k = setting.trials as f64;
         let ns = (setting.trials / sites) as f64;

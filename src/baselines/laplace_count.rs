@@ -9,7 +9,7 @@ use crate::eval::noise::Noise;
 use crate::eval::{Privacy, Setting};
 
 /// Laplace on the count, raw (id `laplace-count`) or clamped (id `laplace-count-clamped`).
-pub fn laplace_count(setting: Setting, eps: f64, clamped: bool) -> CountRelease {
+pub(crate) fn laplace_count(setting: Setting, eps: f64, clamped: bool) -> CountRelease {
     let k = setting.trials as f64;
     let centres = (0..=setting.trials).map(|y| y as f64 / k).collect();
     let noise = Noise::Laplace { b: 1.0 / (k * eps) };

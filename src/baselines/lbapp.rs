@@ -12,7 +12,7 @@ use crate::eval::noise::Noise;
 use crate::eval::{Privacy, Setting};
 
 /// LBaPP, raw (`clamped = false`, id `lbapp`) or clamped to [lower, upper] (id `lbapp-clamped`).
-pub fn lbapp(setting: Setting, eps: f64, clamped: bool) -> CountRelease {
+pub(crate) fn lbapp(setting: Setting, eps: f64, clamped: bool) -> CountRelease {
     let k = setting.trials as f64;
     let centres = (0..=setting.trials).map(|y| (y as f64 + 1.0) / (k + 2.0)).collect();
     let noise = Noise::Laplace { b: 1.0 / ((k + 2.0) * eps) };

@@ -29,7 +29,7 @@ const NODES: usize = 20;
 
 /// Lei's perturbed histogram on two cells.
 #[derive(Debug, Clone)]
-pub struct LeiHistogram {
+pub(crate) struct LeiHistogram {
     id: &'static str,
     eps: f64,
     setting: Setting,
@@ -40,7 +40,7 @@ pub struct LeiHistogram {
 
 impl LeiHistogram {
     /// The non-negative variant (`thresholding = false`) or THLD.
-    pub fn new(setting: Setting, eps: f64, thresholding: bool) -> LeiHistogram {
+    pub(crate) fn new(setting: Setting, eps: f64, thresholding: bool) -> LeiHistogram {
         let n = setting.trials as f64;
         let threshold = if thresholding { 0.5 * n.ln().max(0.0) / eps } else { 0.0 };
         let id = if thresholding { "lei-thld" } else { "lei-ph" };

@@ -30,10 +30,10 @@ use crate::eval::{monte_carlo_risk, Estimator, Privacy, Risk, RiskMethod, Settin
 use crate::model::family::binomial_pmf_all;
 
 /// Draws per θ when the risk falls back to Monte Carlo.
-pub const MC_DRAWS: usize = 4000;
+pub(crate) const MC_DRAWS: usize = 4000;
 
 /// Smith's block count k = round(n^{3/5} ε^{−2/5}), clamped to 1 ≤ k ≤ n.
-pub fn smith_blocks(n: u64, eps: f64) -> u64 {
+pub(crate) fn smith_blocks(n: u64, eps: f64) -> u64 {
     let k = ((n as f64).powf(0.6) * eps.powf(-0.4)).round();
     if k.is_nan() {
         return 1;
@@ -43,7 +43,7 @@ pub fn smith_blocks(n: u64, eps: f64) -> u64 {
 
 /// Subsample-and-aggregate over M parties of N records each (M = 1: Smith's S&A).
 #[derive(Debug, Clone)]
-pub struct SubsampleAggregate {
+pub(crate) struct SubsampleAggregate {
     id: &'static str,
     eps: f64,
     setting: Setting,
@@ -58,13 +58,13 @@ pub struct SubsampleAggregate {
 
 impl SubsampleAggregate {
     /// Smith's S&A on all K records (id `smith-sa`).
-    pub fn smith(setting: Setting, eps: f64, seed: u64) -> Self {
+    pub(crate) fn smith(setting: Setting, eps: f64, seed: u64) -> Self {
         let k = smith_blocks(setting.trials, eps);
         SubsampleAggregate { id: "smith-sa", eps, setting, parties: 1, per_party: setting.trials, blocks: k, seed }
     }
 
     /// DSAA with M parties of N = K/M records (M must divide K; checked by the caller).
-    pub fn dsaa(setting: Setting, eps: f64, parties: u64, seed: u64) -> Self {
+    pub(crate) fn dsaa(setting: Setting, eps: f64, parties: u64, seed: u64) -> Self {
         let n = setting.trials / parties;
         let k = smith_blocks(n, eps);
         SubsampleAggregate { id: "dsaa", eps, setting, parties, per_party: n, blocks: k, seed }

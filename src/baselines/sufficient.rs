@@ -25,7 +25,7 @@ use crate::eval::noise::{sample_laplace, Noise};
 use crate::eval::{Estimator, Privacy, Risk, Setting};
 
 /// CSSA with the tight scale (id `cssa`).
-pub fn cssa(setting: Setting, eps: f64) -> CountRelease {
+pub(crate) fn cssa(setting: Setting, eps: f64) -> CountRelease {
     let k = setting.trials as f64;
     let centres = (0..=setting.trials).map(|y| y as f64 / k).collect();
     CountRelease::new(
@@ -40,7 +40,7 @@ pub fn cssa(setting: Setting, eps: f64) -> CountRelease {
 
 /// DSSA over M parties of N = K/M records.
 #[derive(Debug, Clone)]
-pub struct Dssa {
+pub(crate) struct Dssa {
     law: CountRelease,
     parties: u64,
     eps: f64,
@@ -48,7 +48,7 @@ pub struct Dssa {
 
 impl Dssa {
     /// Build (M must divide K; checked by the caller).
-    pub fn new(setting: Setting, eps: f64, parties: u64) -> Dssa {
+    pub(crate) fn new(setting: Setting, eps: f64, parties: u64) -> Dssa {
         let k = setting.trials as f64;
         let n = (setting.trials / parties) as f64;
         let centres = (0..=setting.trials).map(|y| y as f64 / k).collect();

@@ -11,13 +11,13 @@
 
 /// Largest value we use as a lower bound of e^ε: larger bounds are capped here (lowering a lower
 /// bound keeps it a lower bound) so that products stay inside u128.
-pub const RATIO_CAP: f64 = 1_152_921_504_606_846_976.0; // 2^60
+pub(crate) const RATIO_CAP: f64 = 1_152_921_504_606_846_976.0; // 2^60
 
 /// Weights must not exceed this (2^53) for the u128 products below to be exact.
-pub const MAX_WEIGHT: u64 = 1 << 53;
+pub(crate) const MAX_WEIGHT: u64 = 1 << 53;
 
 /// The next float above a finite `x` (towards +∞).
-pub fn next_up(x: f64) -> f64 {
+pub(crate) fn next_up(x: f64) -> f64 {
     if x.is_nan() || x == f64::INFINITY {
         return x;
     }
@@ -29,7 +29,7 @@ pub fn next_up(x: f64) -> f64 {
 }
 
 /// The next float below a finite `x` (towards −∞).
-pub fn next_down(x: f64) -> f64 {
+pub(crate) fn next_down(x: f64) -> f64 {
     -next_up(-x)
 }
 
@@ -37,7 +37,7 @@ pub fn next_down(x: f64) -> f64 {
 /// summed smallest term first with every operation rounded down, then squared s times rounded down
 /// (e^x = (e^{x/2^s})^{2^s}). All terms are positive, so a partial sum is a lower bound of the
 /// series. Relative looseness: about 40·2^s ulps (≈ 1e-14 for x ≤ 1, ≈ 1e-12 at x = 40).
-pub fn exp_lower(x: f64) -> f64 {
+pub(crate) fn exp_lower(x: f64) -> f64 {
     assert!(x.is_finite() && x >= 0.0, "exp_lower needs a finite x ≥ 0 (got {x})");
     if x == 0.0 {
         return 1.0;
@@ -74,7 +74,7 @@ pub fn exp_lower(x: f64) -> f64 {
 
 /// An exact fraction `num/den` ≤ e^ε (den a power of two), with num ≤ 2^61 and den ≤ 2^52.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RatioBound {
+pub(crate) struct RatioBound {
     /// Numerator.
     pub num: u128,
     /// Denominator (a power of two).
@@ -83,7 +83,7 @@ pub struct RatioBound {
 
 impl RatioBound {
     /// The bound for ε: [`exp_lower`] capped at 2^60, written exactly as a fraction.
-    pub fn for_eps(eps: f64) -> RatioBound {
+    pub(crate) fn for_eps(eps: f64) -> RatioBound {
         let x = exp_lower(eps).min(RATIO_CAP);
         let (m, e) = decompose(x);
         // x ≥ 1 so e ≥ −52; x ≤ 2^60 so m·2^e ≤ 2^60.
@@ -95,12 +95,12 @@ impl RatioBound {
     }
 
     /// The bound as a float (exact: it came from one).
-    pub fn value(&self) -> f64 {
+    pub(crate) fn value(&self) -> f64 {
         self.num as f64 / self.den as f64
     }
 
     /// Exactly `a ≤ (num/den)·b`, for weights a, b ≤ 2^53.
-    pub fn allows(&self, a: u64, b: u64) -> bool {
+    pub(crate) fn allows(&self, a: u64, b: u64) -> bool {
         debug_assert!(a <= MAX_WEIGHT && b <= MAX_WEIGHT);
         (a as u128) * self.den <= self.num * (b as u128)
     }
@@ -120,7 +120,7 @@ fn decompose(x: f64) -> (u64, i32) {
 }
 
 /// Exactly x·b ≥ a, for finite x > 0 and integers a, b.
-pub fn float_times_ge(x: f64, a: u64, b: u64) -> bool {
+pub(crate) fn float_times_ge(x: f64, a: u64, b: u64) -> bool {
     if a == 0 {
         return true;
     }
@@ -147,7 +147,7 @@ pub fn float_times_ge(x: f64, a: u64, b: u64) -> bool {
 
 /// A float f ≥ ln(a/b) (rounded up, a ≥ b > 0): the smallest float near ln(a/b) whose
 /// [`exp_lower`] is ≥ a/b, so e^f ≥ exp_lower(f) ≥ a/b exactly.
-pub fn ln_ratio_upper(a: u64, b: u64) -> f64 {
+pub(crate) fn ln_ratio_upper(a: u64, b: u64) -> f64 {
     assert!(b > 0 && a >= b, "ln_ratio_upper needs a ≥ b > 0");
     if a == b {
         return 0.0;
@@ -183,14 +183,14 @@ pub fn ln_ratio_upper(a: u64, b: u64) -> f64 {
 /// product is < 2^124. Each positive term is ≤ `w[k,a]`·den, hence S_ab ≤ den·Σ_k `w[k,a]` =
 /// den·T ≤ 2^52·2^52 = 2^104 for columns summing to T ≤ 2^52. For arbitrary input the sum
 /// saturates at u128::MAX, which only over-states the spend (the safe direction).
-pub fn pair_spend(wa: &[u64], wb: &[u64], bound: RatioBound) -> u128 {
+pub(crate) fn pair_spend(wa: &[u64], wb: &[u64], bound: RatioBound) -> u128 {
     wa.iter()
         .zip(wb)
         .fold(0u128, |s, (&a, &b)| s.saturating_add((a as u128 * bound.den).saturating_sub(bound.num * b as u128)))
 }
 
 /// ⌊x · 2^p⌋ exactly, for a float x ∈ [0, 1) and p ≤ 127 (so the result is < 2^p ≤ 2^127).
-pub fn floor_times_pow2(x: f64, p: u32) -> u128 {
+pub(crate) fn floor_times_pow2(x: f64, p: u32) -> u128 {
     assert!((0.0..1.0).contains(&x) && p <= 127, "floor_times_pow2 needs x ∈ [0, 1) and p ≤ 127");
     if x == 0.0 {
         return 0;
@@ -207,7 +207,7 @@ pub fn floor_times_pow2(x: f64, p: u32) -> u128 {
 }
 
 /// The smallest float ≥ s / 2^p (the exact rational rounded up), for p ≤ 1022.
-pub fn div_pow2_upper(s: u128, p: u32) -> f64 {
+pub(crate) fn div_pow2_upper(s: u128, p: u32) -> f64 {
     assert!(p <= 1022, "div_pow2_upper needs p ≤ 1022");
     // `as f64` rounds to nearest; step up when that landed below s (`f as u128` is exact for an
     // integral float below 2^128 and saturates above, where f ≥ s already).
@@ -256,7 +256,7 @@ pub enum PrivacyViolation {
 /// The certified ε of integer weights `columns[i][k]` (all columns with the same total) under the
 /// undirected neighbour `edges`: max over edges and outputs of ln(`w[k,a]`/`w[k,b]`), rounded up, after
 /// checking every ratio exactly against [`RatioBound::for_eps`]`(eps)`. Returns a value ≤ eps.
-pub fn certify_weights(
+pub(crate) fn certify_weights(
     columns: &[Vec<u64>],
     edges: impl Iterator<Item = (usize, usize)>,
     eps: f64,
@@ -294,7 +294,7 @@ pub fn certify_weights(
 /// an integer, so S_ab ≤ δ·den·T ⇔ S_ab ≤ ⌊δ·den·T⌋), and returns max S_ab/(den·T) rounded up to
 /// a float, which is ≤ δ (δ is itself a float ≥ the exact value). With num/den ≤ e^ε the exact
 /// spend at e^ε is ≤ S_ab/(den·T), so the weights are (ε, certified δ)-DP.
-pub fn certify_weights_delta(
+pub(crate) fn certify_weights_delta(
     columns: &[Vec<u64>],
     edges: impl Iterator<Item = (usize, usize)>,
     eps: f64,

@@ -11,7 +11,7 @@ pub(crate) mod repair;
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 
-pub use exact::PrivacyViolation;
+pub(crate) use exact::PrivacyViolation;
 pub use repair::{RepairMethod, RepairReport};
 
 use crate::model::Neighbours;

@@ -85,7 +85,7 @@ impl RepairMethod {
 }
 
 /// Rows of P whose entries are all ≤ this are treated as zero by [`RepairMethod::TrimLiftMix`].
-pub const TRIM_LEVEL: f64 = 1e-9;
+pub(crate) const TRIM_LEVEL: f64 = 1e-9;
 
 /// What the repair did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -113,12 +113,12 @@ pub struct RepairReport {
 
 /// Input further than this from a mechanism is refused rather than repaired: repair is for
 /// solver round-off, not for hiding a wrong solution.
-pub const MAX_INPUT_ERROR: f64 = 1e-6;
+pub(crate) const MAX_INPUT_ERROR: f64 = 1e-6;
 
 /// Repair and quantise `p` (|Θ̃| × |Y|, `p[k,i] = Pr(θ̃_k | y_i)`) into weights `columns[i][k]`
 /// summing to `total` per column, certified ε-DP under `neighbours`. Returns the weights, the
 /// certified ε (≤ eps) and a report.
-pub fn repair_and_quantise(
+pub(crate) fn repair_and_quantise(
     neighbours: &Neighbours,
     eps: f64,
     p: &Array2<f64>,
@@ -194,7 +194,7 @@ pub fn repair_and_quantise(
 
 /// Repair and quantise `p` at (eps, delta) with `method`: [`repair_and_quantise`] for δ = 0,
 /// [`repair_and_quantise_delta`] for δ > 0. Returns the weights, what they certify and a report.
-pub fn repair_and_quantise_for(
+pub(crate) fn repair_and_quantise_for(
     neighbours: &Neighbours,
     eps: f64,
     delta: f64,
@@ -215,7 +215,7 @@ pub fn repair_and_quantise_for(
 /// Repair and quantise `p` for (ε, δ)-DP with δ ∈ (0, 1) (see the module docs, "(ε, δ)"): weights
 /// `columns[i][k]` summing to `total` per column whose exact δ spend at ε is ≤ `delta`. Returns the
 /// weights, the certified δ (≤ delta) and a report.
-pub fn repair_and_quantise_delta(
+pub(crate) fn repair_and_quantise_delta(
     neighbours: &Neighbours,
     eps: f64,
     delta: f64,
@@ -443,7 +443,7 @@ impl Ord for OrdF64 {
 /// Largest-remainder rounding of the non-negative vector `x` (any positive sum) to integers summing
 /// to `total`: floors of `total·x/Σx`, then one unit each to the largest remainders (only entries
 /// with x > 0 ever receive units, so zeros stay zero).
-pub fn quantise(x: &[f64], total: u64) -> Vec<u64> {
+pub(crate) fn quantise(x: &[f64], total: u64) -> Vec<u64> {
     let s: f64 = x.iter().sum();
     assert!(s > 0.0 && s.is_finite(), "quantise needs a positive finite sum");
     let t = total as f64;

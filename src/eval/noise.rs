@@ -14,7 +14,7 @@ const TOL: f64 = 1e-14;
 
 /// A symmetric noise distribution.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Noise {
+pub(crate) enum Noise {
     /// Laplace with scale b: density e^{−|w|/b}/(2b), variance 2b².
     Laplace {
         /// Scale b > 0.
@@ -36,12 +36,12 @@ pub enum Noise {
 }
 
 /// Standard normal cdf Φ(x) = ½ erfc(−x/√2).
-pub fn normal_cdf(x: f64) -> f64 {
+pub(crate) fn normal_cdf(x: f64) -> f64 {
     0.5 * erfc(-x / std::f64::consts::SQRT_2)
 }
 
 /// Standard normal density φ(x).
-pub fn normal_pdf(x: f64) -> f64 {
+pub(crate) fn normal_pdf(x: f64) -> f64 {
     (-0.5 * x * x).exp() / (2.0 * std::f64::consts::PI).sqrt()
 }
 
@@ -76,7 +76,7 @@ fn laplace_sum_log_coefficients(m: u64) -> std::rc::Rc<Vec<f64>> {
 
 impl Noise {
     /// Variance of W.
-    pub fn variance(&self) -> f64 {
+    pub(crate) fn variance(&self) -> f64 {
         match *self {
             Noise::Laplace { b } => 2.0 * b * b,
             Noise::LaplaceSum { m, b } => 2.0 * m as f64 * b * b,
@@ -93,7 +93,7 @@ impl Noise {
     }
 
     /// Density at w.
-    pub fn pdf(&self, w: f64) -> f64 {
+    pub(crate) fn pdf(&self, w: f64) -> f64 {
         match *self {
             Noise::Laplace { b } => (-w.abs() / b).exp() / (2.0 * b),
             Noise::LaplaceSum { m, b } => {
@@ -111,7 +111,7 @@ impl Noise {
     }
 
     /// P(W ≤ w).
-    pub fn cdf(&self, w: f64) -> f64 {
+    pub(crate) fn cdf(&self, w: f64) -> f64 {
         if w > 0.0 {
             return 1.0 - self.cdf(-w);
         }
@@ -138,12 +138,12 @@ impl Noise {
     }
 
     /// P(W > w) = P(W < −w) by symmetry (no cancellation in the upper tail).
-    pub fn sf(&self, w: f64) -> f64 {
+    pub(crate) fn sf(&self, w: f64) -> f64 {
         self.cdf(-w)
     }
 
     /// One draw of W.
-    pub fn sample(&self, rng: &mut dyn Rng) -> f64 {
+    pub(crate) fn sample(&self, rng: &mut dyn Rng) -> f64 {
         match *self {
             Noise::Laplace { b } => sample_laplace(b, rng),
             Noise::LaplaceSum { m, b } => (0..m).map(|_| sample_laplace(b, rng)).sum(),
@@ -168,7 +168,7 @@ impl Noise {
     }
 
     /// (E X, E X²) for X = clamp(c + W, lo, hi) (`clamp = None`: X = c + W).
-    pub fn moments(&self, c: f64, clamp: Option<(f64, f64)>) -> (f64, f64) {
+    pub(crate) fn moments(&self, c: f64, clamp: Option<(f64, f64)>) -> (f64, f64) {
         match (self, clamp) {
             (_, None) => (c, c * c + self.variance()),
             (_, Some((lo, hi))) => {
@@ -182,7 +182,7 @@ impl Noise {
     }
 
     /// E L(θ, X) for X = clamp(c + W, lo, hi) (`clamp = None`: X = c + W).
-    pub fn expected_loss(&self, c: f64, clamp: Option<(f64, f64)>, theta: f64, loss: ScalarLoss) -> f64 {
+    pub(crate) fn expected_loss(&self, c: f64, clamp: Option<(f64, f64)>, theta: f64, loss: ScalarLoss) -> f64 {
         match loss {
             ScalarLoss::Squared => {
                 let (m1, m2) = self.moments(c, clamp);
@@ -218,13 +218,13 @@ impl Noise {
 }
 
 /// One Laplace(b) draw by inversion.
-pub fn sample_laplace(b: f64, rng: &mut dyn Rng) -> f64 {
+pub(crate) fn sample_laplace(b: f64, rng: &mut dyn Rng) -> f64 {
     let u: f64 = rng.random::<f64>() - 0.5;
     -b * u.signum() * (1.0 - 2.0 * u.abs()).ln()
 }
 
 /// One N(0, 1) draw (Box–Muller).
-pub fn sample_std_normal(rng: &mut dyn Rng) -> f64 {
+pub(crate) fn sample_std_normal(rng: &mut dyn Rng) -> f64 {
     let u1: f64 = 1.0 - rng.random::<f64>(); // (0, 1]
     let u2: f64 = rng.random::<f64>();
     (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()

@@ -2,7 +2,7 @@
 //! compares a rule on an interval with the same rule on its halves.
 
 /// Gauss–Legendre nodes and weights on [−1, 1] with `n` points (Newton iteration on P_n).
-pub fn gauss_legendre(n: usize) -> (Vec<f64>, Vec<f64>) {
+pub(crate) fn gauss_legendre(n: usize) -> (Vec<f64>, Vec<f64>) {
     assert!(n >= 1, "a rule needs at least one node");
     let mut x = vec![0.0; n];
     let mut w = vec![0.0; n];
@@ -40,26 +40,26 @@ pub fn gauss_legendre(n: usize) -> (Vec<f64>, Vec<f64>) {
 
 /// A fixed Gauss–Legendre rule, mapped to any interval.
 #[derive(Debug, Clone)]
-pub struct Rule {
+pub(crate) struct Rule {
     x: Vec<f64>,
     w: Vec<f64>,
 }
 
 impl Rule {
     /// The `n`-point rule.
-    pub fn new(n: usize) -> Rule {
+    pub(crate) fn new(n: usize) -> Rule {
         let (x, w) = gauss_legendre(n);
         Rule { x, w }
     }
 
     /// Nodes and weights mapped to [a, b].
-    pub fn on(&self, a: f64, b: f64) -> impl Iterator<Item = (f64, f64)> + '_ {
+    pub(crate) fn on(&self, a: f64, b: f64) -> impl Iterator<Item = (f64, f64)> + '_ {
         let (h, m) = (0.5 * (b - a), 0.5 * (a + b));
         self.x.iter().zip(&self.w).map(move |(&x, &w)| (m + h * x, h * w))
     }
 
     /// ∫_a^b f.
-    pub fn integrate(&self, a: f64, b: f64, f: &mut impl FnMut(f64) -> f64) -> f64 {
+    pub(crate) fn integrate(&self, a: f64, b: f64, f: &mut impl FnMut(f64) -> f64) -> f64 {
         self.on(a, b).map(|(x, w)| w * f(x)).sum()
     }
 }
@@ -71,7 +71,7 @@ thread_local! {
 /// ∫_a^b f by adaptive bisection with a 10-point Gauss–Legendre rule: an interval is accepted when
 /// the rule on it and on its two halves agree to `tol` (absolute; halved at each level) or to 1e-13
 /// relative; at most 30 levels.
-pub fn adaptive(a: f64, b: f64, tol: f64, f: &mut impl FnMut(f64) -> f64) -> f64 {
+pub(crate) fn adaptive(a: f64, b: f64, tol: f64, f: &mut impl FnMut(f64) -> f64) -> f64 {
     fn rec(rule: &Rule, a: f64, b: f64, whole: f64, tol: f64, depth: u32, f: &mut impl FnMut(f64) -> f64) -> f64 {
         let m = 0.5 * (a + b);
         let l = rule.integrate(a, m, f);
@@ -97,7 +97,14 @@ pub fn adaptive(a: f64, b: f64, tol: f64, f: &mut impl FnMut(f64) -> f64) -> f64
 /// ∫_a^b f where f may vary on the length scale `scale` near the points in `peaks`: the interval is
 /// first cut at each peak and at geometric distances scale·2^i from it, so a sharp peak is never
 /// missed by the first coarse rule, then each piece is integrated adaptively.
-pub fn adaptive_peaked(a: f64, b: f64, peaks: &[f64], scale: f64, tol: f64, f: &mut impl FnMut(f64) -> f64) -> f64 {
+pub(crate) fn adaptive_peaked(
+    a: f64,
+    b: f64,
+    peaks: &[f64],
+    scale: f64,
+    tol: f64,
+    f: &mut impl FnMut(f64) -> f64,
+) -> f64 {
     if a >= b {
         return 0.0;
     }

@@ -43,7 +43,7 @@ use crate::model::Neighbours;
 
 /// One UBaPP LP: costs, constraints and the ε they encode.
 #[derive(Debug, Clone)]
-pub struct Problem {
+pub(crate) struct Problem {
     /// The privacy level ε.
     pub eps: f64,
     /// Cost matrix C\[i, k\] = c\[k, i\] (|Y| × |Θ̃|), unscaled: Bayes risk contributions.
@@ -60,7 +60,7 @@ pub struct Problem {
 
 /// Extensions of the UBaPP LP: (ε, δ)-DP and the minimax objective.
 #[derive(Debug, Clone, Default)]
-pub struct Program {
+pub(crate) struct Program {
     /// `Some(δ)`: the (ε, δ) program with auxiliary variables (`Some(0.0)` is pure ε in that
     /// formulation); `None`: the plain pure-ε rows.
     pub delta: Option<f64>,
@@ -71,7 +71,7 @@ pub struct Program {
 
 impl Program {
     /// The program a model asks for: δ > 0 adds the (ε, δ) rows, `objective = "minimax"` the epigraph.
-    pub fn for_model(model: &crate::model::Model) -> Program {
+    pub(crate) fn for_model(model: &crate::model::Model) -> Program {
         // Only minimax programs pay for the dense risk matrix; asking whether a program is plain
         // goes through `Model::is_plain_program` and builds nothing.
         Program {
@@ -81,19 +81,19 @@ impl Program {
     }
 
     /// True for the paper's program (Bayes risk, pure ε, no extra variables).
-    pub fn is_plain(&self) -> bool {
+    pub(crate) fn is_plain(&self) -> bool {
         self.delta.is_none() && self.risk_rows.is_none()
     }
 }
 
 /// Largest ε the LP path accepts: e^30 ≈ 1.1e13 keeps the DP coefficients within the range
 /// (1e15) that HiGHS accepts and leaves room for its tolerances.
-pub const MAX_LP_EPSILON: f64 = 30.0;
+pub(crate) const MAX_LP_EPSILON: f64 = 30.0;
 
 /// Which ordered neighbour pair and output a DP row constrains: `P[k, lhs] ≤ e^ε P[k, rhs]`.
 #[cfg(test)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DpRow {
+pub(crate) struct DpRow {
     /// Output index k.
     pub k: usize,
     /// Observation whose probability is bounded.
@@ -105,7 +105,7 @@ pub struct DpRow {
 impl Problem {
     /// Assemble the LP, first refusing (an input error naming the fields) if it and a solver's
     /// working copies would not fit in memory.
-    pub fn try_new(
+    pub(crate) fn try_new(
         cost: Arc<Array2<f64>>,
         neighbours: Neighbours,
         eps: f64,
@@ -115,7 +115,7 @@ impl Problem {
     }
 
     /// [`Problem::try_new`] with a [`Program`] (δ and/or minimax).
-    pub fn try_with_program(
+    pub(crate) fn try_with_program(
         cost: Arc<Array2<f64>>,
         neighbours: Neighbours,
         eps: f64,
@@ -230,12 +230,12 @@ impl Problem {
     }
 
     /// Number of P variables |Y|·|Θ̃| (they come first).
-    pub fn n_p(&self) -> usize {
+    pub(crate) fn n_p(&self) -> usize {
         self.n_obs() * self.n_outputs()
     }
 
     /// Number of DP rows 2·|edges|·|Θ̃| (they follow the equality rows).
-    pub fn n_dp_rows(&self) -> usize {
+    pub(crate) fn n_dp_rows(&self) -> usize {
         2 * self.neighbours.edge_count() * self.n_outputs()
     }
 
@@ -245,12 +245,12 @@ impl Problem {
     }
 
     /// Number of minimax rows (one per parameter grid point; 0 for the Bayes program).
-    pub fn n_minimax_rows(&self) -> usize {
+    pub(crate) fn n_minimax_rows(&self) -> usize {
         self.program.risk_rows.as_ref().map_or(0, |w| w.nrows())
     }
 
     /// Bounds (lower, upper) of variable `j`: P and s are ≥ 0, the epigraph variable τ is free.
-    pub fn col_bounds(&self, j: usize) -> (f64, f64) {
+    pub(crate) fn col_bounds(&self, j: usize) -> (f64, f64) {
         if self.n_minimax_rows() > 0 && j == self.n_vars() - 1 {
             (f64::NEG_INFINITY, f64::INFINITY)
         } else {
@@ -259,7 +259,7 @@ impl Problem {
     }
 
     /// Per-grid-point risks R(θ_j) = Σ_{k,i} q_{θ_j}(y_i) L(θ_j, θ̃_k) P\[k,i\] of P (minimax programs only).
-    pub fn grid_risks(&self, p: &Array2<f64>) -> Option<Vec<f64>> {
+    pub(crate) fn grid_risks(&self, p: &Array2<f64>) -> Option<Vec<f64>> {
         let w = self.program.risk_rows.as_ref()?;
         let flat: Vec<f64> = (0..self.n_obs()).flat_map(|i| p.column(i).to_vec()).collect();
         Some(w.rows().into_iter().map(|r| r.iter().zip(&flat).map(|(a, b)| a * b).sum()).collect())
@@ -267,7 +267,7 @@ impl Problem {
 
     /// The LP's objective at P in unscaled units: the Bayes risk, or the worst-case grid risk for
     /// a minimax program.
-    pub fn objective_value(&self, p: &Array2<f64>) -> f64 {
+    pub(crate) fn objective_value(&self, p: &Array2<f64>) -> f64 {
         match self.grid_risks(p) {
             Some(r) => r.into_iter().fold(f64::NEG_INFINITY, f64::max),
             None => self.bayes_risk(p),
@@ -276,43 +276,43 @@ impl Problem {
 
     /// δ actually spent by P: max over ordered neighbour pairs (a, b) of Σ_k max(0, P\[k,a\] − e^ε P\[k,b\])
     /// (0 for a pure ε-DP mechanism).
-    pub fn delta_spent(&self, p: &Array2<f64>) -> f64 {
+    pub(crate) fn delta_spent(&self, p: &Array2<f64>) -> f64 {
         delta_spent(p, &self.neighbours, self.eps)
     }
 
     /// |Y|.
-    pub fn n_obs(&self) -> usize {
+    pub(crate) fn n_obs(&self) -> usize {
         self.cost.nrows()
     }
 
     /// |Θ̃|.
-    pub fn n_outputs(&self) -> usize {
+    pub(crate) fn n_outputs(&self) -> usize {
         self.cost.ncols()
     }
 
     /// Number of variables |Θ̃|·|Y|.
-    pub fn n_vars(&self) -> usize {
+    pub(crate) fn n_vars(&self) -> usize {
         self.a.cols()
     }
 
     /// Number of constraint rows.
-    pub fn n_rows(&self) -> usize {
+    pub(crate) fn n_rows(&self) -> usize {
         self.a.rows()
     }
 
     /// Number of equality rows (= |Y|); they come first.
-    pub fn n_eq(&self) -> usize {
+    pub(crate) fn n_eq(&self) -> usize {
         self.n_obs()
     }
 
     /// Variable index of P\[k, i\].
-    pub fn var(&self, k: usize, i: usize) -> usize {
+    pub(crate) fn var(&self, k: usize, i: usize) -> usize {
         i * self.n_outputs() + k
     }
 
     /// The scaled objective vector in variable order: c / scale on P (Bayes), or 1 on τ and 0
     /// elsewhere (minimax); 0 on the δ program's auxiliary variables.
-    pub fn scaled_costs(&self) -> Vec<f64> {
+    pub(crate) fn scaled_costs(&self) -> Vec<f64> {
         let mut c = Vec::with_capacity(self.n_vars());
         if self.n_minimax_rows() > 0 {
             c.resize(self.n_vars() - 1, 0.0);
@@ -329,7 +329,7 @@ impl Problem {
     }
 
     /// Row bounds (lower, upper): equality rows are \[1, 1\], DP and minimax rows (−∞, 0], δ rows (−∞, δ].
-    pub fn row_bounds(&self, r: usize) -> (f64, f64) {
+    pub(crate) fn row_bounds(&self, r: usize) -> (f64, f64) {
         if r < self.n_eq() {
             (1.0, 1.0)
         } else if let Some(delta) = self
@@ -345,7 +345,7 @@ impl Problem {
 
     /// What DP row `r` (counted from 0 among DP rows) constrains.
     #[cfg(test)]
-    pub fn dp_row(&self, r: usize) -> DpRow {
+    pub(crate) fn dp_row(&self, r: usize) -> DpRow {
         let n_out = self.n_outputs();
         let (block, k) = (r / n_out, r % n_out);
         let (e, d) = (block / 2, block % 2);
@@ -358,25 +358,25 @@ impl Problem {
     }
 
     /// P (|Θ̃| × |Y|) from a solution vector in variable order.
-    pub fn mechanism_matrix(&self, x: &[f64]) -> Array2<f64> {
+    pub(crate) fn mechanism_matrix(&self, x: &[f64]) -> Array2<f64> {
         let (n_obs, n_out) = (self.n_obs(), self.n_outputs());
         Array2::from_shape_fn((n_out, n_obs), |(k, i)| x[i * n_out + k])
     }
 
     /// The Bayes risk Σ c\[k,i\] P\[k,i\] of a mechanism P (|Θ̃| × |Y|), unscaled.
-    pub fn bayes_risk(&self, p: &Array2<f64>) -> f64 {
+    pub(crate) fn bayes_risk(&self, p: &Array2<f64>) -> f64 {
         (&self.cost.t() * p).sum()
     }
 
     /// Largest P\[k,a\] − e^ε P\[k,b\] over ordered neighbour pairs and outputs (≤ 0 when feasible).
     #[cfg(test)]
-    pub fn max_dp_violation(&self, p: &Array2<f64>) -> f64 {
+    pub(crate) fn max_dp_violation(&self, p: &Array2<f64>) -> f64 {
         max_dp_violation(p, &self.neighbours, self.eps)
     }
 
     /// Largest |Σ_k P\[k,i\] − 1| over columns.
     #[cfg(test)]
-    pub fn max_column_error(&self, p: &Array2<f64>) -> f64 {
+    pub(crate) fn max_column_error(&self, p: &Array2<f64>) -> f64 {
         max_column_error(p)
     }
 
@@ -392,7 +392,7 @@ impl Problem {
     /// - minimax: the multipliers w of the minimax rows, normalised to a distribution (uniform if
     ///   all vanish), replace π: `c_w[k,i] = Σ_j w_j W[j, (k,i)]` — the Bayes LP under the prior w,
     ///   whose optimum never exceeds the minimax value.
-    pub fn lagrangian_bound(&self, mu: &[f64]) -> f64 {
+    pub(crate) fn lagrangian_bound(&self, mu: &[f64]) -> f64 {
         let (n_obs, n_out) = (self.n_obs(), self.n_outputs());
         assert_eq!(mu.len(), self.n_rows() - n_obs, "one multiplier per non-equality row");
         let e_eps = self.eps.exp();
@@ -444,7 +444,7 @@ impl Problem {
 
 /// max over ordered neighbour pairs (a, b) of Σ_k max(0, P\[k,a\] − e^ε P\[k,b\]): the δ a mechanism
 /// spends at ε (the hockey-stick divergence between its columns).
-pub fn delta_spent(p: &Array2<f64>, neighbours: &Neighbours, eps: f64) -> f64 {
+pub(crate) fn delta_spent(p: &Array2<f64>, neighbours: &Neighbours, eps: f64) -> f64 {
     let e_eps = eps.exp();
     let mut worst: f64 = 0.0;
     for (a, b) in neighbours.edges() {
@@ -460,12 +460,12 @@ pub fn delta_spent(p: &Array2<f64>, neighbours: &Neighbours, eps: f64) -> f64 {
 }
 
 /// Largest |Σ_k P\[k,i\] − 1| over the columns of P.
-pub fn max_column_error(p: &Array2<f64>) -> f64 {
+pub(crate) fn max_column_error(p: &Array2<f64>) -> f64 {
     p.columns().into_iter().map(|c| (c.sum() - 1.0).abs()).fold(0.0, f64::max)
 }
 
 /// Largest P\[k,a\] − e^ε P\[k,b\] over ordered neighbour pairs (a, b) and outputs k.
-pub fn max_dp_violation(p: &Array2<f64>, neighbours: &Neighbours, eps: f64) -> f64 {
+pub(crate) fn max_dp_violation(p: &Array2<f64>, neighbours: &Neighbours, eps: f64) -> f64 {
     let e_eps = eps.exp();
     let mut worst = f64::NEG_INFINITY;
     for (a, b) in neighbours.edges() {
@@ -478,16 +478,16 @@ pub fn max_dp_violation(p: &Array2<f64>, neighbours: &Neighbours, eps: f64) -> f
 }
 
 /// The objective scale: the non-private risk when positive, else the best constant risk, else 1.
-pub fn objective_scale(cost: &Array2<f64>) -> f64 {
+pub(crate) fn objective_scale(cost: &Array2<f64>) -> f64 {
     [non_private_risk(cost), best_constant_risk(cost)].into_iter().find(|s| s.is_finite() && *s > 0.0).unwrap_or(1.0)
 }
 
 /// Risk of the best constant estimator, min_k Σ_i c\[k,i\]: the UBaPP optimum as ε → 0.
-pub fn best_constant_risk(cost: &Array2<f64>) -> f64 {
+pub(crate) fn best_constant_risk(cost: &Array2<f64>) -> f64 {
     cost.columns().into_iter().map(|c| c.sum()).fold(f64::INFINITY, f64::min)
 }
 
 /// Non-private Bayes risk on the output grid, Σ_i min_k c\[k,i\]: the UBaPP optimum as ε → ∞.
-pub fn non_private_risk(cost: &Array2<f64>) -> f64 {
+pub(crate) fn non_private_risk(cost: &Array2<f64>) -> f64 {
     cost.rows().into_iter().map(|r| r.iter().copied().fold(f64::INFINITY, f64::min)).sum()
 }

@@ -132,7 +132,7 @@ pub struct AuditReport {
 }
 
 /// Clopper–Pearson one-sided lower bound on p from x successes in n trials, failing w.p. ≤ beta.
-pub fn clopper_pearson_lower(x: u64, n: u64, beta: f64) -> f64 {
+pub(super) fn clopper_pearson_lower(x: u64, n: u64, beta: f64) -> f64 {
     if x == 0 {
         return 0.0;
     }
@@ -140,7 +140,7 @@ pub fn clopper_pearson_lower(x: u64, n: u64, beta: f64) -> f64 {
 }
 
 /// Clopper–Pearson one-sided upper bound on p from x successes in n trials, failing w.p. ≤ beta.
-pub fn clopper_pearson_upper(x: u64, n: u64, beta: f64) -> f64 {
+pub(super) fn clopper_pearson_upper(x: u64, n: u64, beta: f64) -> f64 {
     if x >= n {
         return 1.0;
     }

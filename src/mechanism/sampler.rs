@@ -5,7 +5,7 @@ use rand::Rng;
 
 /// A uniform integer in [0, n) for n ≥ 1, exactly: draw the top ⌈log₂ n⌉ bits of a u64 and reject
 /// values ≥ n (never rejects when n is a power of two; otherwise accepts with probability > ½).
-pub fn uniform_below<R: Rng + ?Sized>(rng: &mut R, n: u64) -> u64 {
+pub(crate) fn uniform_below<R: Rng + ?Sized>(rng: &mut R, n: u64) -> u64 {
     assert!(n >= 1, "uniform_below needs n ≥ 1");
     if n == 1 {
         return 0;
@@ -20,7 +20,7 @@ pub fn uniform_below<R: Rng + ?Sized>(rng: &mut R, n: u64) -> u64 {
 }
 
 /// Prefix sums of one column: `cum[k] = w[0] + … + w[k]`.
-pub fn prefix_sums(weights: &[u64]) -> Vec<u64> {
+pub(crate) fn prefix_sums(weights: &[u64]) -> Vec<u64> {
     let mut acc = 0u64;
     weights
         .iter()
@@ -33,7 +33,7 @@ pub fn prefix_sums(weights: &[u64]) -> Vec<u64> {
 
 /// The output index k with `cum[k−1] ≤ u < cum[k]` (so Pr(k) = `w[k]`/total exactly for u uniform
 /// below total; zero-weight outputs are never returned).
-pub fn inverse_cdf(cum: &[u64], u: u64) -> usize {
+pub(crate) fn inverse_cdf(cum: &[u64], u: u64) -> usize {
     cum.partition_point(|&c| c <= u)
 }
 

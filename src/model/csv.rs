@@ -12,13 +12,13 @@ use super::ModelError;
 type Result<T> = std::result::Result<T, ModelError>;
 
 /// A CSV path from a model file, resolved against the model file's directory.
-pub fn resolve(base: &Path, rel: &str) -> PathBuf {
+pub(crate) fn resolve(base: &Path, rel: &str) -> PathBuf {
     base.join(rel)
 }
 
 /// Read a numeric matrix (all rows of equal length, at least one row). `field` is the model key
 /// that named the file.
-pub fn read_matrix(path: &Path, field: &str) -> Result<Array2<f64>> {
+pub(crate) fn read_matrix(path: &Path, field: &str) -> Result<Array2<f64>> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) => bail_csv!(path.display(), field, "cannot read the file: {e}",),
@@ -70,7 +70,7 @@ pub fn read_matrix(path: &Path, field: &str) -> Result<Array2<f64>> {
 
 /// Require `m` to be `rows × cols`; `origin` names the data (a file and field, or a field) and
 /// `what` says what rows and columns mean.
-pub fn check_shape(m: &Array2<f64>, origin: &str, rows: usize, cols: usize, what: &str) -> Result<()> {
+pub(crate) fn check_shape(m: &Array2<f64>, origin: &str, rows: usize, cols: usize, what: &str) -> Result<()> {
     if m.dim() != (rows, cols) {
         bail_field!(origin, "expected {rows} rows × {cols} columns ({what}), found {} × {}", m.nrows(), m.ncols());
     }
@@ -79,7 +79,7 @@ pub fn check_shape(m: &Array2<f64>, origin: &str, rows: usize, cols: usize, what
 
 /// An inline matrix (rows of numbers from a model file) with the checks [`read_matrix`] applies:
 /// at least one row, rows of equal non-zero length, finite numbers. `origin` names it.
-pub fn matrix_from_rows(rows: &[Vec<f64>], origin: &str) -> Result<Array2<f64>> {
+pub(crate) fn matrix_from_rows(rows: &[Vec<f64>], origin: &str) -> Result<Array2<f64>> {
     let Some(r0) = rows.first() else {
         bail_field!(origin, "the matrix has no rows");
     };
@@ -104,12 +104,12 @@ pub fn matrix_from_rows(rows: &[Vec<f64>], origin: &str) -> Result<Array2<f64>> 
 }
 
 /// The rows of a matrix, for writing it inline.
-pub fn rows_of(m: &Array2<f64>) -> Vec<Vec<f64>> {
+pub(crate) fn rows_of(m: &Array2<f64>) -> Vec<Vec<f64>> {
     m.rows().into_iter().map(|r| r.to_vec()).collect()
 }
 
 /// Read a vector: one value per line, or a single row.
-pub fn read_vector(path: &Path, field: &str) -> Result<Vec<f64>> {
+pub(crate) fn read_vector(path: &Path, field: &str) -> Result<Vec<f64>> {
     let m = read_matrix(path, field)?;
     if m.ncols() == 1 || m.nrows() == 1 {
         Ok(m.iter().copied().collect())

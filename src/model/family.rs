@@ -147,7 +147,7 @@ impl Family {
 
 /// pmf of min(X, c) for X ~ Poisson(λ), at 0..=c: e^{−λ} λ^x / x! below the cap and
 /// P(X ≥ c) = P(c, λ) (regularised lower incomplete gamma) at the cap.
-pub fn clipped_poisson_pmf(cap: u64, lambda: f64) -> Vec<f64> {
+pub(crate) fn clipped_poisson_pmf(cap: u64, lambda: f64) -> Vec<f64> {
     let c = cap as usize;
     let mut p = vec![0.0; c + 1];
     if lambda <= 0.0 {
@@ -164,7 +164,7 @@ pub fn clipped_poisson_pmf(cap: u64, lambda: f64) -> Vec<f64> {
 
 /// pmf of y = Σ_{r=1..N} min(x_r, c), x_r i.i.d. Poisson(λ), at y = 0..=Nc: the N-fold convolution
 /// of the clipped pmf, by direct convolution (O(N² c²)).
-pub fn clipped_poisson_sum_pmf(records: u64, cap: u64, lambda: f64) -> Vec<f64> {
+pub(crate) fn clipped_poisson_sum_pmf(records: u64, cap: u64, lambda: f64) -> Vec<f64> {
     let base = clipped_poisson_pmf(cap, lambda);
     let mut acc = vec![1.0];
     for _ in 0..records {
@@ -183,7 +183,7 @@ pub fn clipped_poisson_sum_pmf(records: u64, cap: u64, lambda: f64) -> Vec<f64> 
 }
 
 /// Multinomial(K, θ) pmf at the count vector y, via log-gamma; 0^0 = 1.
-pub fn multinomial_pmf(k: u64, y: &[u64], theta: ArrayView1<'_, f64>) -> f64 {
+pub(crate) fn multinomial_pmf(k: u64, y: &[u64], theta: ArrayView1<'_, f64>) -> f64 {
     let mut l = ln_gamma(k as f64 + 1.0);
     for (&yj, &tj) in y.iter().zip(theta.iter()) {
         l -= ln_gamma(yj as f64 + 1.0);
@@ -199,7 +199,7 @@ pub fn multinomial_pmf(k: u64, y: &[u64], theta: ArrayView1<'_, f64>) -> f64 {
 
 /// Neighbour pairs of count vectors: y ~ y − e_a + e_b (one record changes category), as sorted
 /// undirected edges between indices in the order of [`compositions`].
-pub fn multinomial_edges(records: u64, categories: usize) -> Vec<(usize, usize)> {
+pub(crate) fn multinomial_edges(records: u64, categories: usize) -> Vec<(usize, usize)> {
     let ys = compositions(records, categories);
     let index: HashMap<&[u64], usize> = ys.iter().enumerate().map(|(i, y)| (y.as_slice(), i)).collect();
     let mut edges = Vec::new();
@@ -229,7 +229,7 @@ pub fn multinomial_edges(records: u64, categories: usize) -> Vec<(usize, usize)>
 }
 
 /// Binomial(K, θ) pmf at y = 0..K, via log-gamma (stable for large K; exact at θ ∈ {0, 1}).
-pub fn binomial_pmf_all(k: u64, theta: f64) -> Vec<f64> {
+pub(crate) fn binomial_pmf_all(k: u64, theta: f64) -> Vec<f64> {
     let n = k as usize + 1;
     if theta <= 0.0 || theta >= 1.0 {
         let mut p = vec![0.0; n];

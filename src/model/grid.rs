@@ -75,7 +75,7 @@ impl Grid {
 
 /// All vectors of `parts` non-negative integers summing to `total`, in lexicographic order
 /// (first coordinate slowest, ascending). There are C(total + parts − 1, parts − 1) of them.
-pub fn compositions(total: u64, parts: usize) -> Vec<Vec<u64>> {
+pub(super) fn compositions(total: u64, parts: usize) -> Vec<Vec<u64>> {
     fn rec(total: u64, parts: usize, prefix: &mut Vec<u64>, out: &mut Vec<Vec<u64>>) {
         if parts == 1 {
             prefix.push(total);
@@ -97,7 +97,7 @@ pub fn compositions(total: u64, parts: usize) -> Vec<Vec<u64>> {
 }
 
 /// C(total + parts − 1, parts − 1), the number of compositions, as f64 (no overflow).
-pub fn composition_count(total: u64, parts: usize) -> f64 {
+pub(super) fn composition_count(total: u64, parts: usize) -> f64 {
     use statrs::function::gamma::ln_gamma;
     if parts == 0 {
         return 0.0;

@@ -57,7 +57,7 @@ impl Prior {
 /// Weights ∝ Dirichlet(α) density at the simplex points (rows of `points`, each summing to 1),
 /// normalised to sum to 1. Returns `None` if the density vanishes or is infinite somewhere on the grid
 /// in a way that leaves no finite positive total.
-pub fn dirichlet_weights(points: &crate::model::Grid, alpha: &[f64]) -> Option<Vec<f64>> {
+pub(super) fn dirichlet_weights(points: &crate::model::Grid, alpha: &[f64]) -> Option<Vec<f64>> {
     // log density up to the normalising constant: Σ_d (α_d − 1) ln θ_d.
     let logs: Vec<f64> = points
         .points()
@@ -78,7 +78,7 @@ pub fn dirichlet_weights(points: &crate::model::Grid, alpha: &[f64]) -> Option<V
 }
 
 /// `points` i.i.d. draws from Dirichlet(α) (normalised Gamma(α_d, 1) draws), one per row.
-pub fn dirichlet_samples(points: usize, seed: u64, alpha: &[f64]) -> crate::model::Grid {
+pub(super) fn dirichlet_samples(points: usize, seed: u64, alpha: &[f64]) -> crate::model::Grid {
     let mut rng = StdRng::seed_from_u64(seed);
     let gammas: Vec<statrs::distribution::Gamma> =
         alpha.iter().map(|&a| statrs::distribution::Gamma::new(a, 1.0).expect("validated α > 0")).collect();

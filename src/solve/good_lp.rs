@@ -24,7 +24,7 @@ pub(crate) enum Backend {
 
 impl Backend {
     /// HiGHS if compiled in, else Clarabel, else microlp.
-    pub fn preferred() -> Backend {
+    pub(super) fn preferred() -> Backend {
         #[cfg(feature = "highs")]
         return Backend::Highs;
         #[cfg(all(not(feature = "highs"), feature = "clarabel"))]

@@ -160,7 +160,7 @@ pub(crate) enum PolishError {
 
 /// What [`polish`] produced.
 #[derive(Debug, Clone)]
-pub struct Polished {
+pub(crate) struct Polished {
     /// The polished point in the LP's variable order.
     pub x: Vec<f64>,
     /// Multipliers of every DP row (scaled objective units), for the Lagrangian bound.

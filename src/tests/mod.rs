@@ -1,3 +1,4 @@
+#![allow(unreachable_pub)] // helpers shared with tests/common, where they must be pub
 //! Scenario tests of the crate internals (the LP, the solvers, the certificate arithmetic); the
 //! public surface is tested from `tests/`.
 

@@ -51,7 +51,7 @@ pub struct DualCertificate {
 }
 
 /// One ulp towards −∞ (finite inputs; ±0 goes to the smallest negative subnormal).
-pub fn down(x: f64) -> f64 {
+pub(crate) fn down(x: f64) -> f64 {
     if x.is_nan() || x == f64::NEG_INFINITY {
         return x;
     }
@@ -63,12 +63,12 @@ pub fn down(x: f64) -> f64 {
 }
 
 /// One ulp towards +∞.
-pub fn up(x: f64) -> f64 {
+pub(crate) fn up(x: f64) -> f64 {
     -down(-x)
 }
 
 /// An upper bound on e^ε (libm's exp is within one ulp; we step two).
-pub fn exp_upper(eps: f64) -> f64 {
+pub(crate) fn exp_upper(eps: f64) -> f64 {
     up(up(eps.exp()))
 }
 
@@ -82,13 +82,13 @@ fn down_fast(x: f64) -> f64 {
 /// Lower bound on min over rays (r_{n−1} = 1) of Σ_i (c\[k,i\] − λ_i + δ) r_i for one output's
 /// costs, with the (approximate) mass Σ_i r_i of the minimising ray.
 #[cfg(test)]
-pub fn min_reduced_cost_lower(costs_k: &[f64], lambda: &[f64], shift: f64, a_up: f64) -> f64 {
+pub(crate) fn min_reduced_cost_lower(costs_k: &[f64], lambda: &[f64], shift: f64, a_up: f64) -> f64 {
     min_reduced_cost_with_mass(costs_k, lambda, shift, a_up, down(down(1.0 / a_up))).0
 }
 
 /// [`min_reduced_cost_lower`] with `a_inv_down` ≤ 1/a, also returning the argmin ray's mass.
 #[cfg(test)]
-pub fn min_reduced_cost_with_mass(
+pub(crate) fn min_reduced_cost_with_mass(
     costs_k: &[f64],
     lambda: &[f64],
     shift: f64,
@@ -171,13 +171,13 @@ fn lanes_min(
 /// minimising ray); the largest candidate is then verified on each of them by the same rigorous DP
 /// and multiplied by 4 (after three rounds by 64) until every one passes (the DP value is
 /// increasing in δ).
-pub fn certify(costs: &dyn ChainCosts, eps: f64, lambda: &[f64]) -> DualCertificate {
+pub(crate) fn certify(costs: &dyn ChainCosts, eps: f64, lambda: &[f64]) -> DualCertificate {
     certify_rounds(costs, eps, lambda, 600)
 }
 
 /// [`certify`] with at most `rounds` escalations of the shift; if they do not suffice the shift is
 /// +∞ and the bound −∞ (nothing is claimed).
-pub fn certify_rounds(costs: &dyn ChainCosts, eps: f64, lambda: &[f64], rounds: usize) -> DualCertificate {
+pub(crate) fn certify_rounds(costs: &dyn ChainCosts, eps: f64, lambda: &[f64], rounds: usize) -> DualCertificate {
     let n = costs.n_obs();
     assert_eq!(lambda.len(), n, "one dual per observation");
     let a_up = exp_upper(eps);
@@ -239,7 +239,7 @@ pub fn certify_rounds(costs: &dyn ChainCosts, eps: f64, lambda: &[f64], rounds: 
 
 /// A lower bound on Σ x_i: Neumaier's compensated sum minus its error bound
 /// (2u|s| + 2n²u²Σ|x_i|, Higham, Accuracy and Stability, §4.3).
-pub fn sum_lower(x: &[f64]) -> f64 {
+pub(crate) fn sum_lower(x: &[f64]) -> f64 {
     let (mut s, mut comp, mut abs) = (0.0f64, 0.0f64, 0.0f64);
     for &v in x {
         let t = s + v;

@@ -25,7 +25,7 @@ use super::mechanism::GeometricRemap;
 
 /// The outcome of column generation.
 #[derive(Debug, Clone)]
-pub struct ColumnGeneration {
+pub(crate) struct ColumnGeneration {
     /// The mechanism P (|Θ̃| × |Y|) = Σ_j w_j r_j placed in row k_j.
     pub p: Array2<f64>,
     /// The last master's column duals λ.
@@ -45,7 +45,7 @@ struct Column {
 }
 
 /// The extreme ray (max entry 1) of least Σ d_i r_i found by the pricing DP, with its value.
-pub fn pricing_ray(d: &[f64], eps: f64) -> (Vec<f64>, f64) {
+pub(crate) fn pricing_ray(d: &[f64], eps: f64) -> (Vec<f64>, f64) {
     let n = d.len();
     let a = eps.exp();
     let mut rise = vec![false; n]; // rise[i]: r_{i+1} = a·r_i
@@ -133,7 +133,7 @@ fn assemble(columns: &[Column], w: &[f64], n_out: usize, n: usize) -> Array2<f64
 
 /// Column generation from the geometric + remap columns of `start`, until the certified relative
 /// gap is ≤ `tol` or `max_iter` master solves.
-pub fn column_generation(
+pub(crate) fn column_generation(
     costs: &dyn ChainCosts,
     eps: f64,
     start: &GeometricRemap,

@@ -16,7 +16,7 @@ use ndarray::Array2;
 use statrs::function::gamma::ln_gamma;
 
 /// Costs c\[k, i\] of releasing output k at observation i, readable row by row.
-pub trait ChainCosts: Sync {
+pub(crate) trait ChainCosts: Sync {
     /// |Y|.
     fn n_obs(&self) -> usize;
     /// |Θ̃|.
@@ -42,18 +42,18 @@ pub trait ChainCosts: Sync {
 
 /// The LP's dense cost matrix, stored transposed (row k = c\[k, ·\] contiguous).
 #[derive(Debug, Clone)]
-pub struct DenseCosts {
+pub(crate) struct DenseCosts {
     ct: Array2<f64>,
 }
 
 impl DenseCosts {
     /// From C\[i, k\] = c\[k, i\] (|Y| × |Θ̃|), as returned by [`crate::lp::cost_matrix`].
-    pub fn new(cost: &Array2<f64>) -> DenseCosts {
+    pub(crate) fn new(cost: &Array2<f64>) -> DenseCosts {
         DenseCosts { ct: cost.t().as_standard_layout().into_owned() }
     }
 
     /// The matrix c\[k, i\] (|Θ̃| × |Y|).
-    pub fn rows(&self) -> &Array2<f64> {
+    pub(crate) fn rows(&self) -> &Array2<f64> {
         &self.ct
     }
 }
@@ -77,7 +77,7 @@ impl ChainCosts for DenseCosts {
 
 /// Squared-loss costs from three moments per observation (O(|Y|) memory).
 #[derive(Debug, Clone)]
-pub struct SquaredMoments {
+pub(crate) struct SquaredMoments {
     /// m0_i = Σ_j π_j q_j(y_i): the marginal probability of y_i.
     pub m0: Vec<f64>,
     /// m1_i = Σ_j π_j q_j(y_i) (θ_j − r_i).
@@ -91,14 +91,14 @@ pub struct SquaredMoments {
 }
 
 /// Mass we allow the truncated binomial pmf to drop per grid point.
-pub const TAIL_MASS: f64 = 1e-18;
+pub(crate) const TAIL_MASS: f64 = 1e-18;
 
 impl SquaredMoments {
     /// Moments of the binomial(K, θ_j) family on grid `theta` with weights `prior`. Each pmf is
     /// walked outwards from its mode by the ratio recursion q(y+1)/q(y) = (K−y)/(y+1) · θ/(1−θ)
     /// and cut once the geometric bound on the remaining tail, q(y)·ρ/(1−ρ) with ρ the current
     /// (decreasing) ratio, is below [`TAIL_MASS`]: the neglected mass per θ_j is < 1e-18 on each side.
-    pub fn binomial(trials: u64, theta: &[f64], prior: &[f64], outputs: Vec<f64>) -> SquaredMoments {
+    pub(crate) fn binomial(trials: u64, theta: &[f64], prior: &[f64], outputs: Vec<f64>) -> SquaredMoments {
         let n = trials as usize + 1;
         let kf = trials as f64;
         let reference: Vec<f64> = (0..n).map(|i| i as f64 / kf).collect();
@@ -149,7 +149,7 @@ impl SquaredMoments {
     }
 
     /// Smoothed posterior-mean numerator/denominator data: raw first moment Σ_j π_j q_j(y_i) θ_j.
-    pub fn raw_first(&self, i: usize) -> f64 {
+    pub(crate) fn raw_first(&self, i: usize) -> f64 {
         self.m0[i] * self.reference[i] + self.m1[i]
     }
 }

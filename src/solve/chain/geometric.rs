@@ -18,7 +18,7 @@ use super::kernel::Kernel;
 
 /// The remap z → k(z) and the value b_z = (G c_{k(z)})_z of each z.
 #[derive(Debug, Clone)]
-pub struct Remap {
+pub(crate) struct Remap {
     /// Output index released for each geometric outcome z.
     pub remap: Vec<u32>,
     /// b_z = Σ_i c\[k(z), i\] G\[z|i\]; Σ_z b_z is the Bayes risk.
@@ -27,7 +27,7 @@ pub struct Remap {
 
 /// The Bayes-optimal remap of the truncated geometric mechanism, in O(|Θ̃|·|Y|)
 /// (O(|Y| log |Θ̃| + runs × reach) for squared-loss moments).
-pub fn optimal_remap(costs: &dyn ChainCosts, kernel: &Kernel) -> Remap {
+pub(crate) fn optimal_remap(costs: &dyn ChainCosts, kernel: &Kernel) -> Remap {
     if let Some(sq) = costs.squared() {
         return squared_remap(sq, kernel);
     }
@@ -77,7 +77,7 @@ fn squared_remap(sq: &SquaredMoments, kernel: &Kernel) -> Remap {
 
 /// b_z = (G c_{k(z)})_z for every z, one run of constant k(z) at a time: the two recursions
 /// start from truncated sums (|z − y| ≤ reach) at the run's ends.
-pub fn run_values(costs: &dyn ChainCosts, kernel: &Kernel, remap: &[u32]) -> Vec<f64> {
+pub(crate) fn run_values(costs: &dyn ChainCosts, kernel: &Kernel, remap: &[u32]) -> Vec<f64> {
     let n = remap.len();
     let mut out = vec![0.0; n];
     if n == 1 {
@@ -122,7 +122,12 @@ pub fn run_values(costs: &dyn ChainCosts, kernel: &Kernel, remap: &[u32]) -> Vec
 /// Column duals λ from complementary slackness with the geometric rows (module docs), each with
 /// the magnitude of the terms it was computed from (the scale of its rounding error: λ_z is
 /// accurate to a small multiple of u·magnitude_z, amplified at run boundaries by |(G⁻¹)_{zz'}|).
-pub fn slackness_duals(costs: &dyn ChainCosts, kernel: &Kernel, remap: &[u32], values: &[f64]) -> (Vec<f64>, Vec<f64>) {
+pub(crate) fn slackness_duals(
+    costs: &dyn ChainCosts,
+    kernel: &Kernel,
+    remap: &[u32],
+    values: &[f64],
+) -> (Vec<f64>, Vec<f64>) {
     let n = remap.len();
     if let Some(sq) = costs.squared() {
         return squared_duals(sq, kernel, remap);

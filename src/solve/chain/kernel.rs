@@ -20,7 +20,7 @@
 
 /// Parameters of the truncated geometric kernel at one ε.
 #[derive(Debug, Clone, Copy)]
-pub struct Kernel {
+pub(crate) struct Kernel {
     /// |Y| = n.
     pub n: usize,
     /// ε.
@@ -33,13 +33,13 @@ pub struct Kernel {
 
 impl Kernel {
     /// The kernel on {0..n−1} at privacy level ε > 0.
-    pub fn new(n: usize, eps: f64) -> Kernel {
+    pub(crate) fn new(n: usize, eps: f64) -> Kernel {
         assert!(n >= 1 && eps > 0.0 && eps.is_finite(), "kernel needs n ≥ 1 and finite ε > 0");
         Kernel { n, eps, alpha: (-eps).exp(), one_minus_alpha: -(-eps).exp_m1() }
     }
 
     /// κ = (1 − α)/(1 + α), the interior rows' normalising constant.
-    pub fn kappa(&self) -> f64 {
+    pub(crate) fn kappa(&self) -> f64 {
         self.one_minus_alpha / (1.0 + self.alpha)
     }
 
@@ -55,12 +55,12 @@ impl Kernel {
     }
 
     /// G\[z|y\], from α^d = e^{−εd} evaluated directly (no accumulated powers).
-    pub fn entry(&self, z: usize, y: usize) -> f64 {
+    pub(crate) fn entry(&self, z: usize, y: usize) -> f64 {
         self.row_scale(z) * (-self.eps * z.abs_diff(y) as f64).exp()
     }
 
     /// u = G c, u_z = Σ_y G\[z|y\] c_y, in O(n) with two recursions. `work` is scratch of length n.
-    pub fn smooth(&self, c: &[f64], u: &mut [f64], work: &mut [f64]) {
+    pub(crate) fn smooth(&self, c: &[f64], u: &mut [f64], work: &mut [f64]) {
         let n = self.n;
         debug_assert!(c.len() == n && u.len() == n && work.len() == n);
         if n == 1 {
@@ -89,7 +89,7 @@ impl Kernel {
 
     /// u_z = Σ_y G\[z|y\] c_y at one point z, summing only |z − y| ≤ `reach` (the rest is below
     /// α^{reach+1}/(1 − α) · max|c| in absolute value).
-    pub fn smooth_at(&self, c: impl Fn(usize) -> f64, z: usize, reach: usize) -> f64 {
+    pub(crate) fn smooth_at(&self, c: impl Fn(usize) -> f64, z: usize, reach: usize) -> f64 {
         let lo = z.saturating_sub(reach);
         let hi = (z + reach).min(self.n - 1);
         let a = self.alpha;
@@ -106,7 +106,7 @@ impl Kernel {
     }
 
     /// How far |z − y| must reach for α^{d} to fall below 1e-20 (capped at n).
-    pub fn reach(&self) -> usize {
+    pub(crate) fn reach(&self) -> usize {
         let d = (46.1 / self.eps).ceil();
         if d >= self.n as f64 {
             self.n
@@ -117,7 +117,7 @@ impl Kernel {
 
     /// The (z, z') entry of G⁻¹ for |z − z'| = 1: −α/(1−α)² when z' is interior, −α/(1−α) when z'
     /// is an end (from the KMS inverse and the row scales κ and 1/(1+α)).
-    pub fn inverse_offdiag(&self, z_prime: usize) -> f64 {
+    pub(crate) fn inverse_offdiag(&self, z_prime: usize) -> f64 {
         let oma = self.one_minus_alpha;
         if z_prime == 0 || z_prime == self.n - 1 {
             -self.alpha / oma
@@ -128,7 +128,7 @@ impl Kernel {
 
     /// The dense |Y| × |Y| matrix G\[z, y\] (tests and small cases only).
     #[cfg(test)]
-    pub fn dense(&self) -> ndarray::Array2<f64> {
+    pub(crate) fn dense(&self) -> ndarray::Array2<f64> {
         ndarray::Array2::from_shape_fn((self.n, self.n), |(z, y)| self.entry(z, y))
     }
 }

@@ -132,7 +132,7 @@ fn bernoulli_exp_minus_one(rng: &mut impl Rng) -> bool {
 }
 
 /// Two-sided geometric with Pr(d) ∝ exp(−|d|·s/t) (Canonne–Kamath–Steinke, Alg. 2).
-pub fn discrete_laplace(s: u128, t: u128, rng: &mut impl Rng) -> i128 {
+pub(crate) fn discrete_laplace(s: u128, t: u128, rng: &mut impl Rng) -> i128 {
     loop {
         let u = rng.random_range(0..t);
         if !bernoulli_exp_le1(u, t, rng) {

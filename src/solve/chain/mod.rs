@@ -31,9 +31,10 @@ use std::time::Instant;
 use ndarray::Array2;
 use serde::Serialize;
 
-pub use certificate::{certify, DualCertificate};
-pub use costs::{ChainCosts, DenseCosts, SquaredMoments};
-pub use kernel::Kernel;
+pub(crate) use certificate::certify;
+pub use certificate::DualCertificate;
+pub(crate) use costs::{ChainCosts, DenseCosts, SquaredMoments};
+pub(crate) use kernel::Kernel;
 pub use mechanism::GeometricRemap;
 
 use super::assess::{Checks, Residuals};
@@ -43,10 +44,10 @@ use crate::model::{Family, Loss, Model, Neighbours};
 use crate::Result;
 
 /// Largest certified relative gap (bayes_risk − bound)/bayes_risk we call optimal.
-pub const GAP_TOLERANCE: f64 = 1e-9;
+pub(crate) const GAP_TOLERANCE: f64 = 1e-9;
 
 /// Master solves column generation may use before giving up.
-pub const COLGEN_MAX_ITER: usize = 200;
+pub(crate) const COLGEN_MAX_ITER: usize = 200;
 
 /// Seconds spent in each stage of the geometric solver.
 #[derive(Debug, Clone, Copy, Default, Serialize)]
@@ -88,7 +89,7 @@ fn relative_gap(value: f64, bound: f64) -> f64 {
 }
 
 /// Geometric mechanism + optimal remap for costs on a chain, certified.
-pub fn solve_geometric(costs: &dyn ChainCosts, eps: f64) -> ChainSolution {
+pub(crate) fn solve_geometric(costs: &dyn ChainCosts, eps: f64) -> ChainSolution {
     let n = costs.n_obs();
     let kernel = Kernel::new(n, eps);
     let t = Instant::now();
@@ -139,7 +140,7 @@ pub fn solve_geometric(costs: &dyn ChainCosts, eps: f64) -> ChainSolution {
 /// A chain solve with a dense P (moderate sizes).
 #[derive(Debug, Clone)]
 #[cfg_attr(not(test), allow(dead_code))] // λ is read by the tests
-pub struct DenseChain {
+pub(crate) struct DenseChain {
     /// P (|Θ̃| × |Y|).
     pub p: Array2<f64>,
     /// Σ c\[k,i\] P\[k,i\] of this P.
@@ -160,7 +161,7 @@ pub struct DenseChain {
 
 /// Solve the chain LP for the dense cost matrix C\[i, k\] = c\[k, i\] of [`cost_matrix`]: geometric +
 /// remap, then column generation if that is not certified.
-pub fn solve_dense(cost: &Array2<f64>, eps: f64) -> DenseChain {
+pub(crate) fn solve_dense(cost: &Array2<f64>, eps: f64) -> DenseChain {
     let costs = DenseCosts::new(cost);
     let g = solve_geometric(&costs, eps);
     let risk_of = |p: &Array2<f64>| (costs.rows() * p).sum();
@@ -223,7 +224,7 @@ pub fn solve_dense(cost: &Array2<f64>, eps: f64) -> DenseChain {
 /// neighbours; the certificate's bound is in the detail text since the trait carries DP-row
 /// multipliers). Prefer [`solve_model`], which reports the bound in the [`Solution`].
 #[derive(Debug, Clone, Copy, Default)]
-pub struct ChainSolver;
+pub(crate) struct ChainSolver;
 
 impl LpSolver for ChainSolver {
     fn name(&self) -> String {
@@ -314,7 +315,7 @@ fn solve_one(
 
 /// The O(|Y|)-memory squared-loss costs of a binomial model with a 1-D parameter grid (not exact
 /// conjugate costs), if it is one.
-pub fn squared_moments(model: &Model) -> Option<SquaredMoments> {
+pub(crate) fn squared_moments(model: &Model) -> Option<SquaredMoments> {
     match (&model.family, &model.loss) {
         (Family::Binomial { trials }, Loss::Squared) if model.theta.dim() == 1 && model.exact.is_none() => {
             Some(SquaredMoments::binomial(*trials, &model.theta.values(), &model.prior, model.outputs.values()))
