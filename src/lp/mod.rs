@@ -31,7 +31,7 @@
 mod budget;
 mod costs;
 
-pub use budget::{MemoryBudget, SizeError};
+pub use budget::{size_fields, MemoryBudget, SizeError};
 pub(crate) use costs::cost_matrix;
 
 use std::sync::Arc;
