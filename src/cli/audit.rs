@@ -16,9 +16,9 @@ use ubapp::Result;
 pub fn run(file: &Path, samples: u64, seed: u64, alpha: f64, max_pairs: usize, json: bool) -> Result<()> {
     let m = Artifact::load(file)?;
     let mut rng = StdRng::seed_from_u64(seed);
-    // A bar on a terminal; the decile lines otherwise (not under --json).
+    // A bar on a terminal (not under --json); the decile lines on stderr otherwise, as before.
     let bar = Progress::new(0, "columns", !json);
-    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let terminal = !json && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let mut last_decile = 0;
     let mut progress = |done: usize, total: usize| {
         if terminal {
@@ -27,7 +27,7 @@ pub fn run(file: &Path, samples: u64, seed: u64, alpha: f64, max_pairs: usize, j
             return;
         }
         let decile = done * 10 / total;
-        if decile > last_decile && !json {
+        if decile > last_decile {
             last_decile = decile;
             eprintln!("audit: sampled {done}/{total} columns ({}%)", decile * 10);
         }
