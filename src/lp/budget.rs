@@ -42,7 +42,7 @@ impl MemoryBudget {
                 origin: None,
                 needed_bytes: need,
                 available_bytes: self.bytes,
-                fields: "observation.trials, parameter.grid.points or output.grid.points".to_string(),
+                fields: "observation.trials, parameter.grid.points or output.grid.points".into(),
             });
         }
         Ok(())
@@ -70,8 +70,8 @@ pub struct SizeError {
     pub needed_bytes: u128,
     /// Bytes the budget allows.
     pub available_bytes: u64,
-    /// The model fields that set the size (the model's own: [`size_fields`]).
-    pub fields: String,
+    /// The model fields that set the size, in the model file's own terms.
+    pub fields: Box<str>,
 }
 
 /// The fields of `model`'s file that set the LP's size, in its own terms: `observation.trials` for
@@ -112,7 +112,7 @@ pub fn size_fields(model: &crate::model::Model) -> String {
 impl SizeError {
     /// Name the model fields that set the size.
     pub fn with_fields(mut self, fields: String) -> Self {
-        self.fields = fields;
+        self.fields = fields.into();
         self
     }
 

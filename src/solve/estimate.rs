@@ -43,7 +43,7 @@ impl Estimate {
             origin: None,
             needed_bytes: self.memory_bytes,
             available_bytes: self.available_bytes,
-            fields: self.fields.clone(),
+            fields: self.fields.clone().into(),
         }
     }
 }
