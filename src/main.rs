@@ -33,9 +33,15 @@ enum Command {
         /// Print only a JSON array, one object per ε.
         #[arg(long)]
         json: bool,
-        /// Write the certified mechanism as a JSON artifact (one ε only; see `ubapp verify`).
+        /// Write the certified mechanism as a JSON artifact (one ε only; see `ubapp verify`): the
+        /// dense weights, or for a large chain model solved in compact form the geometric noise
+        /// and remap table.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Print the LP's size, the route `auto` (or --solver) takes, the memory it needs and a
+        /// rough time, and exit without solving.
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Compare UBaPP with the baselines of the literature over ε and K: risk.csv, plots, table.
     Compare(cli::compare::Args),
@@ -129,8 +135,8 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(e),
     };
     let result: cli::CliResult<()> = match cli.command {
-        Command::Solve { model, eps, solver, json, out } => {
-            cli::solve::run(&model, eps.as_deref(), solver, json, out.as_deref()).map_err(Into::into)
+        Command::Solve { model, eps, solver, json, out, dry_run } => {
+            cli::solve::run(&model, eps.as_deref(), solver, json, out.as_deref(), dry_run).map_err(Into::into)
         }
         Command::Compare(args) => cli::compare::run(args).map_err(Into::into),
         Command::Models { dir } => cli::models::run(&dir).map_err(Into::into),

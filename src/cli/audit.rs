@@ -5,17 +5,27 @@ use std::path::Path;
 
 use rand::rngs::StdRng;
 use rand::SeedableRng;
-use ubapp::mechanism::{audit, AuditError, AuditJudgement, AuditOptions, Mechanism};
+use ubapp::mechanism::{audit, Artifact, AuditError, AuditJudgement, AuditOptions};
+
+use super::progress::Progress;
 use ubapp::Result;
 
 /// Run the command; progress goes to stderr every 10 % of the sampled columns. Exits 1 (an
 /// [`AuditError::Contradiction`]) when the empirical bound contradicts the certificate: the ε bound for pure-ε
 /// files, the δ bound for (ε, δ) files.
 pub fn run(file: &Path, samples: u64, seed: u64, alpha: f64, max_pairs: usize, json: bool) -> Result<()> {
-    let m = Mechanism::load(file)?;
+    let m = Artifact::load(file)?;
     let mut rng = StdRng::seed_from_u64(seed);
+    // A bar on a terminal (not under --json); the decile lines on stderr otherwise, as before.
+    let bar = Progress::new(0, "columns", !json);
+    let terminal = !json && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let mut last_decile = 0;
     let mut progress = |done: usize, total: usize| {
+        if terminal {
+            bar.set_length(total as u64);
+            bar.set(done as u64);
+            return;
+        }
         let decile = done * 10 / total;
         if decile > last_decile {
             last_decile = decile;
@@ -23,6 +33,7 @@ pub fn run(file: &Path, samples: u64, seed: u64, alpha: f64, max_pairs: usize, j
         }
     };
     let r = audit(&m, AuditOptions { samples, alpha, max_pairs }, &mut rng, &mut progress)?;
+    bar.finish();
     let what = r.judged.symbol();
     let (found, certified) = match r.judged {
         AuditJudgement::Delta => (r.empirical_delta_lower, r.certified_delta),

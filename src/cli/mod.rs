@@ -5,6 +5,7 @@ pub mod bench;
 pub mod bench_cases;
 pub mod compare;
 pub mod models;
+pub mod progress;
 pub mod sample;
 pub mod solve;
 pub mod verify;

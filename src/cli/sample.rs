@@ -5,13 +5,13 @@ use std::path::Path;
 
 use rand::rngs::StdRng;
 use rand::SeedableRng;
-use ubapp::mechanism::Mechanism;
+use ubapp::mechanism::Artifact;
 use ubapp::{Error, Result};
 
 /// Run the command: load (which verifies), then print N released θ̃ values, one per line (a vector
 /// output as comma-separated coordinates; with `--json`, a list of numbers or of lists).
 pub fn run(file: &Path, y: &str, n: usize, seed: Option<u64>, json: bool) -> Result<()> {
-    let m = Mechanism::load(file)?;
+    let m = Artifact::load(file)?;
     let coords = parse_observation(y)?;
     let obs = m.model().family().observations();
     let Some(i) = m.observation_index(&coords) else {

@@ -2,9 +2,11 @@
 
 use std::path::Path;
 
-use ubapp::mechanism::Mechanism;
+use ubapp::mechanism::{CompactMechanism, Mechanism};
 use ubapp::model::{Model, Objective};
-use ubapp::solve::{solve_model, Solution, SolveOptions, SolverChoice};
+use ubapp::solve::{estimate, solve_model_each, Estimate, Solution, SolveOptions, SolverChoice};
+
+use super::progress::Progress;
 use ubapp::{Error, MemoryBudget, Result};
 
 /// The memory budget: `UBAPP_MEMORY_LIMIT` (bytes) when set, else what the OS reports available.
@@ -16,7 +18,14 @@ pub fn memory_budget() -> MemoryBudget {
 }
 
 /// Run the command.
-pub fn run(model_path: &Path, eps: Option<&[f64]>, solver: SolverChoice, json: bool, out: Option<&Path>) -> Result<()> {
+pub fn run(
+    model_path: &Path,
+    eps: Option<&[f64]>,
+    solver: SolverChoice,
+    json: bool,
+    out: Option<&Path>,
+    dry_run: bool,
+) -> Result<()> {
     let model = Model::load(model_path)?;
     let n_eps = eps.map_or(model.epsilons().len(), <[f64]>::len);
     if out.is_some() && n_eps != 1 {
@@ -26,45 +35,159 @@ pub fn run(model_path: &Path, eps: Option<&[f64]>, solver: SolverChoice, json: b
         ));
     }
     let options = SolveOptions { solver, memory: memory_budget(), ..SolveOptions::default() };
-    let solutions = solve_model(&model, eps, options).map_err(|e| match e {
+    let name_file = |e: Error| match e {
         // A size refusal is about the model file: name it.
         Error::TooLarge(size) => Error::TooLarge(size.in_origin(&model_path.display().to_string())),
         other => other,
-    })?;
-    // The certified mechanism (repaired, quantised, checked exactly) is built before anything is
-    // written, so a failure leaves no file behind.
-    let mechanism = out.map(|_| Mechanism::from_solution(&model, &solutions[0])).transpose()?;
+    };
+    if dry_run {
+        let est = estimate(&model, &options).map_err(name_file)?;
+        print_estimate(&model, &est, n_eps, json);
+        return Ok(());
+    }
+    // Rows of the plain program are printed as each ε is solved; the (ε, δ) and minimax tables
+    // (small programs, extra lines first) once all are.
+    let streaming = !json && model.objective() == Objective::Bayes && model.delta() == 0.0;
+    let progress = Progress::new(n_eps as u64, "ε", !json);
+    let eps_list: Vec<f64> = eps.map_or_else(|| model.epsilons().to_vec(), <[f64]>::to_vec);
+    if let Some(&first) = eps_list.first() {
+        progress.message(format!("solving ε = {first}"));
+    }
+    let mut printed = 0usize;
+    let mut each = |s: &Solution| {
+        progress.inc();
+        if let Some(next) = eps_list.get(printed + 1) {
+            progress.message(format!("solving ε = {next}"));
+        }
+        if streaming {
+            progress.suspend(|| {
+                if printed == 0 {
+                    print_header(&model, s);
+                    print_columns();
+                }
+                print_row(s);
+            });
+        }
+        printed += 1;
+    };
+    let solutions = solve_model_each(&model, eps, options, &mut each).map_err(name_file)?;
+    progress.finish();
+    // The certified mechanism (repaired, quantised, checked exactly; or the compact one) is built
+    // before anything is written, so a failure leaves no file behind.
+    enum Built {
+        Dense(Mechanism),
+        Compact(CompactMechanism),
+    }
+    let built = match out {
+        None => None,
+        Some(_) if solutions[0].compact().is_some() => {
+            Some(Built::Compact(CompactMechanism::from_solution(&model, &solutions[0])?))
+        }
+        Some(_) => Some(Built::Dense(Mechanism::from_solution(&model, &solutions[0])?)),
+    };
     if json {
         println!("{}", serde_json::to_string_pretty(&solutions).expect("solutions serialise"));
+    } else if streaming {
+        println!("{FOOTNOTE}");
     } else {
         print_table(&model, &solutions);
     }
-    if let (Some(path), Some(m)) = (out, &mechanism) {
-        m.save(path)?;
-        let cost = m.provenance.repair_risk_cost.unwrap_or(f64::NAN);
-        let claim = if m.delta() > 0.0 {
-            format!("certified (ε, δ) = ({}, {}) (target δ {})", m.eps(), m.certified_delta(), m.delta())
-        } else {
-            format!("certified ε = {} (target {})", m.certified_eps(), m.eps())
-        };
-        let note = format!(
-            "wrote {}: {claim}, Bayes risk {:.10e} (repair and quantisation cost {:+.3e}, {:+.2e} relative)",
-            path.display(),
-            m.bayes_risk(),
-            cost,
-            cost / m.bayes_risk()
-        );
-        if json {
-            eprintln!("{note}");
-        } else {
-            println!("{note}");
+    let note = match (out, &built) {
+        (Some(path), Some(Built::Dense(m))) => {
+            m.save(path)?;
+            let cost = m.provenance.repair_risk_cost.unwrap_or(f64::NAN);
+            let claim = if m.delta() > 0.0 {
+                format!("certified (ε, δ) = ({}, {}) (target δ {})", m.eps(), m.certified_delta(), m.delta())
+            } else {
+                format!("certified ε = {} (target {})", m.certified_eps(), m.eps())
+            };
+            format!(
+                "wrote {}: {claim}, Bayes risk {:.10e} (repair and quantisation cost {:+.3e}, {:+.2e} relative)",
+                path.display(),
+                m.bayes_risk(),
+                cost,
+                cost / m.bayes_risk()
+            )
         }
+        (Some(path), Some(Built::Compact(m))) => {
+            m.save(path)?;
+            let cost = m.provenance.repair_risk_cost.unwrap_or(f64::NAN);
+            format!(
+                "wrote {}: compact geometric + remap ({} runs), certified ε = {} (target {}), Bayes risk {:.10e} (sampling at ε' costs {:+.3e}, {:+.2e} relative)",
+                path.display(),
+                m.runs().len(),
+                m.certified_eps(),
+                m.eps(),
+                m.bayes_risk(),
+                cost,
+                cost / m.bayes_risk()
+            )
+        }
+        _ => return Ok(()),
+    };
+    if json {
+        eprintln!("{note}");
+    } else {
+        println!("{note}");
     }
     Ok(())
 }
 
-fn print_table(model: &Model, solutions: &[Solution]) {
-    let s0 = &solutions[0];
+const FOOTNOTE: &str = "rel_gap: how far the mechanism --out releases can be from the optimum, (its objective − dual_bound)/objective (LP path: measured after repair)";
+
+/// `--dry-run`: what a solve would take, without solving.
+fn print_estimate(model: &Model, est: &Estimate, n_eps: usize, json: bool) {
+    if json {
+        let mut v = serde_json::to_value(est).expect("an estimate serialises");
+        v["model"] = model.name().into();
+        v["epsilons"] = n_eps.into();
+        println!("{}", serde_json::to_string_pretty(&v).expect("JSON values serialise"));
+        return;
+    }
+    let gib = |b: f64| b / 2f64.powi(30);
+    println!(
+        "model {}: |Θ| = {}, |Y| = {}, |Θ̃| = {}, {} neighbour pairs; LP {} variables × {} rows",
+        model.name(),
+        model.theta().len(),
+        est.size.observations,
+        est.size.outputs,
+        est.edges,
+        est.size.variables,
+        est.size.rows
+    );
+    println!("route: {} via {} ({})", est.solvers.join(" then "), est.path, est.reason);
+    let fits = if est.fits {
+        "fits".to_string()
+    } else {
+        format!("does NOT fit: reduce {} (or raise UBAPP_MEMORY_LIMIT)", est.fields)
+    };
+    println!(
+        "memory: about {:.3} GiB of {:.1} GiB available ({fits})",
+        gib(est.memory_bytes as f64),
+        gib(est.available_bytes as f64)
+    );
+    println!(
+        "time: roughly {} per ε, {} ε: {} (a rough estimate from this machine's benchmarks; size fields: {})",
+        seconds(est.seconds_per_eps),
+        n_eps,
+        seconds(est.seconds_per_eps * n_eps as f64),
+        est.fields
+    );
+}
+
+fn seconds(s: f64) -> String {
+    if s < 1.0 {
+        format!("{:.0} ms", (s * 1e3).max(1.0))
+    } else if s < 120.0 {
+        format!("{s:.0} s")
+    } else if s < 7200.0 {
+        format!("{:.0} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}
+
+fn print_header(model: &Model, s0: &Solution) {
     println!(
         "model {}: |Θ| = {}, |Y| = {}, |Θ̃| = {}, {} loss; LP {} variables × {} rows",
         model.name(),
@@ -75,6 +198,33 @@ fn print_table(model: &Model, solutions: &[Solution]) {
         s0.size.variables,
         s0.size.rows
     );
+}
+
+fn print_columns() {
+    println!(
+        "{:>10}  {:>14}  {:>14}  {:>10}  {:>12}  {:>9}  {:>10}  {:>10}",
+        "eps", "bayes_risk", "dual_bound", "rel_gap", "status", "seconds", "max_dp_viol", "solver"
+    );
+}
+
+fn print_row(s: &Solution) {
+    let opt = |v: Option<f64>, p: usize| v.map_or("-".to_string(), |x| format!("{x:.p$e}"));
+    println!(
+        "{:>10}  {:>14.8e}  {:>14}  {:>10}  {:>12}  {:>9.5}  {:>10.1e}  {:>10}",
+        s.eps,
+        s.bayes_risk,
+        opt(s.checks.dual_bound, 8),
+        opt(s.checks.relative_gap, 1),
+        s.status.to_string(),
+        s.seconds,
+        s.checks.max_dp_violation,
+        s.solver
+    );
+}
+
+fn print_table(model: &Model, solutions: &[Solution]) {
+    let s0 = &solutions[0];
+    print_header(model, s0);
     let minimax = model.objective() == Objective::Minimax;
     let delta = model.delta();
     if minimax || delta > 0.0 {
@@ -107,24 +257,9 @@ fn print_table(model: &Model, solutions: &[Solution]) {
             println!("{line}");
         }
     }
-    println!(
-        "{:>10}  {:>14}  {:>14}  {:>10}  {:>12}  {:>9}  {:>10}  {:>10}",
-        "eps", "bayes_risk", "dual_bound", "rel_gap", "status", "seconds", "max_dp_viol", "solver"
-    );
-    let footnote = "rel_gap: how far the mechanism --out releases can be from the optimum, (its objective − dual_bound)/objective (LP path: measured after repair)";
+    print_columns();
     for s in solutions {
-        let opt = |v: Option<f64>, p: usize| v.map_or("-".to_string(), |x| format!("{x:.p$e}"));
-        println!(
-            "{:>10}  {:>14.8e}  {:>14}  {:>10}  {:>12}  {:>9.5}  {:>10.1e}  {:>10}",
-            s.eps,
-            s.bayes_risk,
-            opt(s.checks.dual_bound, 8),
-            opt(s.checks.relative_gap, 1),
-            s.status.to_string(),
-            s.seconds,
-            s.checks.max_dp_violation,
-            s.solver
-        );
+        print_row(s);
     }
-    println!("{footnote}");
+    println!("{FOOTNOTE}");
 }

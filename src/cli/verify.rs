@@ -4,12 +4,12 @@
 use std::path::Path;
 
 use serde_json::json;
-use ubapp::mechanism::Mechanism;
+use ubapp::mechanism::Artifact;
 use ubapp::Result;
 
 /// Run the command: exit 0 with the certificate, or an input error (exit 2) with one sentence.
 pub fn run(file: &Path, json: bool) -> Result<()> {
-    let m = Mechanism::load(file)?;
+    let m = Artifact::load(file)?;
     if json {
         let v = json!({
             "file": file.display().to_string(),
@@ -21,7 +21,8 @@ pub fn run(file: &Path, json: bool) -> Result<()> {
             "bayes_risk": m.bayes_risk(),
             "observations": m.n_observations(),
             "outputs": m.n_outputs(),
-            "total": m.total(),
+            "kind": m.kind(),
+            "total": match &m { Artifact::Dense(d) => Some(d.total()), Artifact::Compact(_) => None },
         });
         println!("{}", serde_json::to_string_pretty(&v).expect("JSON values serialise"));
     } else {
@@ -30,13 +31,21 @@ pub fn run(file: &Path, json: bool) -> Result<()> {
         } else {
             format!("certified ε = {} ≤ eps = {}", m.certified_eps(), m.eps())
         };
+        let form = match &m {
+            Artifact::Dense(d) => format!("total 2^{}", d.total().trailing_zeros()),
+            Artifact::Compact(c) => format!(
+                "compact: geometric noise ε' = {} / 2^{}, then a remap of {} runs",
+                c.noise().numerator,
+                c.noise().log2_denominator,
+                c.runs().len()
+            ),
+        };
         println!(
-            "{}: OK, {claim} (model {}, |Y| = {}, |Θ̃| = {}, total 2^{}, Bayes risk {:.10e})",
+            "{}: OK, {claim} (model {}, |Y| = {}, |Θ̃| = {}, {form}, Bayes risk {:.10e})",
             file.display(),
             m.model().name(),
             m.n_observations(),
             m.n_outputs(),
-            m.total().trailing_zeros(),
             m.bayes_risk()
         );
     }

@@ -42,7 +42,7 @@ impl MemoryBudget {
                 origin: None,
                 needed_bytes: need,
                 available_bytes: self.bytes,
-                fields: "observation.trials, parameter.grid.points or output.grid.points",
+                fields: "observation.trials, parameter.grid.points or output.grid.points".into(),
             });
         }
         Ok(())
@@ -70,11 +70,52 @@ pub struct SizeError {
     pub needed_bytes: u128,
     /// Bytes the budget allows.
     pub available_bytes: u64,
-    /// The model fields that set the size.
-    pub fields: &'static str,
+    /// The model fields that set the size, in the model file's own terms.
+    pub fields: Box<str>,
+}
+
+/// The fields of `model`'s file that set the LP's size, in its own terms: `observation.trials` for
+/// a binomial, `observation.records` and `observation.cap` for a Poisson count,
+/// `observation.records` and `observation.categories` for a multinomial, the parameter grid's
+/// `points` or `resolution`, and the output grid's when it has its own.
+pub(crate) fn size_fields(model: &crate::model::Model) -> String {
+    use crate::model::spec::{GridSpec, ObservationSpec, OutputGridSpec};
+    let spec = model.spec();
+    let mut fields: Vec<&str> = match &spec.observation {
+        ObservationSpec::Binomial { .. } => vec!["observation.trials"],
+        ObservationSpec::Poisson { .. } => vec!["observation.records", "observation.cap"],
+        ObservationSpec::Multinomial { .. } => vec!["observation.records", "observation.categories"],
+        ObservationSpec::Table { .. } => vec!["observation.likelihood (its columns)"],
+    };
+    let grid = |g: &GridSpec, prefix: &'static str| -> &'static str {
+        match (g, prefix) {
+            (GridSpec::Simplex { .. }, "parameter") => "parameter.grid.resolution",
+            (GridSpec::Simplex { .. }, _) => "output.grid.resolution",
+            (GridSpec::Explicit { .. }, "parameter") => "parameter.grid (its points)",
+            (GridSpec::Explicit { .. }, _) => "output.grid (its points)",
+            (_, "parameter") => "parameter.grid.points",
+            _ => "output.grid.points",
+        }
+    };
+    if model.exact().is_none() {
+        fields.push(grid(&spec.parameter.grid, "parameter"));
+    }
+    if let OutputGridSpec::Own(g) = &spec.output.grid {
+        fields.push(grid(g, "output"));
+    }
+    match fields.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => fields.join(""),
+    }
 }
 
 impl SizeError {
+    /// Name the model fields that set the size.
+    pub fn with_fields(mut self, fields: String) -> Self {
+        self.fields = fields.into();
+        self
+    }
+
     /// Name the model file the problem came from.
     pub fn in_origin(mut self, origin: &str) -> Self {
         if self.origin.is_none() {

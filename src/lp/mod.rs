@@ -31,6 +31,7 @@
 mod budget;
 mod costs;
 
+pub(crate) use budget::size_fields;
 pub use budget::{MemoryBudget, SizeError};
 pub(crate) use costs::cost_matrix;
 

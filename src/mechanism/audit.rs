@@ -26,6 +26,7 @@ use statrs::distribution::{Beta, ContinuousCDF};
 
 use super::{AuditError, Mechanism};
 use crate::certify::exact::{next_down, next_up, RatioBound};
+use crate::model::Model;
 
 type Result<T> = std::result::Result<T, AuditError>;
 
@@ -147,9 +148,60 @@ pub(super) fn clopper_pearson_upper(x: u64, n: u64, beta: f64) -> f64 {
     Beta::new((x + 1) as f64, (n - x) as f64).expect("shape parameters > 0").inverse_cdf(1.0 - beta)
 }
 
+/// What the audit needs of a mechanism: its model, its targets and certificate, and its sampler.
+/// Implemented by both artifact kinds ([`Mechanism`], [`super::CompactMechanism`]) and
+/// [`super::Artifact`].
+pub trait Audited {
+    /// The model (its neighbour relation, observations and outputs).
+    fn model(&self) -> &Model;
+    /// The target ε.
+    fn eps(&self) -> f64;
+    /// The certified ε.
+    fn certified_eps(&self) -> f64;
+    /// The target δ (0: pure ε).
+    fn delta(&self) -> f64;
+    /// The certified δ.
+    fn certified_delta(&self) -> f64;
+    /// One exact draw of an output index for observation index `i`.
+    fn sample<R: Rng + ?Sized>(&self, i: usize, rng: &mut R) -> usize;
+    /// |Θ̃|.
+    fn n_outputs(&self) -> usize {
+        self.model().outputs.len()
+    }
+}
+
+macro_rules! audited {
+    ($t:ty, $delta:expr, $certified_delta:expr) => {
+        impl Audited for $t {
+            fn model(&self) -> &Model {
+                <$t>::model(self)
+            }
+            fn eps(&self) -> f64 {
+                <$t>::eps(self)
+            }
+            fn certified_eps(&self) -> f64 {
+                <$t>::certified_eps(self)
+            }
+            fn delta(&self) -> f64 {
+                $delta(self)
+            }
+            fn certified_delta(&self) -> f64 {
+                $certified_delta(self)
+            }
+            fn sample<R: Rng + ?Sized>(&self, i: usize, rng: &mut R) -> usize {
+                <$t>::sample(self, i, rng)
+            }
+        }
+    };
+}
+
+audited!(Mechanism, Mechanism::delta, Mechanism::certified_delta);
+audited!(super::Artifact, super::Artifact::delta, super::Artifact::certified_delta);
+audited!(super::CompactMechanism, |_: &super::CompactMechanism| 0.0, |_: &super::CompactMechanism| 0.0);
+
 /// Run the audit. `progress(done, total)` is called after each sampled column.
-pub fn audit<R: Rng + ?Sized>(
-    mech: &Mechanism,
+pub fn audit<M: Audited + ?Sized, R: Rng + ?Sized>(
+    mech: &M,
     opts: AuditOptions,
     rng: &mut R,
     progress: &mut dyn FnMut(usize, usize),

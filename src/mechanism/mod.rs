@@ -55,6 +55,7 @@
 //! both; a version 1 file is read as δ = 0.
 
 mod audit;
+mod compact;
 mod error;
 pub(crate) mod sampler;
 
@@ -65,7 +66,8 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use audit::{audit, AuditJudgement, AuditOptions, AuditReport, AuditWitness, DeltaWitness};
+pub use audit::{audit, AuditJudgement, AuditOptions, AuditReport, AuditWitness, Audited, DeltaWitness};
+pub use compact::{Artifact, CompactMechanism, NoiseParameter, FORMAT_VERSION_COMPACT, KIND_GEOMETRIC_REMAP};
 pub use error::{ArtifactError, ArtifactErrorKind, AuditError};
 
 use crate::certify::{exact, PrivacyViolation, Release};

@@ -97,7 +97,7 @@ pub(super) fn compositions(total: u64, parts: usize) -> Vec<Vec<u64>> {
 }
 
 /// C(total + parts − 1, parts − 1), the number of compositions, as f64 (no overflow).
-pub(super) fn composition_count(total: u64, parts: usize) -> f64 {
+pub(crate) fn composition_count(total: u64, parts: usize) -> f64 {
     use statrs::function::gamma::ln_gamma;
     if parts == 0 {
         return 0.0;

@@ -19,6 +19,7 @@ use ndarray::Array2;
 
 pub use exact::ExactBetaBinomial;
 pub use family::Family;
+pub(crate) use grid::composition_count;
 pub use grid::Grid;
 pub use loss::Loss;
 pub use neighbours::Neighbours;

@@ -174,19 +174,18 @@ impl Route {
     /// HiGHS wins (`models/vote-share-3way.toml` at ε = 0.5: 45 s against 217 s).
     pub fn for_model(model: &Model, choice: SolverChoice) -> Result<Route, SolveError> {
         let plain = model.is_plain_program();
-        let neighbours = model.family.neighbours();
-        let chain = neighbours.is_chain();
+        let (chain, graph) = neighbour_shape(model);
         match choice {
             SolverChoice::Auto if plain && chain => Ok(Route::Chain {
-                fallback: lp_order(&neighbours),
+                fallback: lp_order_for(graph),
                 reason: "auto: chain neighbours and the plain Bayes program, so the exact chain solver",
             }),
             SolverChoice::Auto => {
-                let backends = lp_order(&neighbours);
+                let backends = lp_order_for(graph);
                 if backends.is_empty() {
                     return Err(SolveError::NoBackend);
                 }
-                let reason = if matches!(neighbours, Neighbours::Graph { .. }) {
+                let reason = if graph {
                     "auto: an explicit neighbour graph, so HiGHS first, then Clarabel"
                 } else {
                     "auto: a banded neighbour relation, so Clarabel first, then HiGHS"
@@ -203,7 +202,7 @@ impl Route {
                 requirement: "needs the chain neighbour relation y ~ y ± 1",
                 model: model.name().to_string(),
             }),
-            SolverChoice::Chain => Ok(Route::Chain { fallback: lp_order(&neighbours), reason: "--solver chain" }),
+            SolverChoice::Chain => Ok(Route::Chain { fallback: lp_order_for(graph), reason: "--solver chain" }),
             other => {
                 other.check_available()?;
                 Ok(Route::Lp { backends: vec![other], reason: "chosen with --solver" })
@@ -221,11 +220,30 @@ impl Route {
 
 /// Clarabel then HiGHS on chains and bands, HiGHS then Clarabel on explicit graphs; only those
 /// compiled in.
+#[cfg(test)]
 pub(crate) fn lp_order(neighbours: &Neighbours) -> Vec<SolverChoice> {
-    let order = if matches!(neighbours, Neighbours::Graph { .. }) {
+    lp_order_for(matches!(neighbours, Neighbours::Graph { .. }))
+}
+
+fn lp_order_for(graph: bool) -> Vec<SolverChoice> {
+    let order = if graph {
         [SolverChoice::Highs, SolverChoice::Clarabel]
     } else {
         [SolverChoice::Clarabel, SolverChoice::Highs]
     };
     order.into_iter().filter(|c| c.is_available()).collect()
+}
+
+/// (is the chain, is an explicit graph) of the model's neighbour relation, without building the
+/// multinomial's edge list (which can be large): a multinomial with d ≥ 3 categories is never the
+/// chain, so only d = 2 and tables (whose edges are already in memory) are looked at.
+fn neighbour_shape(model: &Model) -> (bool, bool) {
+    use crate::model::Family;
+    match &model.family {
+        Family::Multinomial { categories, .. } if *categories >= 3 => (false, true),
+        family => {
+            let n = family.neighbours();
+            (n.is_chain(), matches!(n, Neighbours::Graph { .. }))
+        }
+    }
 }

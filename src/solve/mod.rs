@@ -14,6 +14,7 @@ mod choice;
 #[cfg(feature = "clarabel")]
 pub(crate) mod clarabel;
 mod error;
+mod estimate;
 #[cfg(feature = "good_lp")]
 mod good_lp;
 #[cfg(feature = "highs")]
@@ -34,6 +35,7 @@ pub use chain::{solve_model_compact, ChainSolution, ChainTimings, DualCertificat
 pub(crate) use choice::lp_order;
 pub use choice::{Route, SolverChoice};
 pub use error::SolveError;
+pub use estimate::{estimate, Estimate};
 pub use solution::{LpSize, Solution};
 pub use status::Status;
 
@@ -74,6 +76,17 @@ impl From<SolverChoice> for SolveOptions {
 /// Solve a model for each ε in `epsilons` (the model's own list when `None`) along the route
 /// [`Route::for_model`] picks for `options.solver`.
 pub fn solve_model(model: &Model, epsilons: Option<&[f64]>, options: impl Into<SolveOptions>) -> Result<Vec<Solution>> {
+    solve_model_each(model, epsilons, options, &mut |_| {})
+}
+
+/// [`solve_model`], passing each ε's [`Solution`] to `each` as soon as it is solved (so a caller
+/// can print rows or show progress while later ε are still being solved).
+pub fn solve_model_each(
+    model: &Model,
+    epsilons: Option<&[f64]>,
+    options: impl Into<SolveOptions>,
+    each: &mut dyn FnMut(&Solution),
+) -> Result<Vec<Solution>> {
     let options = options.into();
     let eps_list = epsilons.unwrap_or(&model.epsilons);
     crate::model::validate_epsilons(eps_list, "--eps").map_err(|e| match e.kind {
@@ -81,34 +94,48 @@ pub fn solve_model(model: &Model, epsilons: Option<&[f64]>, options: impl Into<S
         _ => Error::Model(e),
     })?;
     let route = Route::for_model(model, options.solver)?;
-    match &route {
-        Route::Chain { fallback, reason } => chain::solve_model(model, eps_list, fallback, reason, &options),
-        Route::Lp { backends, reason } => {
-            let start = Instant::now();
-            let cost = Arc::new(cost_matrix(model, options.memory)?);
-            if model.objective == Objective::Minimax {
-                let (n_obs, n_out) = cost.dim();
-                options.memory.check_dense(&[(model.theta.len(), n_obs * n_out)], 0)?;
-            }
-            let program = Program::for_model(model);
-            let cost_seconds = start.elapsed().as_secs_f64();
-            eps_list
-                .iter()
-                .map(|&eps| {
-                    let t = Instant::now();
-                    let problem = Problem::try_with_program(
-                        cost.clone(),
-                        model.family.neighbours(),
-                        eps,
-                        program.clone(),
-                        options.memory,
-                    )?;
-                    let assembly = cost_seconds + t.elapsed().as_secs_f64();
-                    solve_lp(&problem, backends, reason, &options, assembly)
-                })
-                .collect()
-        }
+    // Answer before working: priced from the sizes alone, before any allocation.
+    let planned = estimate::estimate_route(model, &route, &options);
+    if !planned.fits {
+        return Err(Error::TooLarge(planned.size_error()));
     }
+    let fields = || crate::lp::size_fields(model);
+    let mut run = || -> Result<Vec<Solution>> {
+        match &route {
+            Route::Chain { fallback, reason } => chain::solve_model(model, eps_list, fallback, reason, &options, each),
+            Route::Lp { backends, reason } => {
+                let start = Instant::now();
+                let cost = Arc::new(cost_matrix(model, options.memory)?);
+                if model.objective == Objective::Minimax {
+                    let (n_obs, n_out) = cost.dim();
+                    options.memory.check_dense(&[(model.theta.len(), n_obs * n_out)], 0)?;
+                }
+                let program = Program::for_model(model);
+                let cost_seconds = start.elapsed().as_secs_f64();
+                eps_list
+                    .iter()
+                    .map(|&eps| {
+                        let t = Instant::now();
+                        let problem = Problem::try_with_program(
+                            cost.clone(),
+                            model.family.neighbours(),
+                            eps,
+                            program.clone(),
+                            options.memory,
+                        )?;
+                        let assembly = cost_seconds + t.elapsed().as_secs_f64();
+                        let s = solve_lp(&problem, backends, reason, &options, assembly)?;
+                        each(&s);
+                        Ok(s)
+                    })
+                    .collect()
+            }
+        }
+    };
+    run().map_err(|e| match e {
+        Error::TooLarge(size) => Error::TooLarge(size.with_fields(fields())),
+        other => other,
+    })
 }
 
 /// The two limits every optimum lies between, on the model's output grid: ε → 0 (the best

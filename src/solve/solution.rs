@@ -4,6 +4,7 @@ use ndarray::Array2;
 use serde::Serialize;
 
 use super::assess::Checks;
+use super::chain::GeometricRemap;
 use super::strategy::Judged;
 use super::Status;
 use crate::certify::Release;
@@ -56,12 +57,16 @@ pub struct Solution {
     /// What our checks measured.
     #[serde(flatten)]
     pub checks: Checks,
-    /// The mechanism P (|Θ̃| × |Y|).
+    /// The mechanism P (|Θ̃| × |Y|); empty (0 × 0) when the solve took the compact chain route at
+    /// a size where a dense P is not materialised (see [`Solution::compact`]).
     #[serde(skip)]
     pub p: Array2<f64>,
     /// What would be released from P, when the solve already built it.
     #[serde(skip)]
     pub(crate) release: Option<Release>,
+    /// The compact form (geometric noise + remap) when the compact chain route solved it.
+    #[serde(skip)]
+    pub(crate) compact: Option<GeometricRemap>,
 }
 
 impl Solution {
@@ -86,6 +91,7 @@ impl Solution {
             checks: a.checks,
             p: a.p,
             release: a.release,
+            compact: None,
         }
     }
 
@@ -93,5 +99,17 @@ impl Solution {
     /// (the LP path always tries; the chain solver leaves it to [`crate::mechanism::Mechanism`]).
     pub fn release(&self) -> Option<&Release> {
         self.release.as_ref()
+    }
+
+    /// The compact mechanism (truncated geometric noise on y, then a remap table) when the compact
+    /// chain route solved this ε: what `ubapp solve --out` writes as a compact artifact. Its P is
+    /// `p` when that was materialised.
+    pub fn compact(&self) -> Option<&GeometricRemap> {
+        self.compact.as_ref()
+    }
+
+    /// True when `p` holds the dense P.
+    pub fn has_dense_p(&self) -> bool {
+        self.p.dim() == (self.size.outputs, self.size.observations)
     }
 }

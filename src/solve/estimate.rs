@@ -1,0 +1,132 @@
+//! Answer before working: the LP's size, the route a solve takes, the memory it needs and a rough
+//! time, from the model's sizes alone (no cost matrix, no neighbour list, no LP), so that a model
+//! too large for the machine is refused in well under a second, naming the model's own fields.
+
+use serde::Serialize;
+
+use super::chain;
+use super::{LpSize, Route, SolveOptions};
+use crate::lp::{size_fields, SizeError};
+use crate::model::{Family, Model};
+
+/// What a solve of one ε will take, before it starts.
+#[derive(Debug, Clone, Serialize)]
+pub struct Estimate {
+    /// The LP's size (variables |Θ̃|·|Y|, rows |Y| + 2·|E|·|Θ̃|).
+    #[serde(flatten)]
+    pub size: LpSize,
+    /// Neighbour pairs |E| of the observation space.
+    pub edges: u128,
+    /// The route's solvers, in order (e.g. `chain`, or `highs, clarabel`).
+    pub solvers: Vec<String>,
+    /// Why this route ([`Route::reason`]).
+    pub reason: String,
+    /// How the route runs: `compact chain (no |Θ̃| × |Y| matrix)`, `dense chain` or `LP`.
+    pub path: &'static str,
+    /// Bytes the solve allocates at its peak (rough: the large arrays only).
+    pub memory_bytes: u128,
+    /// Bytes the budget allows.
+    pub available_bytes: u64,
+    /// Whether it fits.
+    pub fits: bool,
+    /// A rough wall-clock time per ε on a 2-core machine (seconds; within a factor of ~5 on the
+    /// models measured in docs/benchmarks.md, and no more than an order of magnitude otherwise).
+    pub seconds_per_eps: f64,
+    /// The model fields that set the size.
+    pub fields: String,
+}
+
+impl Estimate {
+    /// The refusal a solve gives when it does not fit.
+    pub fn size_error(&self) -> SizeError {
+        SizeError {
+            origin: None,
+            needed_bytes: self.memory_bytes,
+            available_bytes: self.available_bytes,
+            fields: self.fields.clone().into(),
+        }
+    }
+}
+
+/// Undirected neighbour pairs |E| of the model's observation space, by formula (no list built).
+pub(crate) fn edge_count(family: &Family) -> u128 {
+    match family {
+        Family::Binomial { trials } => *trials as u128,
+        Family::Poisson { records, cap } => {
+            // Pairs 1 ≤ |y − y'| ≤ c on {0..Nc}: Σ_{d=1..c} (n − d).
+            let n = (*records * *cap) as u128 + 1;
+            (1..=(*cap as u128).min(n.saturating_sub(1))).map(|d| n - d).sum()
+        }
+        Family::Multinomial { categories, records } => {
+            // Each edge is a composition z of K − 1 plus an unordered pair {a, b}: z + e_a ~ z + e_b.
+            let z = crate::model::composition_count(records.saturating_sub(1), *categories);
+            let d = *categories as u128;
+            z as u128 * (d * (d - 1) / 2)
+        }
+        Family::Table { edges, .. } => edges.len() as u128,
+    }
+}
+
+/// The estimate for `model` under `options` (the route [`Route::for_model`] picks).
+pub fn estimate(model: &Model, options: &SolveOptions) -> crate::Result<Estimate> {
+    let route = Route::for_model(model, options.solver)?;
+    Ok(estimate_route(model, &route, options))
+}
+
+pub(crate) fn estimate_route(model: &Model, route: &Route, options: &SolveOptions) -> Estimate {
+    let n_obs = model.family.observation_count() as u128;
+    let n_out = model.outputs.len() as u128;
+    let m = model.theta.len() as u128;
+    let edges = edge_count(&model.family);
+    let n_vars = n_obs * n_out;
+    let n_dp = 2 * edges * n_out;
+    let size = LpSize {
+        outputs: n_out as usize,
+        observations: n_obs as usize,
+        variables: n_vars.min(usize::MAX as u128) as usize,
+        rows: (n_obs + n_dp).min(usize::MAX as u128) as usize,
+    };
+    let (path, memory_bytes, seconds, solvers) = match route {
+        Route::Chain { .. } if chain::takes_compact(model, options.memory) => {
+            // Moments (M walks of ~80σ pmf steps), then the certificate's pass over every (k, z).
+            let sigma = (n_obs as f64 / 4.0).sqrt().max(1.0);
+            let secs = 3e-9 * m as f64 * 80.0 * sigma + 5e-9 * n_vars as f64;
+            ("compact chain (no |Θ̃| × |Y| matrix)", chain::compact_bytes(model), secs, vec!["chain".to_string()])
+        }
+        Route::Chain { .. } => {
+            let secs = 1e-9 * (n_obs * m * n_out) as f64 + 2e-8 * n_vars as f64;
+            ("dense chain", chain::dense_bytes(model), secs, vec!["chain".to_string()])
+        }
+        Route::Lp { backends, .. } => {
+            let mut nnz = n_vars + 2 * n_dp;
+            if model.delta > 0.0 {
+                nnz += 2 * n_dp;
+            }
+            if model.objective == crate::model::Objective::Minimax {
+                nnz += m * n_vars + m;
+            }
+            let cost = if model.exact.is_some() { n_obs * n_out } else { n_obs * m + m * n_out + n_obs * n_out };
+            // The LP (CSC and vectors) with a factor 3 for the solver's copies, as Problem checks.
+            let bytes = 8 * cost + 3 * (nnz * 16 + (2 * n_vars + 2 * n_dp + n_obs) * 32);
+            // Fitted to the timings in docs/benchmarks.md: a graph's KKT fills in (multinomial
+            // d = 3, K = 20: 1.8e5 nonzeros, 23 s; K = 40: 7e5, 330 s), a band's stays banded
+            // (chain (1000, 300): 1.5e6 nonzeros, 16.5 s).
+            let graph = matches!(model.family, Family::Multinomial { .. } | Family::Table { .. });
+            let secs = if graph { 23.0 * (nnz as f64 / 1.8e5).powi(2) } else { 16.5 * (nnz as f64 / 1.5e6).powf(1.2) };
+            ("LP", bytes, secs, backends.iter().map(|b| b.to_string()).collect())
+        }
+    };
+    let available = options.memory.in_bytes();
+    Estimate {
+        size,
+        edges,
+        solvers,
+        reason: route.reason().to_string(),
+        path,
+        memory_bytes,
+        available_bytes: available,
+        fits: memory_bytes <= available as u128,
+        seconds_per_eps: seconds,
+        fields: size_fields(model),
+    }
+}
