@@ -19,6 +19,7 @@ mod good_lp;
 #[cfg(feature = "highs")]
 mod highs;
 pub(crate) mod polish;
+mod robust;
 mod solution;
 mod status;
 mod strategy;
@@ -34,6 +35,7 @@ pub use chain::{solve_model_compact, ChainSolution, ChainTimings, DualCertificat
 pub(crate) use choice::lp_order;
 pub use choice::{Route, SolverChoice};
 pub use error::SolveError;
+pub use robust::{risk_profile, robustness, robustness_warning, Robustness, MAX_PROFILE_WORK, WORST_CASE_FACTOR};
 pub use solution::{LpSize, Solution};
 pub use status::Status;
 
