@@ -55,7 +55,9 @@
 //! both; a version 1 file is read as δ = 0.
 
 mod audit;
+mod batch;
 mod error;
+mod posterior;
 pub(crate) mod sampler;
 
 use std::path::Path;
@@ -66,7 +68,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use audit::{audit, AuditJudgement, AuditOptions, AuditReport, AuditWitness, DeltaWitness};
+pub use batch::Batch;
 pub use error::{ArtifactError, ArtifactErrorKind, AuditError};
+pub use posterior::Posterior;
 
 use crate::certify::{exact, PrivacyViolation, Release};
 pub use crate::certify::{PrivacyCertificate, RepairCandidate, RepairMethod, RepairReport, DEFAULT_TOTAL, MAX_TOTAL};

@@ -18,6 +18,7 @@ mod error;
 mod good_lp;
 #[cfg(feature = "highs")]
 mod highs;
+mod plan;
 pub(crate) mod polish;
 mod robust;
 mod solution;
@@ -35,6 +36,7 @@ pub use chain::{solve_model_compact, ChainSolution, ChainTimings, DualCertificat
 pub(crate) use choice::lp_order;
 pub use choice::{Route, SolverChoice};
 pub use error::SolveError;
+pub use plan::{plan_eps, Plan, PLAN_MAX_EPS};
 pub use robust::{risk_profile, robustness, robustness_warning, Robustness, MAX_PROFILE_WORK, WORST_CASE_FACTOR};
 pub use solution::{LpSize, Solution};
 pub use status::Status;
