@@ -230,3 +230,27 @@ fn batch_reports_the_composed_epsilon() {
     assert_eq!(b.eps_spent, 5.0 * m.certified_eps());
     assert_eq!(b.delta_spent, 0.0);
 }
+
+/// A Poisson rate on [0, 4] (clipped at 1, a chain) with the given prior line.
+fn poisson_text(prior: &str) -> String {
+    format!(
+        "name = \"g\"\ndescription = \"gamma\"\nepsilon = [1.0]\n[parameter]\nlower = 0.0\nupper = 4.0\ngrid = {{ kind = \"midpoint\", points = 20 }}\nprior = {prior}\n[observation]\nfamily = \"poisson\"\nrecords = 10\ncap = 1\n[loss]\nkind = \"squared\"\n"
+    )
+}
+
+#[test]
+fn gamma_prior_weights_the_grid_by_the_truncated_density_and_solves() {
+    let m = common::parse_model(&poisson_text("{ kind = \"gamma\", shape = 2.0, rate = 1.5 }"));
+    let theta = m.theta().values();
+    let dens: Vec<f64> = theta.iter().map(|&x| x * (-1.5 * x).exp()).collect();
+    let total: f64 = dens.iter().sum();
+    for (w, d) in m.prior().iter().zip(&dens) {
+        assert!((w - d / total).abs() < 1e-15, "{w} vs {}", d / total);
+    }
+    let s = solve_model(&m, None, SolverChoice::Auto).unwrap().remove(0);
+    let refs = reference_risks(&m, MemoryBudget::available()).unwrap();
+    assert!(refs.non_private_risk < s.bayes_risk && s.bayes_risk < refs.prior_risk);
+    // Invalid parameters name the field.
+    let (_dir, path) = common::model_file(&poisson_text("{ kind = \"gamma\", shape = 0.0, rate = 1.5 }"));
+    assert_input_error(&ubapp(&["solve", path.to_str().unwrap()]), &["parameter.prior.shape"]);
+}
