@@ -77,6 +77,42 @@ enum Command {
         /// Print a JSON array instead of one value per line.
         #[arg(long)]
         json: bool,
+        /// The total ε this request may spend: n releases from the same data spend n·ε (basic
+        /// composition); required when n·ε exceeds the mechanism's ε (or --allow-composition).
+        #[arg(long)]
+        budget: Option<f64>,
+        /// Spend n·ε without stating a budget.
+        #[arg(long)]
+        allow_composition: bool,
+    },
+    /// The exact posterior of θ on the model's grid given released values of a mechanism file:
+    /// its mean and an equal-tailed credible interval.
+    Posterior {
+        /// Mechanism file written by `ubapp solve --out`.
+        file: PathBuf,
+        /// A released value (repeat for independent releases of the same mechanism).
+        #[arg(long, required = true, allow_negative_numbers = true)]
+        release: Vec<String>,
+        /// Credibility level of the interval.
+        #[arg(long, default_value_t = 0.95)]
+        level: f64,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The smallest ε (to 1 %) whose certified optimal Bayes risk meets a target.
+    Plan {
+        /// Model file (TOML).
+        model: PathBuf,
+        /// Target Bayes risk.
+        #[arg(long)]
+        target_risk: Option<f64>,
+        /// Target root mean squared error (squared loss: target risk = rmse²).
+        #[arg(long)]
+        target_rmse: Option<f64>,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Empirical DP test of a mechanism file: sample neighbouring columns, report an ε lower bound.
     Audit {
@@ -141,7 +177,16 @@ fn main() -> ExitCode {
         Command::Compare(args) => cli::compare::run(args).map_err(Into::into),
         Command::Models { dir } => cli::models::run(&dir).map_err(Into::into),
         Command::Verify { file, json } => cli::verify::run(&file, json).map_err(Into::into),
-        Command::Sample { file, y, n, seed, json } => cli::sample::run(&file, &y, n, seed, json).map_err(Into::into),
+        Command::Sample { file, y, n, seed, json, budget, allow_composition } => {
+            let budget = cli::sample::Budget { eps_total: budget, allow_composition };
+            cli::sample::run(&file, &y, n, seed, json, budget).map_err(Into::into)
+        }
+        Command::Posterior { file, release, level, json } => {
+            cli::posterior::run(&file, &release, level, json).map_err(Into::into)
+        }
+        Command::Plan { model, target_risk, target_rmse, json } => {
+            cli::plan::run(&model, target_risk, target_rmse, json).map_err(Into::into)
+        }
         Command::Audit { file, samples, seed, alpha, max_pairs, json } => {
             cli::audit::run(&file, samples, seed, alpha, max_pairs, json).map_err(Into::into)
         }

@@ -124,6 +124,7 @@ per_model! {
     BREADTH_MODELS, assert_solves_and_two_backends_agree:
     breadth_bernoulli_approx_dp_k30_solves_and_two_backends_agree: "bernoulli-approx-dp-k30";
     breadth_bernoulli_minimax_k30_solves_and_two_backends_agree: "bernoulli-minimax-k30";
+    breadth_click_through_solves_and_two_backends_agree: "click-through";
     breadth_click_through_exact_solves_and_two_backends_agree: "click-through-exact";
     breadth_prevalence_asymmetric_loss_solves_and_two_backends_agree: "prevalence-asymmetric-loss";
     breadth_prevalence_imperfect_test_solves_and_two_backends_agree: "prevalence-imperfect-test";

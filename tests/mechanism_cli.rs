@@ -140,7 +140,8 @@ fn sample_prints_n_values_from_the_output_grid_and_is_reproducible() {
     let outputs: Vec<f64> =
         read_json(&path)["outputs"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
     let run = |seed: &str| {
-        let o = ubapp(&["sample", "mech.json", "--y", "3", "--n", "50", "--seed", seed], dir.path());
+        let o =
+            ubapp(&["sample", "mech.json", "--y", "3", "--allow-composition", "--n", "50", "--seed", seed], dir.path());
         assert!(o.status.success(), "{}", stderr(&o));
         String::from_utf8(o.stdout).unwrap()
     };
@@ -151,7 +152,10 @@ fn sample_prints_n_values_from_the_output_grid_and_is_reproducible() {
     assert_eq!(values.len(), 50);
     assert!(values.iter().all(|v| outputs.contains(v)));
 
-    let o = ubapp(&["sample", "mech.json", "--y", "3", "--n", "4", "--seed", "1", "--json"], dir.path());
+    let o = ubapp(
+        &["sample", "mech.json", "--y", "3", "--allow-composition", "--n", "4", "--seed", "1", "--json"],
+        dir.path(),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let j: Vec<f64> = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(j.len(), 4);
@@ -308,7 +312,7 @@ fn delta_artifact_verifies_samples_and_audits() {
     let j: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!((j["delta"].as_f64(), j["certified_delta"].as_f64()), (Some(0.01), Some(certified)));
 
-    let o = ubapp(&["sample", "mech.json", "--y", "3", "--n", "5", "--seed", "1"], d);
+    let o = ubapp(&["sample", "mech.json", "--y", "3", "--allow-composition", "--n", "5", "--seed", "1"], d);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o).lines().count(), 5);
 
@@ -448,7 +452,10 @@ fn csv_backed_artifacts_verify_from_any_directory_after_the_csv_files_move() {
     }
     // (`sample --y` addresses one-dimensional observations, so only the table model here.)
     let art = out.path().join("table.json");
-    let o = ubapp(&["sample", art.to_str().unwrap(), "--y", "1", "--n", "3", "--seed", "1"], elsewhere.path());
+    let o = ubapp(
+        &["sample", art.to_str().unwrap(), "--y", "1", "--allow-composition", "--n", "3", "--seed", "1"],
+        elsewhere.path(),
+    );
     assert!(o.status.success(), "sample from another directory: {}", stderr(&o));
 }
 
@@ -457,7 +464,8 @@ fn sample_takes_vector_observations_of_a_multinomial_model() {
     let dir = setup_multinomial();
     let outputs: Vec<Vec<f64>> =
         serde_json::from_value(read_json(&dir.path().join("mech.json"))["outputs"].clone()).unwrap();
-    let o = ubapp(&["sample", "mech.json", "--y", "3,3,2", "--n", "20", "--seed", "1"], dir.path());
+    let o =
+        ubapp(&["sample", "mech.json", "--y", "3,3,2", "--allow-composition", "--n", "20", "--seed", "1"], dir.path());
     assert!(o.status.success(), "{}", stderr(&o));
     let lines: Vec<Vec<f64>> = String::from_utf8(o.stdout)
         .unwrap()
@@ -466,7 +474,10 @@ fn sample_takes_vector_observations_of_a_multinomial_model() {
         .collect();
     assert_eq!(lines.len(), 20);
     assert!(lines.iter().all(|v| v.len() == 3 && outputs.contains(v)), "{lines:?}");
-    let o = ubapp(&["sample", "mech.json", "--y", "3,3,2", "--n", "2", "--seed", "1", "--json"], dir.path());
+    let o = ubapp(
+        &["sample", "mech.json", "--y", "3,3,2", "--allow-composition", "--n", "2", "--seed", "1", "--json"],
+        dir.path(),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let j: Vec<Vec<f64>> = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(j.len(), 2);
@@ -533,7 +544,7 @@ fn audit_json_into_a_closed_pipe_does_not_panic() {
 fn sample_into_a_closed_pipe_does_not_panic() {
     let (dir, _) = setup();
     common::assert_quiet_on_closed_pipe(
-        &["sample", "mech.json", "--y", "3", "--n", "200000", "--seed", "1"],
+        &["sample", "mech.json", "--y", "3", "--allow-composition", "--n", "200000", "--seed", "1"],
         Some(dir.path()),
     );
 }

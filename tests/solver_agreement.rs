@@ -110,6 +110,13 @@ backends_agree! {
     backends_agree_on_vote_share_3way_small: "vote-share-3way-small";
 }
 
+/// Small bundled models left out of the agreement above, with the reason. `click-through`
+/// (Beta(2, 30) prior, risk ≈ 1.2e-3): one LP backend's P lies 3e-8 (relative) below the exact
+/// optimum (feasible only to its tolerance), so HiGHS's dual bound sits 1.6e-8 above it, beyond
+/// the 1e-8 weak-duality slack here; `src/tests/chain_solver.rs` checks it against both LP
+/// backends with the chain solver's exact optimum instead. Issue 16 found this; it is not fixed.
+const EXCLUDED: &[&str] = &["click-through"];
+
 /// The tests above cover every bundled model small enough to solve three times per ε.
 #[test]
 fn every_small_bundled_model_has_its_own_test() {
@@ -121,6 +128,7 @@ fn every_small_bundled_model_has_its_own_test() {
         }
     }
     assert!(small.len() >= 8, "only {} bundled models were small enough to check", small.len());
+    small.retain(|s| !EXCLUDED.contains(&s.as_str()));
     small.sort_unstable();
     let mut checked: Vec<&str> = CHECKED.to_vec();
     checked.sort_unstable();

@@ -5,6 +5,8 @@ pub mod bench;
 pub mod bench_cases;
 pub mod compare;
 pub mod models;
+pub mod plan;
+pub mod posterior;
 pub mod progress;
 pub mod sample;
 pub mod solve;

@@ -10,8 +10,21 @@ use ubapp::{Error, Result};
 
 /// Run the command: load (which verifies), then print N released θ̃ values, one per line (a vector
 /// output as comma-separated coordinates; with `--json`, a list of numbers or of lists).
-pub fn run(file: &Path, y: &str, n: usize, seed: Option<u64>, json: bool) -> Result<()> {
+pub fn run(file: &Path, y: &str, n: usize, seed: Option<u64>, json: bool, budget: Budget) -> Result<()> {
+    if n == 0 {
+        return Err(Error::argument("--n", "must be at least 1 (0 releases is not a request)"));
+    }
     let m = Artifact::load(file)?;
+    let (eps_n, delta_n) = m.composed(n);
+    check_budget(&m, n, eps_n, budget)?;
+    if n > 1 {
+        let delta =
+            if delta_n > 0.0 { format!(", δ = {n}·{} = {delta_n:e}", m.certified_delta()) } else { String::new() };
+        eprintln!(
+            "note: {n} releases from the same data spend ε = {n}·{} = {eps_n} by basic composition{delta}",
+            m.certified_eps()
+        );
+    }
     let coords = parse_observation(y)?;
     let obs = m.model().family().observations();
     let Some(i) = m.observation_index(&coords) else {
@@ -64,15 +77,49 @@ pub fn run(file: &Path, y: &str, n: usize, seed: Option<u64>, json: bool) -> Res
     Ok(())
 }
 
+/// The privacy budget flags of `sample`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Budget {
+    /// `--budget EPS_TOTAL`: the most ε the request may spend.
+    pub eps_total: Option<f64>,
+    /// `--allow-composition`: spend n·ε without a stated budget.
+    pub allow_composition: bool,
+}
+
+/// Refuse a request whose composed ε exceeds the budget, or exceeds the mechanism's ε without a
+/// budget or `--allow-composition`.
+fn check_budget(m: &Artifact, n: usize, eps_n: f64, budget: Budget) -> Result<()> {
+    match budget.eps_total {
+        Some(b) if !(b.is_finite() && b > 0.0) => Err(Error::argument("--budget", format!("must be a positive ε (got {b})"))),
+        Some(b) if eps_n > b => Err(Error::argument(
+            "--budget",
+            format!("{n} releases spend ε = {n}·{} = {eps_n} by basic composition, over the budget {b}", m.certified_eps()),
+        )),
+        None if n > 1 && !budget.allow_composition => Err(Error::argument(
+            "--n",
+            format!(
+                "{n} releases from the same data spend ε = {n}·{} = {eps_n} by basic composition, more than the mechanism's ε; state the total with --budget {eps_n} (or pass --allow-composition)",
+                m.certified_eps()
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// `37` → \[37\]; `3,5,12` → \[3, 5, 12\].
 fn parse_observation(y: &str) -> Result<Vec<f64>> {
+    parse_numbers(y, "--y")
+}
+
+/// A number or comma-separated numbers, for the flag `flag`.
+pub(crate) fn parse_numbers(y: &str, flag: &str) -> Result<Vec<f64>> {
     y.split(',')
         .map(|c| {
             c.trim()
                 .parse::<f64>()
                 .ok()
                 .filter(|v| v.is_finite())
-                .ok_or_else(|| Error::argument("--y", format!("\"{y}\" is not a number or comma-separated numbers")))
+                .ok_or_else(|| Error::argument(flag, format!("\"{y}\" is not a number or comma-separated numbers")))
         })
         .collect()
 }

@@ -252,7 +252,7 @@ pub fn bayes_risk(est: &dyn Estimator, model: &Model) -> Risk {
 /// × prior density, normalised (so the density's constant and the rule's error on it cancel).
 pub(crate) fn prior_quadrature(model: &Model, n: usize) -> Vec<(f64, f64)> {
     let (lo, hi) = (model.spec.parameter.lower, model.spec.parameter.upper);
-    if prior_density(&model.spec.parameter.prior, 0.5).is_none() {
+    if prior_density(&model.spec.parameter.prior, 0.5, lo, hi).is_none() {
         // A discrete prior: the grid with its weights is the prior itself.
         return model.theta.values().into_iter().zip(model.prior.iter().copied()).collect();
     }
@@ -265,7 +265,7 @@ pub(crate) fn prior_quadrature(model: &Model, n: usize) -> Vec<(f64, f64)> {
             rule.on(a, a + h).collect::<Vec<_>>()
         })
         .map(|(x, w)| {
-            let density = prior_density(&model.spec.parameter.prior, (x - lo) / (hi - lo));
+            let density = prior_density(&model.spec.parameter.prior, (x - lo) / (hi - lo), lo, hi);
             (x, w * density.expect("continuous prior checked above"))
         })
         .collect();
@@ -278,9 +278,14 @@ pub(crate) fn prior_quadrature(model: &Model, n: usize) -> Vec<(f64, f64)> {
 
 /// Prior density on the unit scale (up to a constant); `None` for priors with no density on an
 /// interval (explicit weights: the prior *is* the discrete one; Dirichlet: not a scalar prior).
-fn prior_density(prior: &PriorSpec, u: f64) -> Option<f64> {
+fn prior_density(prior: &PriorSpec, u: f64, lo: f64, hi: f64) -> Option<f64> {
     match prior {
         PriorSpec::Uniform => Some(1.0),
+        PriorSpec::Gamma { shape, rate } => {
+            // On the parameter's own scale, truncated to [lo, hi] (the constant cancels).
+            let x = lo + u * (hi - lo);
+            Some(x.powf(shape - 1.0) * (-rate * x).exp())
+        }
         PriorSpec::Beta { a, b } => Some(Beta::new(*a, *b).expect("validated shape parameters").pdf(u)),
         PriorSpec::Dirichlet { .. } | PriorSpec::Weights { .. } => None,
     }

@@ -362,6 +362,11 @@ pub enum Artifact {
 }
 
 impl Artifact {
+    /// n·ε and n·δ spent by `n` releases from the same data (basic composition, rounded up).
+    pub fn composed(&self, n: usize) -> (f64, f64) {
+        super::batch::composed(n, self.certified_eps(), self.certified_delta())
+    }
+
     /// Read and verify a mechanism file of either kind (input errors name the file).
     pub fn load(path: &Path) -> Result<Artifact> {
         let origin = path.display().to_string();

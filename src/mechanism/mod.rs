@@ -55,8 +55,10 @@
 //! both; a version 1 file is read as δ = 0.
 
 mod audit;
+mod batch;
 mod compact;
 mod error;
+mod posterior;
 pub(crate) mod sampler;
 
 use std::path::Path;
@@ -67,8 +69,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use audit::{audit, AuditJudgement, AuditOptions, AuditReport, AuditWitness, Audited, DeltaWitness};
+pub use batch::Batch;
 pub use compact::{Artifact, CompactMechanism, NoiseParameter, FORMAT_VERSION_COMPACT, KIND_GEOMETRIC_REMAP};
 pub use error::{ArtifactError, ArtifactErrorKind, AuditError};
+pub use posterior::Posterior;
 
 use crate::certify::{exact, PrivacyViolation, Release};
 pub use crate::certify::{PrivacyCertificate, RepairCandidate, RepairMethod, RepairReport, DEFAULT_TOTAL, MAX_TOTAL};

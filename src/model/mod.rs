@@ -369,6 +369,17 @@ fn prior_weights(
             }
             Prior::Beta { a: *a, b: *b }.grid_weights(&theta.values(), lower, upper).ok_or_else(none)
         }
+        PriorSpec::Gamma { shape, rate } => {
+            for (name, v) in [("shape", shape), ("rate", rate)] {
+                if !(v.is_finite() && *v > 0.0) {
+                    bail_field!(format!("parameter.prior.{name}"), "must be a finite number > 0 (got {v})");
+                }
+            }
+            if space != Space::Interval {
+                bail_field!("parameter.prior", "kind = \"gamma\" applies to one-dimensional parameters (poisson, binomial); use \"dirichlet\" or \"weights\"");
+            }
+            Prior::Gamma { shape: *shape, rate: *rate }.grid_weights(&theta.values(), lower, upper).ok_or_else(none)
+        }
         PriorSpec::Dirichlet { alpha } => {
             let Space::Simplex(d) = space else {
                 bail_field!("parameter.prior", "kind = \"dirichlet\" applies to the multinomial family only");

@@ -16,6 +16,13 @@ pub enum Prior {
         /// Second shape parameter.
         b: f64,
     },
+    /// Gamma(shape, rate) on the parameter's own scale, truncated to [lower, upper].
+    Gamma {
+        /// Shape, > 0.
+        shape: f64,
+        /// Rate, > 0.
+        rate: f64,
+    },
 }
 
 impl Prior {
@@ -25,12 +32,30 @@ impl Prior {
         match self {
             Prior::Uniform => 1.0,
             Prior::Beta { a, b } => Beta::new(a, b).expect("validated shape parameters").pdf(u),
+            Prior::Gamma { .. } => unreachable!("a gamma prior is weighted on its own scale (gamma_log_density)"),
         }
+    }
+
+    /// ln of the Gamma density at θ up to its constant: (shape − 1) ln θ − rate·θ.
+    fn gamma_log_density(shape: f64, rate: f64, theta: f64) -> f64 {
+        let power = if shape == 1.0 { 0.0 } else { (shape - 1.0) * theta.ln() };
+        power - rate * theta
     }
 
     /// Weights ∝ prior density at the (1-D) points, normalised to sum to 1.
     /// Returns `None` if the density vanishes (or is infinite) on the whole grid.
     pub fn grid_weights(self, values: &[f64], lower: f64, upper: f64) -> Option<Vec<f64>> {
+        if let Prior::Gamma { shape, rate } = self {
+            // In logs, shifted by the largest, so large rates or shapes do not underflow.
+            let logs: Vec<f64> = values.iter().map(|&v| Prior::gamma_log_density(shape, rate, v)).collect();
+            let top = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            if !top.is_finite() || logs.iter().any(|l| l.is_nan() || *l == f64::INFINITY) {
+                return None;
+            }
+            let w: Vec<f64> = logs.iter().map(|l| (l - top).exp()).collect();
+            let total: f64 = w.iter().sum();
+            return Some(w.into_iter().map(|x| x / total).collect());
+        }
         let w: Vec<f64> = values.iter().map(|&v| self.unit_density((v - lower) / (upper - lower))).collect();
         let total: f64 = w.iter().sum();
         if !(total.is_finite() && total > 0.0) || w.iter().any(|x| !x.is_finite()) {
@@ -48,6 +73,7 @@ impl Prior {
                 let d = Beta::new(a, b).expect("validated shape parameters");
                 (0..points).map(|_| d.sample(&mut rng)).collect()
             }
+            Prior::Gamma { .. } => unreachable!("prior-samples grids are refused for gamma priors"),
         };
         draws.sort_by(f64::total_cmp);
         draws.into_iter().map(|u| lower + u * (upper - lower)).collect()
@@ -118,6 +144,22 @@ mod tests {
         for d in 0..3 {
             assert!((mean[d] - alpha[d] / 8.0).abs() < 0.018, "{mean:?}");
         }
+    }
+
+    #[test]
+    fn gamma_weights_are_the_normalised_truncated_density() {
+        let values = [0.25, 0.75, 1.5, 3.0, 6.0];
+        let w = Prior::Gamma { shape: 2.5, rate: 0.8 }.grid_weights(&values, 0.0, 8.0).unwrap();
+        let dens = |x: f64| x.powf(1.5) * (-0.8 * x).exp();
+        let total: f64 = values.iter().map(|&x| dens(x)).sum();
+        for (x, wx) in values.iter().zip(&w) {
+            assert!((wx - dens(*x) / total).abs() < 1e-15, "{x}: {wx}");
+        }
+        // shape = 1 is the exponential; a huge rate does not underflow to "no mass".
+        let w = Prior::Gamma { shape: 1.0, rate: 2000.0 }.grid_weights(&[1.0, 2.0], 0.0, 3.0).unwrap();
+        assert!(w[0] > 0.999_999 && (w.iter().sum::<f64>() - 1.0).abs() < 1e-15);
+        // shape < 1 has an infinite density at 0: a grid point at 0 has no finite weight.
+        assert!(Prior::Gamma { shape: 0.5, rate: 1.0 }.grid_weights(&[0.0, 1.0], 0.0, 1.0).is_none());
     }
 
     #[test]

@@ -130,6 +130,14 @@ pub enum PriorSpec {
         /// Second shape parameter, > 0.
         b: f64,
     },
+    /// Gamma(shape, rate) — density ∝ θ^(shape−1) e^(−rate·θ) — truncated to [lower, upper]
+    /// and renormalised on the grid (for rates, e.g. the Poisson family).
+    Gamma {
+        /// Shape, > 0.
+        shape: f64,
+        /// Rate (inverse scale), > 0.
+        rate: f64,
+    },
     /// Dirichlet(α_1..α_d) on the simplex (multinomial family).
     Dirichlet {
         /// Concentrations, one per category, each > 0.

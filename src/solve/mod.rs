@@ -19,7 +19,9 @@ mod estimate;
 mod good_lp;
 #[cfg(feature = "highs")]
 mod highs;
+mod plan;
 pub(crate) mod polish;
+mod robust;
 mod solution;
 mod status;
 mod strategy;
@@ -36,6 +38,8 @@ pub(crate) use choice::lp_order;
 pub use choice::{Route, SolverChoice};
 pub use error::SolveError;
 pub use estimate::{estimate, Estimate};
+pub use plan::{plan_eps, Plan, PLAN_MAX_EPS};
+pub use robust::{risk_profile, robustness, robustness_warning, Robustness, MAX_PROFILE_WORK, WORST_CASE_FACTOR};
 pub use solution::{LpSize, Solution};
 pub use status::Status;
 

@@ -113,6 +113,7 @@ chain_models! {
     bundled_bernoulli_k100: "bernoulli-k100";
     bundled_bernoulli_k100_fine_output: "bernoulli-k100-fine-output";
     bundled_bernoulli_k100_paper_grid: "bernoulli-k100-paper-grid";
+    bundled_click_through: "click-through";
     bundled_click_through_exact: "click-through-exact";
     bundled_prevalence_asymmetric_loss: "prevalence-asymmetric-loss";
     bundled_prevalence_imperfect_test: "prevalence-imperfect-test";

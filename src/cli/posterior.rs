@@ -1,0 +1,58 @@
+//! `ubapp posterior FILE --release VALUE [--release VALUE …] [--level 0.95] [--json]`: the exact
+//! posterior of θ on the model's grid given independent releases of a verified mechanism.
+
+use std::path::Path;
+
+use ubapp::mechanism::{Mechanism, Posterior};
+use ubapp::{Error, Result};
+
+/// Run the command.
+pub fn run(file: &Path, releases: &[String], level: f64, json: bool) -> Result<()> {
+    let m = Mechanism::load(file)?;
+    let outputs = releases
+        .iter()
+        .map(|r| {
+            let coords = super::sample::parse_numbers(r, "--release")?;
+            m.output_index(&coords).ok_or_else(|| {
+                Error::argument(
+                    "--release",
+                    format!("{r} is not an output of the mechanism in {} (|Θ̃| = {})", file.display(), m.n_outputs()),
+                )
+            })
+        })
+        .collect::<Result<Vec<usize>>>()?;
+    let post = Posterior::of(&m, &outputs, level)?;
+    if json {
+        let mut v = serde_json::to_value(&post).expect("a posterior serialises");
+        if post.posterior_mean.len() == 1 {
+            // One-dimensional θ: plain numbers, not one-element lists.
+            let o = v.as_object_mut().expect("an object");
+            o.insert("posterior_mean".into(), post.posterior_mean[0].into());
+            o.insert("interval".into(), serde_json::to_value(post.interval[0]).expect("floats"));
+            o.insert(
+                "theta".into(),
+                serde_json::to_value(post.theta.iter().map(|t| t[0]).collect::<Vec<_>>()).expect("floats"),
+            );
+        }
+        v.as_object_mut()
+            .expect("an object")
+            .insert("releases".into(), serde_json::to_value(releases).expect("strings"));
+        println!("{}", serde_json::to_string_pretty(&v).expect("JSON"));
+        return Ok(());
+    }
+    let fmt = |v: &[f64]| v.iter().map(|x| format!("{x:.6}")).collect::<Vec<_>>().join(", ");
+    println!(
+        "posterior of θ over the {} grid points of model {} given {} release(s) at certified ε = {} each",
+        post.theta.len(),
+        m.model().name(),
+        outputs.len(),
+        m.certified_eps()
+    );
+    println!("posterior_mean {}", fmt(&post.posterior_mean));
+    for (d, [lo, hi]) in post.interval.iter().enumerate() {
+        let coord = if post.interval.len() > 1 { format!(" (coordinate {})", d + 1) } else { String::new() };
+        println!("interval{coord} [{lo:.6}, {hi:.6}] (equal-tailed, level {})", post.level);
+    }
+    println!("mass inside the interval {:.6}", post.interval_mass);
+    Ok(())
+}

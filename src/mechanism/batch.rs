@@ -1,0 +1,52 @@
+//! Repeated releases and what they spend: n independent draws of an ε-DP mechanism from the same
+//! data are (n·ε)-DP by basic composition (and (n·ε, n·δ)-DP for an (ε, δ) mechanism).
+
+use rand::Rng;
+use serde::Serialize;
+
+use super::Mechanism;
+
+/// Draws for one observation and the privacy they spend together.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Batch {
+    /// The output indices drawn, in order.
+    pub indices: Vec<usize>,
+    /// n·certified_eps: the ε of releasing all of them (basic composition).
+    pub eps_spent: f64,
+    /// n·certified_delta (0 for a pure-ε mechanism).
+    pub delta_spent: f64,
+}
+
+impl Mechanism {
+    /// The (ε, δ) that `n` releases from the same data spend by basic composition:
+    /// (n·certified_eps, n·certified_delta).
+    pub fn composed(&self, n: usize) -> (f64, f64) {
+        composed(n, self.certified_eps(), self.certified_delta())
+    }
+
+    /// `n` independent draws for observation index `i`, with the privacy they spend together.
+    pub fn sample_spending<R: Rng + ?Sized>(&self, i: usize, n: usize, rng: &mut R) -> Batch {
+        let (eps_spent, delta_spent) = self.composed(n);
+        Batch { indices: self.sample_batch(i, n, rng), eps_spent, delta_spent }
+    }
+
+    /// The index of the released value `value` (its coordinates) in Θ̃: an exact match, else the
+    /// nearest output within 1e-9 of the grid's scale (values printed by `ubapp sample` round-trip
+    /// exactly); `None` if no output is that close.
+    pub fn output_index(&self, value: &[f64]) -> Option<usize> {
+        let out = self.model().outputs();
+        if out.dim() != value.len() {
+            return None;
+        }
+        let dist = |k: usize| out.point(k).iter().zip(value).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+        let scale = out.points().iter().fold(1.0f64, |m, v| m.max(v.abs()));
+        let (k, d) = (0..out.len()).map(|k| (k, dist(k))).min_by(|a, b| a.1.total_cmp(&b.1))?;
+        (d <= 1e-9 * scale).then_some(k)
+    }
+}
+
+/// n·ε and n·δ by basic composition, rounded up (a privacy claim never rounds in its own favour).
+pub(crate) fn composed(n: usize, eps: f64, delta: f64) -> (f64, f64) {
+    let up = |x: f64| if x == 0.0 { 0.0 } else { crate::certify::exact::next_up(x) };
+    (up(n as f64 * eps), up(n as f64 * delta))
+}
