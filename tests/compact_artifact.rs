@@ -48,7 +48,8 @@ fn compact_artifact_verifies_samples_and_audits() {
     let r: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r["kind"], "geometric-remap");
     assert_eq!(r["observations"], 1001);
-    let o = ubapp(&["sample", "mech.json", "--y", "300", "--n", "50", "--seed", "4"], dir.path());
+    let o =
+        ubapp(&["sample", "mech.json", "--y", "300", "--n", "50", "--seed", "4", "--allow-composition"], dir.path());
     assert!(o.status.success(), "{}", stderr(&o));
     let draws: Vec<f64> = stdout(&o).lines().map(|l| l.parse().unwrap()).collect();
     assert_eq!(draws.len(), 50);
@@ -210,6 +211,7 @@ fn million_trials_solve_out_verify_sample() {
     assert!(seconds < 10.0, "{seconds} s");
     let o = ubapp(&["verify", "mech.json"], dir.path());
     assert!(o.status.success(), "{}", stderr(&o));
-    let o = ubapp(&["sample", "mech.json", "--y", "500000", "--n", "3", "--seed", "1"], dir.path());
+    let o =
+        ubapp(&["sample", "mech.json", "--y", "500000", "--n", "3", "--seed", "1", "--allow-composition"], dir.path());
     assert!(o.status.success(), "{}", stderr(&o));
 }

@@ -45,8 +45,17 @@ impl Mechanism {
     }
 }
 
-/// n·ε and n·δ by basic composition, rounded up (a privacy claim never rounds in its own favour).
+/// n·ε and n·δ by basic composition, rounded up where the float product falls below the exact one
+/// (a privacy claim never rounds in its own favour; `mul_add` gives the product's rounding error
+/// exactly, n being exact as a double).
 pub(crate) fn composed(n: usize, eps: f64, delta: f64) -> (f64, f64) {
-    let up = |x: f64| if x == 0.0 { 0.0 } else { crate::certify::exact::next_up(x) };
-    (up(n as f64 * eps), up(n as f64 * delta))
+    let times = |x: f64| {
+        let p = n as f64 * x;
+        if (n as f64).mul_add(x, -p) > 0.0 {
+            crate::certify::exact::next_up(p)
+        } else {
+            p
+        }
+    };
+    (times(eps), times(delta))
 }
