@@ -369,15 +369,7 @@ impl Artifact {
 
     /// Read and verify a mechanism file of either kind (input errors name the file).
     pub fn load(path: &Path) -> Result<Artifact> {
-        let origin = path.display().to_string();
-        let bytes = std::fs::read(path)
-            .map_err(|e| ArtifactError::new(&origin, ArtifactErrorKind::Unreadable { reason: e.to_string() }))?;
-        let text = String::from_utf8(bytes).map_err(|_| {
-            ArtifactError::new(
-                &origin,
-                ArtifactErrorKind::NotJson { reason: "not valid JSON (the file is not UTF-8 text)".into() },
-            )
-        })?;
+        let (origin, text) = super::read_artifact(path)?;
         Artifact::from_json_str(&text, &origin)
     }
 

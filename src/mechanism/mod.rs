@@ -453,15 +453,7 @@ impl Mechanism {
 
     /// Read and verify a mechanism file (input errors name the file).
     pub fn load(path: &Path) -> Result<Mechanism> {
-        let origin = path.display().to_string();
-        let bytes = std::fs::read(path)
-            .map_err(|e| ArtifactError::new(&origin, ArtifactErrorKind::Unreadable { reason: e.to_string() }))?;
-        let text = String::from_utf8(bytes).map_err(|_| {
-            ArtifactError::new(
-                &origin,
-                ArtifactErrorKind::NotJson { reason: "not valid JSON (the file is not UTF-8 text)".into() },
-            )
-        })?;
+        let (origin, text) = read_artifact(path)?;
         Mechanism::from_json_str(&text, &origin)
     }
 
@@ -470,6 +462,20 @@ impl Mechanism {
         let text = serde_json::to_string_pretty(&self.to_file()).expect("a mechanism file serialises");
         crate::output::write_atomic(path, (text + "\n").as_bytes())
     }
+}
+
+/// A mechanism file's name (for messages) and text, for either artifact kind to parse.
+pub(crate) fn read_artifact(path: &Path) -> Result<(String, String)> {
+    let origin = path.display().to_string();
+    let bytes = std::fs::read(path)
+        .map_err(|e| ArtifactError::new(&origin, ArtifactErrorKind::Unreadable { reason: e.to_string() }))?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        ArtifactError::new(
+            &origin,
+            ArtifactErrorKind::NotJson { reason: "not valid JSON (the file is not UTF-8 text)".into() },
+        )
+    })?;
+    Ok((origin, text))
 }
 
 /// The artifact as stored, one schema for writing and reading (format and version are checked
