@@ -24,6 +24,17 @@ pub struct LpSize {
 }
 
 impl LpSize {
+    /// The size of the chain LP (|Y| observations, neighbours y ~ y ± 1) with `n_out` outputs: the
+    /// LP the chain solver answers without building it.
+    pub(crate) fn chain(n_obs: usize, n_out: usize) -> LpSize {
+        LpSize {
+            outputs: n_out,
+            observations: n_obs,
+            variables: n_obs * n_out,
+            rows: n_obs + 2 * n_obs.saturating_sub(1) * n_out,
+        }
+    }
+
     pub(crate) fn of(problem: &Problem) -> LpSize {
         LpSize {
             outputs: problem.n_outputs(),
