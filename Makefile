@@ -2,7 +2,7 @@
 CARGO ?= cargo
 MODEL ?= models/bernoulli-k100.toml
 
-.PHONY: deps build demo test lint bench clean paper
+.PHONY: deps build demo test lint bench bench-peers clean paper
 
 # HiGHS is built from source by the highs-sys crate: it needs cmake and libclang.
 deps:
@@ -36,6 +36,12 @@ lint: deps
 bench: build
 	./target/release/ubapp bench
 	$(CARGO) bench --bench chain
+
+# The same LPs for SciPy's HiGHS and CVXPY + Clarabel, side by side with `ubapp solve` (benches/peers.py).
+PEER_VENV ?= target/peer-venv
+bench-peers: build
+	@test -x $(PEER_VENV)/bin/python || { python3 -m venv $(PEER_VENV) && $(PEER_VENV)/bin/pip install -q numpy scipy cvxpy clarabel; }
+	$(PEER_VENV)/bin/python benches/peers.py --ubapp target/release/ubapp $(PEER_CASES)
 
 clean:
 	$(CARGO) clean

@@ -30,10 +30,12 @@
 
 mod budget;
 mod costs;
+mod symmetry;
 
 pub(crate) use budget::size_fields;
 pub use budget::{MemoryBudget, SizeError};
 pub(crate) use costs::cost_matrix;
+pub(crate) use symmetry::Symmetry;
 
 use std::sync::Arc;
 
@@ -57,6 +59,9 @@ pub(crate) struct Problem {
     pub a: CsMat<f64>,
     /// Extensions beyond the Bayes, pure-ε program (none by default).
     pub program: Program,
+    /// Coordinate permutations that leave the LP unchanged, when the caller looked for them:
+    /// backends that can may solve the orbit LP instead (see [`Symmetry`]).
+    pub symmetry: Option<Arc<Symmetry>>,
 }
 
 /// Extensions of the UBaPP LP: (ε, δ)-DP and the minimax objective.
@@ -227,7 +232,7 @@ impl Problem {
             indptr.push(indices.len());
         }
         let a = CsMat::new_csc((n_rows, n_vars), indptr, indices, data);
-        Problem { eps, cost, scale, neighbours, a, program }
+        Problem { eps, cost, scale, neighbours, a, program, symmetry: None }
     }
 
     /// Number of P variables |Y|·|Θ̃| (they come first).

@@ -43,7 +43,7 @@ pub use robust::{risk_profile, robustness, robustness_warning, Robustness, MAX_P
 pub use solution::{LpSize, Solution};
 pub use status::Status;
 
-use crate::lp::{cost_matrix, MemoryBudget, Problem, Program};
+use crate::lp::{cost_matrix, MemoryBudget, Problem, Program, Symmetry};
 use crate::model::{Model, Objective};
 use crate::{Error, Result};
 
@@ -115,18 +115,24 @@ pub fn solve_model_each(
                     options.memory.check_dense(&[(model.theta.len(), n_obs * n_out)], 0)?;
                 }
                 let program = Program::for_model(model);
+                let neighbours = model.family.neighbours();
+                // Symmetry pays only on the plain program (the δ and minimax rows are not reduced).
+                let symmetry = program.is_plain().then(|| {
+                    Symmetry::find(&cost, &model.family.observations(), &model.outputs, &neighbours).map(Arc::new)
+                });
                 let cost_seconds = start.elapsed().as_secs_f64();
                 eps_list
                     .iter()
                     .map(|&eps| {
                         let t = Instant::now();
-                        let problem = Problem::try_with_program(
+                        let mut problem = Problem::try_with_program(
                             cost.clone(),
-                            model.family.neighbours(),
+                            neighbours.clone(),
                             eps,
                             program.clone(),
                             options.memory,
                         )?;
+                        problem.symmetry = symmetry.clone().flatten();
                         let assembly = cost_seconds + t.elapsed().as_secs_f64();
                         let s = solve_lp(&problem, backends, reason, &options, assembly)?;
                         each(&s);
