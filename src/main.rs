@@ -161,6 +161,13 @@ enum Command {
         /// Internal: run one case K,M,PATH in this process and print its JSON row.
         #[arg(long, hide = true)]
         single: Option<String>,
+        /// Time `ubapp solve` on these model files instead (each run a child process, at the
+        /// model's own ε list; e.g. the general-graph cases in benches/models/).
+        #[arg(long, num_args = 1.., value_name = "MODEL")]
+        model: Vec<PathBuf>,
+        /// Solver for `--model` runs.
+        #[arg(long, value_enum, default_value_t = SolverChoice::Auto)]
+        solver: SolverChoice,
     },
 }
 
@@ -190,17 +197,21 @@ fn main() -> ExitCode {
         Command::Audit { file, samples, seed, alpha, max_pairs, json } => {
             cli::audit::run(&file, samples, seed, alpha, max_pairs, json).map_err(Into::into)
         }
-        Command::Bench { eps, lp_solver, repeat, quick, no_lp, lp_max_vars, json, single } => {
-            cli::bench::run(&cli::bench::Options {
-                eps,
-                lp_solver,
-                repeat,
-                quick,
-                no_lp,
-                lp_max_vars,
-                json,
-                single: single.as_deref(),
-            })
+        Command::Bench { eps, lp_solver, repeat, quick, no_lp, lp_max_vars, json, single, model, solver } => {
+            if !model.is_empty() {
+                cli::bench_models::run(&model, solver, repeat, json)
+            } else {
+                cli::bench::run(&cli::bench::Options {
+                    eps,
+                    lp_solver,
+                    repeat,
+                    quick,
+                    no_lp,
+                    lp_max_vars,
+                    json,
+                    single: single.as_deref(),
+                })
+            }
         }
     };
     match result {

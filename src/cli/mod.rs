@@ -3,6 +3,7 @@
 pub mod audit;
 pub mod bench;
 pub mod bench_cases;
+pub mod bench_models;
 pub mod compare;
 pub mod models;
 pub mod plan;
