@@ -53,7 +53,7 @@ SelectTypeParameters=CR_Core
 ReturnToService=2
 MaxArraySize=1001
 NodeName=$host CPUs=$cpus RealMemory=$mem State=UNKNOWN
-PartitionName=local Nodes=$host Default=YES MaxTime=60 State=UP OverSubscribe=FORCE:4
+PartitionName=local Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
 CONF
 # cgroup.conf is read by some plugins even when cgroups are not used.
 : # no cgroup.conf: proctrack/linuxproc and task/none need no cgroups
