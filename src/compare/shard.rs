@@ -115,7 +115,8 @@ pub struct Shard {
 
 impl Shard {
     /// Parse `--shard`: `I/N`; `env` (the slice and the count from the scheduler's environment,
-    /// see [`Shard::from_env`]); or `env/N` (the slice from the environment, the count given).
+    /// whose variables docs/cluster.md lists); or `env/N` (the slice from the environment, the
+    /// count given).
     /// `var` reads an environment variable (`std::env::var(..).ok()` in the CLI).
     pub fn parse(given: &str, var: &dyn Fn(&str) -> Option<String>) -> std::result::Result<Shard, ShardError> {
         let syntax = || ShardError::Syntax { given: given.to_string() };
