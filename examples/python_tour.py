@@ -28,10 +28,12 @@ for r in results:
 
 # %%
 r = results[1]
-print(r.p.shape, "columns sum to", r.p.sum(axis=0).min().round(12), "…", r.p.sum(axis=0).max().round(12))
+p = r.p  # None only for a very large chain model solved in compact form
+assert p is not None
+print(p.shape, "columns sum to", p.sum(axis=0).min().round(12), "…", p.sum(axis=0).max().round(12))
 # Where does y = 37 successes send its probability mass?
-top = np.argsort(r.p[:, 37])[::-1][:3]
-print("most likely releases for y = 37:", [(round(float(k + 0.5) / 100, 3), round(float(r.p[k, 37]), 3)) for k in top])
+top = np.argsort(p[:, 37])[::-1][:3]
+print("most likely releases for y = 37:", [(round(float(k + 0.5) / 100, 3), round(float(p[k, 37]), 3)) for k in top])
 
 # %% [markdown]
 # ## A certified mechanism
