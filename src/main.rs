@@ -45,6 +45,8 @@ enum Command {
     },
     /// Compare UBaPP with the baselines of the literature over ε and K: risk.csv, plots, table.
     Compare(cli::compare::Args),
+    /// Join the shards of a `compare --shard I/N` sweep into its risk.csv, plots and table.
+    Merge(cli::merge::Args),
     /// List the model files in a directory with a one-line description of each.
     Models {
         /// Directory of model files.
@@ -182,6 +184,7 @@ fn main() -> ExitCode {
             cli::solve::run(&model, eps.as_deref(), solver, json, out.as_deref(), dry_run).map_err(Into::into)
         }
         Command::Compare(args) => cli::compare::run(args).map_err(Into::into),
+        Command::Merge(args) => cli::merge::run(args).map_err(Into::into),
         Command::Models { dir } => cli::models::run(&dir).map_err(Into::into),
         Command::Verify { file, json } => cli::verify::run(&file, json).map_err(Into::into),
         Command::Sample { file, y, n, seed, json, budget, allow_composition } => {

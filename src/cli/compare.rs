@@ -1,9 +1,12 @@
 //! `ubapp compare MODEL [--eps LIST] [--trials LIST] [--methods LIST] [--out DIR] [--json] [--seed S]
-//! [--delta D] [--parties M] [--solver NAME]`.
+//! [--delta D] [--parties M] [--solver NAME] [--shard I/N]`.
 
 use std::path::PathBuf;
 
-use ubapp::compare::{check_model, compare, validate, BaselineOptions, CompareOptions, Method};
+use ubapp::compare::{
+    check_model, compare, compare_shard, validate, BaselineOptions, CompareOptions, Comparison, Method, Row, Shard,
+    ShardError,
+};
 use ubapp::model::Model;
 use ubapp::report::write_comparison;
 use ubapp::solve::SolverChoice;
@@ -42,6 +45,12 @@ pub struct Args {
     /// LP solver for UBaPP (as for `solve`).
     #[arg(long, value_enum, default_value_t = SolverChoice::Auto)]
     solver: SolverChoice,
+    /// Run only slice I of N (0-based) of the (K, ε) cases and write DIR/shard.json for `ubapp
+    /// merge` (needs --out). `env` takes I and N from a job array's environment (Slurm
+    /// SLURM_ARRAY_TASK_ID/COUNT; Kubernetes JOB_COMPLETION_INDEX or HyperQueue HQ_TASK_ID with
+    /// UBAPP_SHARD_COUNT), `env/N` takes I from it and N as given.
+    #[arg(long, value_name = "I/N|env|env/N")]
+    shard: Option<String>,
 }
 
 /// Run the command.
@@ -65,28 +74,52 @@ pub fn run(a: Args) -> Result<()> {
         curve_points: 101,
     };
     validate(&opts)?;
+    if let Some(given) = &a.shard {
+        let shard = Shard::parse(given, &|name| std::env::var(name).ok())?;
+        let Some(dir) = &a.out else { return Err(ShardError::NoOutput.into()) };
+        let file = compare_shard(&model, &opts, shard, &mut |line| eprintln!("{line}"))?;
+        file.write(dir)?;
+        eprintln!(
+            "wrote shard {}/{} ({} row(s)) to {}; join every shard's directory with `ubapp merge`",
+            shard.index,
+            shard.count,
+            file.rows().len(),
+            dir.join(ubapp::compare::SHARD_FILE).display()
+        );
+        print_rows(&file.rows(), &[], a.json);
+        return Ok(());
+    }
     let cmp = compare(&model, &opts, &mut |line| eprintln!("{line}"))?;
     if let Some(dir) = &a.out {
         let files = write_comparison(dir, &cmp)?;
         eprintln!("wrote {} file(s) to {}", files.len(), dir.display());
     }
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&cmp.rows).expect("rows serialise"));
+    print_comparison(&cmp, a.json);
+    Ok(())
+}
+
+/// The comparison's table (or `--json` rows) and its caveats on stdout.
+pub fn print_comparison(cmp: &Comparison, json: bool) {
+    print_rows(&cmp.rows, &cmp.caveats(), json);
+}
+
+fn print_rows(rows: &[Row], caveats: &[String], json: bool) {
+    if json {
+        println!("{}", serde_json::to_string_pretty(rows).expect("rows serialise"));
     } else {
         println!(
             "{:<22} {:>9} {:>10} {:>7} {:>6} {:>14} {:>14} {:>22}",
             "method", "privacy", "eps", "delta", "K", "bayes_risk", "true_risk", "risk_method"
         );
-        for r in &cmp.rows {
+        for r in rows {
             let se = if r.bayes_risk_se > 0.0 { format!(" ±{:.1e}", r.bayes_risk_se) } else { String::new() };
             println!(
                 "{:<22} {:>9} {:>10} {:>7} {:>6} {:>14.6e} {:>14.6e} {:>22}{se}",
                 r.method, r.privacy, r.eps, r.delta, r.trials, r.bayes_risk, r.true_risk, r.risk_method
             );
         }
-        for c in cmp.caveats() {
+        for c in caveats {
             println!("note: {c}");
         }
     }
-    Ok(())
 }

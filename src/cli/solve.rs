@@ -4,10 +4,7 @@ use std::path::Path;
 
 use ubapp::mechanism::{CompactMechanism, Mechanism};
 use ubapp::model::{Model, Objective};
-use ubapp::solve::{
-    estimate, reference_risks, robustness, robustness_warning, solve_model_each, Estimate, ReferenceRisks, Robustness,
-    Solution, SolveOptions, SolverChoice,
-};
+use ubapp::solve::{estimate, solve_model_each, Estimate, Solution, SolveOptions, SolveSummary, SolverChoice};
 
 use super::progress::Progress;
 use ubapp::{Error, MemoryBudget, Result};
@@ -88,9 +85,9 @@ pub fn run(
         }
         Some(_) => Some(Built::Dense(Mechanism::from_solution(&model, &solutions[0])?)),
     };
-    let context = Context::of(&model, &solutions, options.memory);
+    let context = SolveSummary::of(&model, &solutions, options.memory);
     if json {
-        let rows: Vec<serde_json::Value> = solutions.iter().zip(&context.rows).map(|(s, r)| r.json_row(s)).collect();
+        let rows = context.json_rows(&solutions);
         println!("{}", serde_json::to_string_pretty(&rows).expect("solutions serialise"));
     } else if streaming {
         println!("{FOOTNOTE}");
@@ -274,79 +271,8 @@ fn print_table(model: &Model, solutions: &[Solution]) {
     println!("{FOOTNOTE}");
 }
 
-/// The reference risks and the robustness of each row (see `docs/statistics.md`).
-struct Context {
-    refs: Option<ReferenceRisks>,
-    rows: Vec<RowExtras>,
-    /// One-line warnings for stderr (never in `--json` stdout).
-    warnings: Vec<String>,
-}
-
-/// What `solve` adds to a solution's row.
-struct RowExtras {
-    refs: Option<ReferenceRisks>,
-    /// √bayes_risk, for squared loss only (the root mean squared error in θ's units).
-    rmse: Option<f64>,
-    /// Worst case and released range (Bayes designs whose profile is small enough to compute).
-    robustness: Option<Robustness>,
-}
-
-impl Context {
-    fn of(model: &Model, solutions: &[Solution], memory: MemoryBudget) -> Context {
-        let mut warnings = Vec::new();
-        let refs = reference_risks(model, memory).ok();
-        if refs.is_none() {
-            warnings.push(
-                "note: prior_risk and non_private_risk skipped: the cost matrix exceeds the memory budget".to_string(),
-            );
-        }
-        let squared = model.loss().name() == "squared";
-        let bayes = model.objective() == Objective::Bayes;
-        let mut skipped = false;
-        let rows = solutions
-            .iter()
-            .map(|s| {
-                let usable = bayes && s.status.has_solution() && s.has_dense_p();
-                let robustness = if usable { robustness(model, &s.p) } else { None };
-                skipped |= usable && robustness.is_none();
-                if let (Some(r), Some(refs)) = (&robustness, &refs) {
-                    warnings.extend(robustness_warning(s.eps, s.bayes_risk, refs, r));
-                }
-                RowExtras { refs, rmse: squared.then(|| s.bayes_risk.max(0.0).sqrt()), robustness }
-            })
-            .collect();
-        if skipped {
-            warnings.push(format!(
-                "note: worst_case_risk skipped: |Θ|·|Y|·|Θ̃| exceeds {:e} (computing the risk at every θ would take too long)",
-                ubapp::solve::MAX_PROFILE_WORK
-            ));
-        }
-        Context { refs, rows, warnings }
-    }
-}
-
-impl RowExtras {
-    /// The solution's JSON object with `prior_risk`, `non_private_risk`, `rmse` and, for Bayes
-    /// designs, `worst_case_risk`, `worst_case_theta`, `released_range`, `range_coverage`.
-    fn json_row(&self, s: &Solution) -> serde_json::Value {
-        let mut v = serde_json::to_value(s).expect("a solution serialises");
-        let o = v.as_object_mut().expect("a solution is an object");
-        let num = |x: Option<f64>| x.map_or(serde_json::Value::Null, serde_json::Value::from);
-        o.insert("prior_risk".into(), num(self.refs.map(|r| r.prior_risk)));
-        o.insert("non_private_risk".into(), num(self.refs.map(|r| r.non_private_risk)));
-        o.insert("rmse".into(), num(self.rmse));
-        if let Some(r) = &self.robustness {
-            o.insert("worst_case_risk".into(), r.worst_case_risk.into());
-            o.insert("worst_case_theta".into(), serde_json::to_value(&r.worst_case_theta).expect("floats"));
-            o.insert("released_range".into(), serde_json::to_value(&r.released_range).expect("floats"));
-            o.insert("range_coverage".into(), r.range_coverage.into());
-        }
-        v
-    }
-}
-
 /// The second table: the references every optimum lies between, RMSE and the design's worst case.
-fn print_references(model: &Model, solutions: &[Solution], c: &Context) {
+fn print_references(model: &Model, solutions: &[Solution], c: &SolveSummary) {
     let dash = || "-".to_string();
     let e = |x: Option<f64>| x.map_or_else(dash, |v| format!("{v:.4e}"));
     println!(

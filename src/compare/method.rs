@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::baselines::{gaussian, geometric, laplace_count, lbapp, lei, subsample, sufficient, BaselineOptions};
 use crate::eval::{Estimator, GridMechanism, Privacy, Setting};
@@ -11,7 +11,7 @@ use crate::solve::Solution;
 use crate::Result;
 
 /// A method id as used by `compare --methods` (kebab case, e.g. `lbapp-clamped`); serialises to its id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 #[value(rename_all = "kebab-case")]
 pub enum Method {

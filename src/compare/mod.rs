@@ -31,12 +31,16 @@
 mod error;
 mod method;
 mod rows;
+mod shard;
 #[cfg(test)]
 mod tests;
 
 pub use error::CompareError;
 pub use method::{build, Method};
 pub use rows::{rows_csv, Comparison, CurveSeries, Curves, Heatmap, Row};
+pub use shard::{
+    case_hash, compare_shard, merge, model_fingerprint, Shard, ShardError, ShardFile, SweepGrid, SHARD_FILE,
+};
 
 pub use crate::baselines::BaselineOptions;
 

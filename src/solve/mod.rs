@@ -25,6 +25,7 @@ mod robust;
 mod solution;
 mod status;
 mod strategy;
+mod summary;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -42,6 +43,7 @@ pub use plan::{plan_eps, Plan, PLAN_MAX_EPS};
 pub use robust::{risk_profile, robustness, robustness_warning, Robustness, MAX_PROFILE_WORK, WORST_CASE_FACTOR};
 pub use solution::{LpSize, Solution};
 pub use status::Status;
+pub use summary::{RowSummary, SolveSummary};
 
 use crate::lp::{cost_matrix, MemoryBudget, Problem, Program, Symmetry};
 use crate::model::{Model, Objective};
