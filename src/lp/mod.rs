@@ -30,6 +30,8 @@
 
 mod budget;
 mod costs;
+// The orbit LP is solved by the HiGHS backend only.
+#[cfg_attr(not(feature = "highs"), allow(dead_code))]
 mod symmetry;
 
 pub(crate) use budget::size_fields;

@@ -61,7 +61,7 @@ impl Symmetry {
         neighbours: &Neighbours,
     ) -> Option<Symmetry> {
         let dim = observations.dim();
-        if dim < 2 || dim > MAX_COORDINATES || outputs.dim() != dim {
+        if !(2..=MAX_COORDINATES).contains(&dim) || outputs.dim() != dim {
             return None;
         }
         let (n_obs, n_out) = cost.dim();

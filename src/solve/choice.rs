@@ -175,7 +175,7 @@ impl Route {
     /// HiGHS wins (`models/vote-share-3way.toml` at ε = 0.5: 45 s against 217 s), its interior
     /// point with crossover ahead of its dual simplex (multinomial d = 3, K = 40 on the orbit LP:
     /// 24 s against 35 s). On a model with symmetries HiGHS solves the orbit LP
-    /// ([`crate::lp::Symmetry`]).
+    /// (`lp::Symmetry`).
     pub fn for_model(model: &Model, choice: SolverChoice) -> Result<Route, SolveError> {
         let plain = model.is_plain_program();
         let (chain, graph) = neighbour_shape(model);
