@@ -71,21 +71,35 @@ pub fn run(a: Args) -> Result<()> {
         eprintln!("wrote {} file(s) to {}", files.len(), dir.display());
     }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&cmp.rows).expect("rows serialise"));
+        outln!("{}", serde_json::to_string_pretty(&cmp.rows).expect("rows serialise"));
     } else {
-        println!(
+        outln!(
             "{:<22} {:>9} {:>10} {:>7} {:>6} {:>14} {:>14} {:>22}",
-            "method", "privacy", "eps", "delta", "K", "bayes_risk", "true_risk", "risk_method"
+            "method",
+            "privacy",
+            "eps",
+            "delta",
+            "K",
+            "bayes_risk",
+            "true_risk",
+            "risk_method"
         );
         for r in &cmp.rows {
             let se = if r.bayes_risk_se > 0.0 { format!(" ±{:.1e}", r.bayes_risk_se) } else { String::new() };
-            println!(
+            outln!(
                 "{:<22} {:>9} {:>10} {:>7} {:>6} {:>14.6e} {:>14.6e} {:>22}{se}",
-                r.method, r.privacy, r.eps, r.delta, r.trials, r.bayes_risk, r.true_risk, r.risk_method
+                r.method,
+                r.privacy,
+                r.eps,
+                r.delta,
+                r.trials,
+                r.bayes_risk,
+                r.true_risk,
+                r.risk_method
             );
         }
         for c in cmp.caveats() {
-            println!("note: {c}");
+            outln!("note: {c}");
         }
     }
     Ok(())

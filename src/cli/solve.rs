@@ -30,6 +30,9 @@ pub fn run(
     dry_run: bool,
 ) -> Result<()> {
     let model = Model::load(model_path)?;
+    if let Some(out) = out {
+        check_out(out, model_path, model.csv_files())?;
+    }
     let n_eps = eps.map_or(model.epsilons().len(), <[f64]>::len);
     if out.is_some() && n_eps != 1 {
         return Err(Error::argument(
@@ -91,9 +94,9 @@ pub fn run(
     let context = Context::of(&model, &solutions, options.memory);
     if json {
         let rows: Vec<serde_json::Value> = solutions.iter().zip(&context.rows).map(|(s, r)| r.json_row(s)).collect();
-        println!("{}", serde_json::to_string_pretty(&rows).expect("solutions serialise"));
+        outln!("{}", serde_json::to_string_pretty(&rows).expect("solutions serialise"));
     } else if streaming {
-        println!("{FOOTNOTE}");
+        outln!("{FOOTNOTE}");
         print_references(&model, &solutions, &context);
     } else {
         print_table(&model, &solutions);
@@ -135,12 +138,58 @@ pub fn run(
         }
         _ => return Ok(()),
     };
+    // The fingerprint a deployer pins (`verify --fingerprint`): the model as solved.
+    let note = format!("{note}\nmodel fingerprint {}", model.fingerprint());
     if json {
         eprintln!("{note}");
     } else {
-        println!("{note}");
+        outln!("{note}");
     }
     Ok(())
+}
+
+/// `--out` before any work: not one of the run's inputs (it would be replaced), and a file the
+/// process can create in an existing, writable directory.
+fn check_out(out: &Path, model_path: &Path, csv_files: &[std::path::PathBuf]) -> Result<()> {
+    let refuse = |problem: String| Err(Error::argument("--out", problem));
+    if let Ok(target) = std::fs::metadata(out) {
+        if target.is_dir() {
+            return refuse(format!("{} is a directory; name the mechanism file to write", out.display()));
+        }
+        for input in std::iter::once(model_path).chain(csv_files.iter().map(|p| p.as_path())) {
+            if std::fs::metadata(input).is_ok_and(|m| same_file(&m, &target)) {
+                return refuse(format!(
+                    "{} is an input of this run ({}); writing the mechanism there would replace it",
+                    out.display(),
+                    input.display()
+                ));
+            }
+        }
+    }
+    let dir = match out.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return refuse(format!("{}: the directory {} does not exist", out.display(), dir.display()));
+    }
+    // Create (and remove) a temporary file where the mechanism will go: a read-only directory is
+    // refused now, not after the solve.
+    if let Err(e) = tempfile::Builder::new().prefix(".ubapp-").tempfile_in(dir) {
+        return refuse(format!("{}: cannot create a file in {} ({e})", out.display(), dir.display()));
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    a.dev() == b.dev() && a.ino() == b.ino()
+}
+
+#[cfg(not(unix))]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    a.len() == b.len() && a.modified().ok() == b.modified().ok()
 }
 
 const FOOTNOTE: &str = "rel_gap: how far the mechanism --out releases can be from the optimum, (its objective − dual_bound)/objective (LP path: measured after repair)";
@@ -151,13 +200,13 @@ fn print_estimate(model: &Model, est: &Estimate, n_eps: usize, json: bool) {
         let mut v = serde_json::to_value(est).expect("an estimate serialises");
         v["model"] = model.name().into();
         v["epsilons"] = n_eps.into();
-        println!("{}", serde_json::to_string_pretty(&v).expect("JSON values serialise"));
+        outln!("{}", serde_json::to_string_pretty(&v).expect("JSON values serialise"));
         return;
     }
     let gib = |b: f64| b / 2f64.powi(30);
-    println!(
+    outln!(
         "model {}: |Θ| = {}, |Y| = {}, |Θ̃| = {}, {} neighbour pairs; LP {} variables × {} rows",
-        model.name(),
+        ubapp::guard::text::sanitize(model.name(), ubapp::guard::text::QUOTE_CHARS),
         model.theta().len(),
         est.size.observations,
         est.size.outputs,
@@ -165,18 +214,18 @@ fn print_estimate(model: &Model, est: &Estimate, n_eps: usize, json: bool) {
         est.size.variables,
         est.size.rows
     );
-    println!("route: {} via {} ({})", est.solvers.join(" then "), est.path, est.reason);
+    outln!("route: {} via {} ({})", est.solvers.join(" then "), est.path, est.reason);
     let fits = if est.fits {
         "fits".to_string()
     } else {
         format!("does NOT fit: reduce {} (or raise UBAPP_MEMORY_LIMIT)", est.fields)
     };
-    println!(
+    outln!(
         "memory: about {:.3} GiB of {:.1} GiB available ({fits})",
         gib(est.memory_bytes as f64),
         gib(est.available_bytes as f64)
     );
-    println!(
+    outln!(
         "time: roughly {} per ε, {} ε: {} (a rough estimate from this machine's benchmarks; size fields: {})",
         seconds(est.seconds_per_eps),
         n_eps,
@@ -198,9 +247,9 @@ fn seconds(s: f64) -> String {
 }
 
 fn print_header(model: &Model, s0: &Solution) {
-    println!(
+    outln!(
         "model {}: |Θ| = {}, |Y| = {}, |Θ̃| = {}, {} loss; LP {} variables × {} rows",
-        model.name(),
+        ubapp::guard::text::sanitize(model.name(), ubapp::guard::text::QUOTE_CHARS),
         model.theta().len(),
         s0.size.observations,
         s0.size.outputs,
@@ -211,15 +260,22 @@ fn print_header(model: &Model, s0: &Solution) {
 }
 
 fn print_columns() {
-    println!(
+    outln!(
         "{:>10}  {:>14}  {:>14}  {:>10}  {:>12}  {:>9}  {:>10}  {:>10}",
-        "eps", "bayes_risk", "dual_bound", "rel_gap", "status", "seconds", "max_dp_viol", "solver"
+        "eps",
+        "bayes_risk",
+        "dual_bound",
+        "rel_gap",
+        "status",
+        "seconds",
+        "max_dp_viol",
+        "solver"
     );
 }
 
 fn print_row(s: &Solution) {
     let opt = |v: Option<f64>, p: usize| v.map_or("-".to_string(), |x| format!("{x:.p$e}"));
-    println!(
+    outln!(
         "{:>10}  {:>14.8e}  {:>14}  {:>10}  {:>12}  {:>9.5}  {:>10.1e}  {:>10}",
         s.eps,
         s.bayes_risk,
@@ -247,7 +303,7 @@ fn print_table(model: &Model, solutions: &[Solution]) {
         if delta > 0.0 {
             columns.push("delta_spent");
         }
-        println!(
+        outln!(
             "objective {}, δ = {delta}; dual_bound bounds the {} ({} per ε just below, the full table after)",
             if minimax { "minimax" } else { "bayes" },
             if minimax { "worst-case risk over Θ" } else { "Bayes risk" },
@@ -264,14 +320,14 @@ fn print_table(model: &Model, solutions: &[Solution]) {
             if delta > 0.0 {
                 line += &format!(" delta_spent {:.3e}", s.checks.delta_spent);
             }
-            println!("{line}");
+            outln!("{line}");
         }
     }
     print_columns();
     for s in solutions {
         print_row(s);
     }
-    println!("{FOOTNOTE}");
+    outln!("{FOOTNOTE}");
 }
 
 /// The reference risks and the robustness of each row (see `docs/statistics.md`).
@@ -349,9 +405,14 @@ impl RowExtras {
 fn print_references(model: &Model, solutions: &[Solution], c: &Context) {
     let dash = || "-".to_string();
     let e = |x: Option<f64>| x.map_or_else(dash, |v| format!("{v:.4e}"));
-    println!(
+    outln!(
         "{:>10}  {:>11}  {:>16}  {:>11}  {:>15}  {:>11}",
-        "eps", "prior_risk", "non_private_risk", "rmse", "worst_case_risk", "worst_theta"
+        "eps",
+        "prior_risk",
+        "non_private_risk",
+        "rmse",
+        "worst_case_risk",
+        "worst_theta"
     );
     for (s, r) in solutions.iter().zip(&c.rows) {
         let worst = r.robustness.as_ref().map(|w| w.worst_case_risk).or(s.checks.worst_case_risk);
@@ -359,7 +420,7 @@ fn print_references(model: &Model, solutions: &[Solution], c: &Context) {
             .robustness
             .as_ref()
             .map_or_else(dash, |w| w.worst_case_theta.iter().map(|v| format!("{v:.4}")).collect::<Vec<_>>().join(","));
-        println!(
+        outln!(
             "{:>10}  {:>11}  {:>16}  {:>11}  {:>15}  {:>11}",
             s.eps,
             e(c.refs.map(|x| x.prior_risk)),
@@ -371,5 +432,5 @@ fn print_references(model: &Model, solutions: &[Solution], c: &Context) {
     }
     let rmse =
         if model.loss().name() == "squared" { "rmse = √bayes_risk (θ's units)" } else { "rmse: squared loss only" };
-    println!("prior_risk: best constant release (ε → 0); non_private_risk: best non-private estimator on the output grid (ε → ∞); {rmse}; worst_case_risk: max over the parameter grid of the risk at θ");
+    outln!("prior_risk: best constant release (ε → 0); non_private_risk: best non-private estimator on the output grid (ε → ∞); {rmse}; worst_case_risk: max over the parameter grid of the risk at θ");
 }

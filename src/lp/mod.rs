@@ -28,11 +28,10 @@
 //! output grid (the optimum as ε → ∞), so the scaled optimum is ≥ 1 and solver tolerances, which
 //! are absolute, act relative to the risk rather than to raw costs of order 1e-5.
 
-mod budget;
 mod costs;
 
-pub(crate) use budget::size_fields;
-pub use budget::{MemoryBudget, SizeError};
+pub use crate::guard::{MemoryBudget, SizeError};
+pub(crate) use crate::model::size_fields;
 pub(crate) use costs::cost_matrix;
 
 use std::sync::Arc;
@@ -466,13 +465,17 @@ pub(crate) fn max_column_error(p: &Array2<f64>) -> f64 {
 }
 
 /// Largest P\[k,a\] − e^ε P\[k,b\] over ordered neighbour pairs (a, b) and outputs k.
+///
+/// Always a finite number: e^ε·0 is taken as 0 (not ∞·0 = NaN when e^ε overflows), and the result
+/// is clipped below at −1 (every entry is a probability, so −1 already means "no violation").
 pub(crate) fn max_dp_violation(p: &Array2<f64>, neighbours: &Neighbours, eps: f64) -> f64 {
     let e_eps = eps.exp();
-    let mut worst = f64::NEG_INFINITY;
+    let scaled = |x: f64| if x == 0.0 { 0.0 } else { e_eps * x };
+    let mut worst = -1.0f64;
     for (a, b) in neighbours.edges() {
         for k in 0..p.nrows() {
             let (pa, pb) = (p[[k, a]], p[[k, b]]);
-            worst = worst.max(pa - e_eps * pb).max(pb - e_eps * pa);
+            worst = worst.max(pa - scaled(pb)).max(pb - scaled(pa));
         }
     }
     worst

@@ -318,8 +318,8 @@ impl ModelSpec {
     /// Read and parse a model file.
     pub fn from_file(path: &Path) -> Result<Self> {
         let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ModelError::new(ModelErrorKind::Unreadable { reason: e.to_string() }).in_origin(&origin))?;
+        let text = crate::guard::read::read_text(path, crate::guard::read::MODEL_FILE_BYTES)
+            .map_err(|reason| ModelError::new(ModelErrorKind::Unreadable { reason }).in_origin(&origin))?;
         Self::from_toml(&text, &origin)
     }
 
@@ -332,7 +332,7 @@ impl ModelSpec {
 /// One sentence: `file: field: what is wrong (line N)`.
 fn toml_error(origin: &str, text: &str, path: &str, e: &toml::de::Error) -> ModelError {
     let line = e.span().map(|s| text[..s.start.min(text.len())].lines().count().max(1));
-    let message = e.message().trim().trim_end_matches('.').replace('\n', " ");
+    let message = crate::guard::text::parser_message(e.message().trim().trim_end_matches('.'));
     let field = (!path.is_empty() && path != ".").then(|| path.to_string());
     ModelError::new(ModelErrorKind::Syntax { field, line, message }).in_origin(origin)
 }
