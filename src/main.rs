@@ -55,6 +55,10 @@ enum Command {
         /// rough time, and exit without solving.
         #[arg(long)]
         dry_run: bool,
+        /// Stop each LP solver after this many seconds (its status is then time-limit), and refuse
+        /// up front a solve whose estimated time (see --dry-run) exceeds it.
+        #[arg(long, value_name = "S")]
+        max_seconds: Option<f64>,
     },
     /// Compare UBaPP with the baselines of the literature over ε and K: risk.csv, plots, table.
     Compare(cli::compare::Args),
@@ -190,8 +194,9 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(e),
     };
     let result: cli::CliResult<()> = match cli.command {
-        Command::Solve { model, eps, solver, json, out, dry_run } => {
-            cli::solve::run(&model, eps.as_deref(), solver, json, out.as_deref(), dry_run).map_err(Into::into)
+        Command::Solve { model, eps, solver, json, out, dry_run, max_seconds } => {
+            let flags = cli::solve::Flags { solver, json, dry_run, max_seconds };
+            cli::solve::run(&model, eps.as_deref(), out.as_deref(), flags).map_err(Into::into)
         }
         Command::Compare(args) => cli::compare::run(args).map_err(Into::into),
         Command::Models { dir } => cli::models::run(&dir).map_err(Into::into),

@@ -20,15 +20,27 @@ pub fn memory_budget() -> MemoryBudget {
     }
 }
 
+/// The flags of `solve` besides the model, ε and --out.
+#[derive(Debug, Clone, Copy)]
+pub struct Flags {
+    /// `--solver`.
+    pub solver: SolverChoice,
+    /// `--json`.
+    pub json: bool,
+    /// `--dry-run`.
+    pub dry_run: bool,
+    /// `--max-seconds`.
+    pub max_seconds: Option<f64>,
+}
+
 /// Run the command.
-pub fn run(
-    model_path: &Path,
-    eps: Option<&[f64]>,
-    solver: SolverChoice,
-    json: bool,
-    out: Option<&Path>,
-    dry_run: bool,
-) -> Result<()> {
+pub fn run(model_path: &Path, eps: Option<&[f64]>, out: Option<&Path>, flags: Flags) -> Result<()> {
+    let Flags { solver, json, dry_run, max_seconds } = flags;
+    if let Some(s) = max_seconds {
+        if !(s.is_finite() && s > 0.0) {
+            return Err(Error::argument("--max-seconds", format!("must be a number of seconds > 0 (got {s})")));
+        }
+    }
     let model = Model::load(model_path)?;
     if let Some(out) = out {
         check_out(out, model_path, model.csv_files())?;
@@ -40,7 +52,8 @@ pub fn run(
             format!("writes one mechanism: give exactly one ε with --eps (the model lists {n_eps})"),
         ));
     }
-    let options = SolveOptions { solver, memory: memory_budget(), ..SolveOptions::default() };
+    let limits = ubapp::solve::Limits { seconds: max_seconds, ..Default::default() };
+    let options = SolveOptions { solver, memory: memory_budget(), limits, ..SolveOptions::default() };
     let name_file = |e: Error| match e {
         // A size refusal is about the model file: name it.
         Error::TooLarge(size) => Error::TooLarge(size.in_origin(&model_path.display().to_string())),

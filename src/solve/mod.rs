@@ -103,6 +103,13 @@ pub fn solve_model_each(
     if !planned.fits {
         return Err(Error::TooLarge(planned.size_error()));
     }
+    if let Some(limit) = options.limits.seconds {
+        let estimated = planned.seconds_per_eps * eps_list.len() as f64;
+        if estimated > limit {
+            let e = SolveError::TooSlow { estimated_seconds: estimated, limit_seconds: limit, fields: planned.fields };
+            return Err(e.into());
+        }
+    }
     let fields = || crate::lp::size_fields(model);
     let mut run = || -> Result<Vec<Solution>> {
         match &route {
@@ -110,6 +117,13 @@ pub fn solve_model_each(
             Route::Lp { backends, reason } => {
                 let start = Instant::now();
                 let cost = Arc::new(cost_matrix(model, options.memory)?);
+                if cost.iter().any(|c| !c.is_finite()) {
+                    let fields = match model.spec.parameter.grid {
+                        crate::model::spec::GridSpec::Explicit { .. } => "parameter.grid, output.grid",
+                        _ => "parameter.lower, parameter.upper",
+                    };
+                    return Err(SolveError::NonFiniteCosts { fields: fields.to_string() }.into());
+                }
                 if model.objective == Objective::Minimax {
                     let (n_obs, n_out) = cost.dim();
                     options.memory.check_dense(&[(model.theta.len(), n_obs * n_out)], 0)?;
