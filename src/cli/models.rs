@@ -30,7 +30,7 @@ pub fn run(dir: &Path) -> Result<()> {
                     if m.exact().is_some() { "exact".to_string() } else { m.theta().len().to_string() },
                     obs,
                     m.outputs().len(),
-                    ubapp::guard::text::sanitize(&m.spec().description, 80)
+                    ubapp::guard::text::sanitize(&m.spec().description, 200)
                 );
             }
             Err(e) => {
