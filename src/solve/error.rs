@@ -61,7 +61,7 @@ pub enum SolveError {
         /// The model fields that set the work.
         fields: String,
     },
-    /// The model's costs c[k,i] overflow: its values are too large for its loss.
+    /// The model's costs c\[k,i\] overflow: its values are too large for its loss.
     #[error("{fields}: the costs of this model are not finite numbers (the loss overflows between its parameter and output values); use a narrower range")]
     NonFiniteCosts {
         /// The model fields to change.
