@@ -6,7 +6,7 @@ use ubapp::mechanism::{CompactMechanism, Mechanism};
 use ubapp::model::{Model, Objective};
 use ubapp::solve::{
     estimate, reference_risks, robustness, robustness_warning, solve_model_each, Estimate, ReferenceRisks, Robustness,
-    Solution, SolveOptions, SolverChoice,
+    Solution, SolveError, SolveOptions, SolverChoice,
 };
 
 use super::progress::Progress;
@@ -63,6 +63,15 @@ pub fn run(model_path: &Path, eps: Option<&[f64]>, out: Option<&Path>, flags: Fl
         let est = estimate(&model, &options).map_err(name_file)?;
         print_estimate(&model, &est, n_eps, json);
         return Ok(());
+    }
+    if let Some(limit) = max_seconds {
+        // The time budget answers before any work, from the same estimate as --dry-run.
+        let est = estimate(&model, &options).map_err(name_file)?;
+        let estimated = est.seconds_per_eps * n_eps as f64;
+        if estimated > limit {
+            let fields = est.fields;
+            return Err(SolveError::TooSlow { estimated_seconds: estimated, limit_seconds: limit, fields }.into());
+        }
     }
     // Rows of the plain program are printed as each ε is solved; the (ε, δ) and minimax tables
     // (small programs, extra lines first) once all are.
