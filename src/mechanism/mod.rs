@@ -53,6 +53,11 @@
 //! byte for byte as before (so older readers keep reading pure-ε files), δ > 0 a version 2 file (an
 //! older reader refuses it by its version instead of misreading it as pure ε). The reader accepts
 //! both; a version 1 file is read as δ = 0.
+//!
+//! Every version also stores `model_fingerprint` (SHA-256 of the embedded model's canonical form,
+//! [`Model::fingerprint`]), checked on load; files written before it existed have none and are
+//! read as before. A reader older than the key refuses a file that has it (unknown keys are
+//! refused), rather than misreading it.
 
 mod audit;
 mod batch;
