@@ -50,7 +50,7 @@
 //!
 //! Version 1 holds pure-ε mechanisms; version 2 adds `delta` (the target) and `certified_delta`.
 //! The writer uses the lowest version that can express the mechanism: δ = 0 gives a version 1 file,
-//! byte for byte as before (so older readers keep reading pure-ε files), δ > 0 a version 2 file (an
+//! laid out as before (apart from the `model_fingerprint` key below), δ > 0 a version 2 file (an
 //! older reader refuses it by its version instead of misreading it as pure ε). The reader accepts
 //! both; a version 1 file is read as δ = 0.
 //!
