@@ -82,6 +82,7 @@ pub(crate) mod certify;
 pub mod compare;
 pub mod error;
 pub mod eval;
+pub mod guard;
 pub(crate) mod lp;
 pub mod mechanism;
 pub mod model;

@@ -75,7 +75,7 @@ pub fn run(models: &[PathBuf], solver: SolverChoice, repeat: usize, json: bool) 
         }
     }
     if json {
-        println!("{}", serde_json::to_string_pretty(&rows).expect("rows serialise"));
+        outln!("{}", serde_json::to_string_pretty(&rows).expect("rows serialise"));
     }
     Ok(())
 }
@@ -104,13 +104,13 @@ fn run_once(exe: &Path, model: &Path, solver: SolverChoice) -> Result<(f64, serd
 
 fn print_row(r: &ModelRow, header: bool) {
     if header {
-        println!(
+        outln!(
             "{:<40} {:>6} {:>9} {:>9} {:>9} {:>20} {:>9} {:>13} {:>12}",
             "model", "eps", "vars", "wall s", "solve s", "bayes_risk", "gap", "status", "solver"
         );
     }
     let name = r.model.file_name().map_or_else(|| r.model.display().to_string(), |n| n.to_string_lossy().into_owned());
-    println!(
+    outln!(
         "{:<40} {:>6} {:>9} {:>9.3} {:>9.3} {:>20.13e} {:>9} {:>13} {:>12}",
         name,
         r.eps,

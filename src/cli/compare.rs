@@ -105,21 +105,35 @@ pub fn print_comparison(cmp: &Comparison, json: bool) {
 
 fn print_rows(rows: &[Row], caveats: &[String], json: bool) {
     if json {
-        println!("{}", serde_json::to_string_pretty(rows).expect("rows serialise"));
+        outln!("{}", serde_json::to_string_pretty(rows).expect("rows serialise"));
     } else {
-        println!(
+        outln!(
             "{:<22} {:>9} {:>10} {:>7} {:>6} {:>14} {:>14} {:>22}",
-            "method", "privacy", "eps", "delta", "K", "bayes_risk", "true_risk", "risk_method"
+            "method",
+            "privacy",
+            "eps",
+            "delta",
+            "K",
+            "bayes_risk",
+            "true_risk",
+            "risk_method"
         );
         for r in rows {
             let se = if r.bayes_risk_se > 0.0 { format!(" ±{:.1e}", r.bayes_risk_se) } else { String::new() };
-            println!(
+            outln!(
                 "{:<22} {:>9} {:>10} {:>7} {:>6} {:>14.6e} {:>14.6e} {:>22}{se}",
-                r.method, r.privacy, r.eps, r.delta, r.trials, r.bayes_risk, r.true_risk, r.risk_method
+                r.method,
+                r.privacy,
+                r.eps,
+                r.delta,
+                r.trials,
+                r.bayes_risk,
+                r.true_risk,
+                r.risk_method
             );
         }
         for c in caveats {
-            println!("note: {c}");
+            outln!("note: {c}");
         }
     }
 }

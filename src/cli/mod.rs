@@ -12,6 +12,7 @@ pub mod posterior;
 pub mod progress;
 pub mod sample;
 pub mod solve;
+pub mod trust;
 pub mod verify;
 
 /// What a subcommand can fail with: the library's errors, or the binary's own (a benchmark's child

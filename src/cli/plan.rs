@@ -24,15 +24,21 @@ pub fn run(model_path: &Path, target_risk: Option<f64>, target_rmse: Option<f64>
     let options = SolveOptions { memory: super::solve::memory_budget(), ..SolveOptions::default() };
     let plan = plan_eps(&model, target, options)?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&plan).expect("a plan serialises"));
+        outln!("{}", serde_json::to_string_pretty(&plan).expect("a plan serialises"));
     } else {
-        println!(
+        outln!(
             "eps {:.6} (to 1 %): bayes_risk {:.6e} ≤ target {:.6e}; at eps {:.6} the risk is {:.6e} (above the target)",
-            plan.eps, plan.bayes_risk, plan.target_risk, plan.eps_below, plan.bayes_risk_below
+            plan.eps,
+            plan.bayes_risk,
+            plan.target_risk,
+            plan.eps_below,
+            plan.bayes_risk_below
         );
-        println!(
+        outln!(
             "references: prior_risk {:.6e} (ε → 0), non_private_risk {:.6e} (ε → ∞); {} solves",
-            plan.prior_risk, plan.non_private_risk, plan.solves
+            plan.prior_risk,
+            plan.non_private_risk,
+            plan.solves
         );
     }
     Ok(())

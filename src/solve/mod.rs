@@ -105,6 +105,7 @@ pub fn solve_model_each(
     if !planned.fits {
         return Err(Error::TooLarge(planned.size_error()));
     }
+
     let fields = || crate::lp::size_fields(model);
     let mut run = || -> Result<Vec<Solution>> {
         match &route {
@@ -112,6 +113,13 @@ pub fn solve_model_each(
             Route::Lp { backends, reason } => {
                 let start = Instant::now();
                 let cost = Arc::new(cost_matrix(model, options.memory)?);
+                if cost.iter().any(|c| !c.is_finite()) {
+                    let fields = match model.spec.parameter.grid {
+                        crate::model::spec::GridSpec::Explicit { .. } => "parameter.grid, output.grid",
+                        _ => "parameter.lower, parameter.upper",
+                    };
+                    return Err(SolveError::NonFiniteCosts { fields: fields.to_string() }.into());
+                }
                 if model.objective == Objective::Minimax {
                     let (n_obs, n_out) = cost.dim();
                     options.memory.check_dense(&[(model.theta.len(), n_obs * n_out)], 0)?;
