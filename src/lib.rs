@@ -86,6 +86,7 @@ pub(crate) mod lp;
 pub mod mechanism;
 pub mod model;
 pub(crate) mod output;
+pub mod parties;
 pub mod report;
 pub mod solve;
 

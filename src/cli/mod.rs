@@ -4,6 +4,7 @@ pub mod audit;
 pub mod bench;
 pub mod bench_cases;
 pub mod compare;
+pub mod compare_parties;
 pub mod models;
 pub mod plan;
 pub mod posterior;

@@ -45,11 +45,17 @@ pub enum Method {
     GaussianConventional,
     /// CAPE ((ε, δ)).
     Cape,
+    /// Each party releases through the single-party UBaPP optimum; exact Bayes aggregate.
+    UbappLocal,
+    /// Each party releases a likelihood-preserving geometric count; exact Bayes aggregate.
+    GeometricLocal,
+    /// Noise shares summing to the central two-sided geometric, by secure aggregation.
+    GeometricShares,
 }
 
 impl Method {
     /// Every method, in table order.
-    pub const ALL: [Method; 15] = [
+    pub const ALL: [Method; 18] = [
         Method::Ubapp,
         Method::Lbapp,
         Method::LbappClamped,
@@ -65,6 +71,9 @@ impl Method {
         Method::Gaussian,
         Method::GaussianConventional,
         Method::Cape,
+        Method::UbappLocal,
+        Method::GeometricLocal,
+        Method::GeometricShares,
     ];
 
     /// The id (also its serialised form and its `--methods` spelling).
@@ -85,12 +94,29 @@ impl Method {
             Method::Gaussian => "gaussian",
             Method::GaussianConventional => "gaussian-conventional",
             Method::Cape => "cape",
+            Method::UbappLocal => "ubapp-local",
+            Method::GeometricLocal => "geometric-local",
+            Method::GeometricShares => "geometric-shares",
         }
     }
 
     /// True when the method splits the records into parties or sites.
     pub fn uses_parties(self) -> bool {
-        matches!(self, Method::Dssa | Method::Dsaa | Method::GaussianConventional | Method::Cape)
+        matches!(
+            self,
+            Method::Dssa
+                | Method::Dsaa
+                | Method::GaussianConventional
+                | Method::Cape
+                | Method::UbappLocal
+                | Method::GeometricLocal
+                | Method::GeometricShares
+        )
+    }
+
+    /// True for the methods only the party comparison evaluates (`compare --parties`).
+    pub fn party_only(self) -> bool {
+        matches!(self, Method::UbappLocal | Method::GeometricLocal | Method::GeometricShares)
     }
 }
 
@@ -112,7 +138,7 @@ pub fn build(method: Method, model: &Model, eps: f64, opts: &BaselineOptions) ->
     }
     let seed = opts.seed ^ (eps.to_bits().rotate_left(17)) ^ k;
     Ok(Some(match method {
-        Method::Ubapp => return Ok(None),
+        Method::Ubapp | Method::UbappLocal | Method::GeometricLocal | Method::GeometricShares => return Ok(None),
         Method::Lbapp => Box::new(lbapp::lbapp(setting, eps, false)),
         Method::LbappClamped => Box::new(lbapp::lbapp(setting, eps, true)),
         Method::LaplaceCount => Box::new(laplace_count::laplace_count(setting, eps, false)),
