@@ -110,6 +110,7 @@ pub fn run(a: Args) -> Result<()> {
         for c in cmp.caveats() {
             println!("note: {c}");
         }
+        println!("note: ubapp-local, geometric-local and geometric-shares compare several parties: add --parties M");
     }
     Ok(())
 }

@@ -67,15 +67,16 @@ pub fn run(a: PartyArgs, model: Model) -> Result<()> {
         return Ok(());
     }
     println!(
-        "{:<18} {:>9} {:>8} {:>7} {:>7} {:>14} {:>14} {:>12}",
+        "{:<22} {:>9} {:>8} {:>7} {:>7} {:>14} {:>14} {:>12}",
         "method", "privacy", "eps", "records", "M", "bayes_risk", "true_risk", "risk_method"
     );
     for r in &cmp.rows {
         let se = if r.bayes_risk_se > 0.0 { format!(" ±{:.1e}", r.bayes_risk_se) } else { String::new() };
         let m = r.parties.map_or("-".to_string(), |p| p.to_string());
+        let records = if r.trials == 0 { "-".to_string() } else { r.trials.to_string() };
         println!(
-            "{:<18} {:>9} {:>8} {:>7} {:>7} {:>14.6e} {:>14.6e} {:>12}{se}",
-            r.method, r.privacy, r.eps, r.trials, m, r.bayes_risk, r.true_risk, r.risk_method
+            "{:<22} {:>9} {:>8} {:>7} {:>7} {:>14.6e} {:>14.6e} {:>12}{se}",
+            r.method, r.privacy, r.eps, records, m, r.bayes_risk, r.true_risk, r.risk_method
         );
     }
     for n in &cmp.notes {

@@ -125,6 +125,14 @@ pub fn not_applicable(model: &Model) -> Vec<(Method, String)> {
             ));
         }
     }
+    let singles = Method::ALL.iter().filter(|m| !PARTY_METHODS.contains(m));
+    let why = if matches!(model.family(), Family::Binomial { .. }) {
+        "compares one data holder's estimators: run compare without --parties on a model without [parties] for it"
+    } else {
+        "is a single-holder baseline for Bernoulli records (binomial family)"
+    };
+    let ids: Vec<&str> = singles.map(|m| m.id()).collect();
+    out.push((Method::Lbapp, format!("(and {}) {why}", ids[1..].join(", "))));
     out
 }
 
@@ -144,37 +152,46 @@ pub fn compare_parties(model: &Model, opts: &PartyOptions, progress: &mut dyn Fn
     }
     // Every M must split the records before any work.
     let splits: Vec<Model> = opts.parties.iter().map(|&m| split(model, m)).collect::<Result<_>>()?;
+    let total = total_records(model);
     let skipped = not_applicable(model);
     let applies = |m: Method| !skipped.iter().any(|(s, _)| *s == m);
     let mut notes: Vec<String> = skipped.iter().map(|(m, why)| format!("{m} {why}")).collect();
-    if matches!(model.family(), Family::Table { .. }) {
+    if matches!(model.family(), Family::Table { .. }) && opts.parties.iter().any(|&m| m > 1) {
         notes.push("a table family's records cannot be split: every party holds the table's observation, so the records in all grow with M".into());
     }
     let rule = Aggregate::for_loss(model.loss());
-    notes.push(format!("party aggregates: the exact {} of θ on the parameter grid given the M releases", rule.name()));
+    notes.push(format!(
+        "party aggregates: the {} of θ given the M releases (the exact posterior on the parameter grid)",
+        rule.name()
+    ));
+    if total.is_none() {
+        notes.push(
+            "ubapp (one curator) needs the pooled records' likelihood, which a table family does not give: no row"
+                .into(),
+        );
+    }
     let mut rows = Vec::new();
     let pooled = split(model, 1)?;
-    let total = total_records(model);
     progress(&format!("one curator: solving UBaPP for {} value(s) of ε", opts.eps.len()));
     let central = solve_model(&pooled, Some(&opts.eps), opts.solver)?;
-    for (ei, &eps) in opts.eps.iter().enumerate() {
-        let lp = LocalMechanism::ubapp(&pooled, &central[ei])?;
-        let r = party_risk(&pooled, &lp, Aggregate::GridAction, 1, &opts.risk);
-        rows.push(row(
-            Method::Ubapp,
-            eps,
-            0.0,
-            total.unwrap_or(0),
-            None,
-            &r,
-            "one trusted curator (the LP optimum)".into(),
-        ));
+    if let Some(t) = total {
+        for (ei, &eps) in opts.eps.iter().enumerate() {
+            let lp = LocalMechanism::ubapp(&pooled, &central[ei])?;
+            let r = party_risk(&pooled, &lp, Aggregate::GridAction, 1, &opts.risk);
+            let note = "one trusted curator holding every record: the LP optimum on its output grid".to_string();
+            rows.push(row(Method::Ubapp, eps, 0.0, t, None, &r, note));
+        }
     }
     for (mi, (&m, per_party)) in opts.parties.iter().zip(&splits).enumerate() {
         let t = total_records(per_party).unwrap_or(0);
         progress(&format!("[{}/{}] M = {m}: solving each party's UBaPP design", mi + 1, opts.parties.len()));
         let single = per_party.with_parties(1)?;
-        let local = solve_model(&single, Some(&opts.eps), opts.solver)?;
+        // One party holding everything is the curator: its designs are solved already.
+        let local = if single.spec() == pooled.spec() {
+            central.clone()
+        } else {
+            solve_model(&single, Some(&opts.eps), opts.solver)?
+        };
         for (ei, &eps) in opts.eps.iter().enumerate() {
             let u = LocalMechanism::ubapp(&single, &local[ei])?;
             let r = party_risk(per_party, &u, rule, m, &opts.risk);
