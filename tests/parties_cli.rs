@@ -39,7 +39,7 @@ fn a_party_model_gets_party_rows_csv_notes_and_plots() {
     let count = |id: &str| rows.iter().filter(|r| r["method"] == id).count();
     // 2 ε × 5 M for each party method, 2 rows for the one curator.
     assert_eq!(count("ubapp"), 2);
-    for id in ["ubapp-local", "geometric-local", "geometric-shares", "dssa", "dsaa", "cape"] {
+    for id in ["ubapp-local", "geometric-local", "geometric-count", "geometric-shares", "dssa", "dsaa", "cape"] {
         assert_eq!(count(id), 10, "{id}");
     }
     // 12 records in all for every M; the party rows are exact and say so.

@@ -102,6 +102,12 @@ pub fn run(
     for w in &context.warnings {
         eprintln!("{w}");
     }
+    if model.parties() > 1 {
+        eprintln!(
+            "note: the model has {} parties: this is one party's mechanism (ε-DP for its own records);              `ubapp compare` evaluates the Bayes aggregate of their releases",
+            model.parties()
+        );
+    }
     let note = match (out, &built) {
         (Some(path), Some(Built::Dense(m))) => {
             m.save(path)?;

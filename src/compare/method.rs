@@ -51,11 +51,13 @@ pub enum Method {
     GeometricLocal,
     /// Noise shares summing to the central two-sided geometric, by secure aggregation.
     GeometricShares,
+    /// Each party releases a geometric count; the clamped average of the plug-in estimates.
+    GeometricCount,
 }
 
 impl Method {
     /// Every method, in table order.
-    pub const ALL: [Method; 18] = [
+    pub const ALL: [Method; 19] = [
         Method::Ubapp,
         Method::Lbapp,
         Method::LbappClamped,
@@ -74,6 +76,7 @@ impl Method {
         Method::UbappLocal,
         Method::GeometricLocal,
         Method::GeometricShares,
+        Method::GeometricCount,
     ];
 
     /// The id (also its serialised form and its `--methods` spelling).
@@ -97,6 +100,7 @@ impl Method {
             Method::UbappLocal => "ubapp-local",
             Method::GeometricLocal => "geometric-local",
             Method::GeometricShares => "geometric-shares",
+            Method::GeometricCount => "geometric-count",
         }
     }
 
@@ -111,12 +115,13 @@ impl Method {
                 | Method::UbappLocal
                 | Method::GeometricLocal
                 | Method::GeometricShares
+                | Method::GeometricCount
         )
     }
 
     /// True for the methods only the party comparison evaluates (`compare --parties`).
     pub fn party_only(self) -> bool {
-        matches!(self, Method::UbappLocal | Method::GeometricLocal | Method::GeometricShares)
+        matches!(self, Method::UbappLocal | Method::GeometricLocal | Method::GeometricShares | Method::GeometricCount)
     }
 }
 
@@ -138,7 +143,11 @@ pub fn build(method: Method, model: &Model, eps: f64, opts: &BaselineOptions) ->
     }
     let seed = opts.seed ^ (eps.to_bits().rotate_left(17)) ^ k;
     Ok(Some(match method {
-        Method::Ubapp | Method::UbappLocal | Method::GeometricLocal | Method::GeometricShares => return Ok(None),
+        Method::Ubapp
+        | Method::UbappLocal
+        | Method::GeometricLocal
+        | Method::GeometricShares
+        | Method::GeometricCount => return Ok(None),
         Method::Lbapp => Box::new(lbapp::lbapp(setting, eps, false)),
         Method::LbappClamped => Box::new(lbapp::lbapp(setting, eps, true)),
         Method::LaplaceCount => Box::new(laplace_count::laplace_count(setting, eps, false)),

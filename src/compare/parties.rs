@@ -8,6 +8,9 @@
 //! - `ubapp` — one trusted curator holding all T records, the LP optimum (no M);
 //! - `ubapp-local`, `geometric-local` — every party releases through its certified single-party
 //!   mechanism, the aggregator computes the exact Bayes aggregate (`crate::parties`);
+//! - `geometric-count` — the `geometric-local` releases averaged as plug-in estimates and clamped
+//!   (no posterior): geometric noise on the counts with clamping, the baseline for every family
+//!   but the table;
 //! - `geometric-shares` — counting families: the parties' noise shares sum to the central
 //!   two-sided geometric on the pooled count (secure aggregation, no trusted party), then the
 //!   aggregator's posterior;
@@ -55,10 +58,11 @@ pub struct PartyComparison {
 }
 
 /// The methods of the party comparison, in table order.
-pub const PARTY_METHODS: [Method; 8] = [
+pub const PARTY_METHODS: [Method; 9] = [
     Method::Ubapp,
     Method::UbappLocal,
     Method::GeometricLocal,
+    Method::GeometricCount,
     Method::GeometricShares,
     Method::Dssa,
     Method::Dsaa,
@@ -113,6 +117,13 @@ pub fn not_applicable(model: &Model) -> Vec<(Method, String)> {
             ),
         ));
     }
+    if matches!(model.family(), Family::Table { .. }) {
+        out.push((
+            Method::GeometricCount,
+            "needs releases with a plug-in estimate (a count's proportion or mean); a table's observations have none"
+                .into(),
+        ));
+    }
     if !matches!(model.family(), Family::Binomial { .. }) || crate::eval::ScalarLoss::of(model.loss()).is_none() {
         for m in [Method::Dssa, Method::Dsaa, Method::GaussianConventional, Method::Cape] {
             out.push((
@@ -143,6 +154,12 @@ pub fn compare_parties(model: &Model, opts: &PartyOptions, progress: &mut dyn Fn
     }
     if opts.parties.contains(&0) {
         return Err(CompareError::ZeroParties.into());
+    }
+    if !model.is_plain_program() {
+        return Err(crate::Error::argument(
+            "--parties",
+            "the party comparison is for pure ε-DP (delta = 0) and objective = \"bayes\"; this model is not",
+        ));
     }
     if model.exact().is_some() {
         return Err(crate::Error::argument(
@@ -199,6 +216,10 @@ pub fn compare_parties(model: &Model, opts: &PartyOptions, progress: &mut dyn Fn
             let g = LocalMechanism::geometric(&single, eps)?;
             let r = party_risk(per_party, &g, rule, m, &opts.risk);
             rows.push(row(Method::GeometricLocal, eps, 0.0, t, Some(m), &r, certified_note(&g, &r)));
+            if applies(Method::GeometricCount) {
+                let r = party_risk(per_party, &g, Aggregate::PlugIn, m, &opts.risk);
+                rows.push(row(Method::GeometricCount, eps, 0.0, t, Some(m), &r, certified_note(&g, &r)));
+            }
             if applies(Method::GeometricShares) {
                 let sensitivity = match model.family() {
                     Family::Poisson { cap, .. } => *cap,

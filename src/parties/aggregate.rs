@@ -9,7 +9,7 @@
 use ndarray::{Array1, Array2, ArrayView1};
 
 use super::LocalMechanism;
-use crate::model::{Loss, Model};
+use crate::model::{Family, Loss, Model};
 
 /// How the aggregator turns the posterior into an estimate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,6 +22,10 @@ pub enum Aggregate {
     /// The output-grid point of least posterior expected loss: the Bayes action among the outputs
     /// the LP may release (any loss; with one party it reproduces the single-party optimum).
     GridAction,
+    /// No posterior: the average of the parties' plug-in estimates (release y ↦ y/n, the count's
+    /// proportion or mean), clamped to [lower, upper] — DSSA's aggregate with geometric noise, the
+    /// like-for-like baseline of the Bayes aggregate (releases in Y only).
+    PlugIn,
 }
 
 impl Aggregate {
@@ -41,6 +45,7 @@ impl Aggregate {
             Aggregate::PosteriorMean => "posterior mean",
             Aggregate::PosteriorMedian => "posterior median",
             Aggregate::GridAction => "Bayes output-grid point",
+            Aggregate::PlugIn => "clamped average of plug-in estimates",
         }
     }
 }
@@ -63,6 +68,8 @@ pub struct Aggregator {
     outputs: Array2<f64>,
     rule: Aggregate,
     loss: Loss,
+    /// The plug-in estimate of each used release (`PlugIn` only), and the clamp.
+    plug_in: Option<(Vec<Array1<f64>>, f64, f64)>,
 }
 
 impl Aggregator {
@@ -75,6 +82,18 @@ impl Aggregator {
         let log_lik = used.iter().map(|&k| r.row(k).iter().map(|&x| x.ln()).collect()).collect();
         let log_prior = model.prior().iter().map(|&p| p.ln()).collect();
         let loss_matrix = (rule == Aggregate::GridAction).then(|| model.loss().matrix(model.theta(), model.outputs()));
+        let plug_in = (rule == Aggregate::PlugIn).then(|| {
+            assert!(!mech.outputs, "the plug-in aggregate needs releases in Y");
+            let ys = model.family().observations();
+            let n = match model.family() {
+                Family::Binomial { trials } => *trials as f64,
+                Family::Poisson { records, .. } | Family::Multinomial { records, .. } => *records as f64,
+                Family::Table { .. } => 1.0,
+            };
+            let labels = used.iter().map(|&k| ys.point(k).mapv(|v| v / n)).collect();
+            let p = &model.spec().parameter;
+            (labels, p.lower, p.upper)
+        });
         Aggregator {
             used,
             log_lik,
@@ -84,7 +103,29 @@ impl Aggregator {
             outputs: model.outputs().points().clone(),
             rule,
             loss: model.loss().clone(),
+            plug_in,
         }
+    }
+
+    /// The aggregate's rule.
+    pub fn rule(&self) -> Aggregate {
+        self.rule
+    }
+
+    /// The plug-in aggregate given how many parties released each used release.
+    pub(crate) fn plug_in_action(&self, counts: &[u64]) -> Action {
+        let (labels, lo, hi) = self.plug_in.as_ref().expect("built for the plug-in aggregate");
+        let m: u64 = counts.iter().sum();
+        let mut x = Array1::zeros(labels[0].len());
+        for (c, l) in counts.iter().zip(labels) {
+            if *c > 0 {
+                x.scaled_add(*c as f64 / m as f64, l);
+            }
+        }
+        if x.len() == 1 {
+            x.mapv_inplace(|v| v.clamp(*lo, *hi));
+        }
+        Action::Point(x)
     }
 
     /// |Θ|.
@@ -132,6 +173,7 @@ impl Aggregator {
                 }
                 Action::Point(point)
             }
+            Aggregate::PlugIn => unreachable!("the plug-in aggregate needs the release counts: plug_in_action"),
             Aggregate::GridAction => {
                 let l = self.loss_matrix.as_ref().expect("built for the grid action");
                 let scores = l.t().dot(&Array1::from(post.to_vec()));
@@ -155,13 +197,17 @@ impl Aggregator {
     /// when they cannot come from the mechanism under the prior.
     pub fn estimate(&self, releases: &[usize]) -> Option<Vec<f64>> {
         let mut sum = vec![0.0; self.grid_len()];
+        let mut counts = vec![0u64; self.used.len()];
         for &k in releases {
             let u = self.used.iter().position(|&x| x == k)?;
+            counts[u] += 1;
             for (s, l) in sum.iter_mut().zip(&self.log_lik[u]) {
                 *s += l;
             }
         }
-        Some(match self.action(&self.posterior(&sum)?) {
+        let post = self.posterior(&sum)?;
+        let action = if self.rule == Aggregate::PlugIn { self.plug_in_action(&counts) } else { self.action(&post) };
+        Some(match action {
             Action::Point(x) => x.to_vec(),
             Action::Output(k) => self.outputs.row(k).to_vec(),
         })

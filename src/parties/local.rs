@@ -50,6 +50,10 @@ pub struct LocalMechanism {
     pub certified_eps: f64,
     /// `p[k, i]` = Pr(release k | y_i) = w\[k, i\]/T from the certified integer weights.
     pub p: Array2<f64>,
+    /// The certified integer weights `columns[i][k]` = w\[k, i\], each column summing to `total`.
+    pub columns: Vec<Vec<u64>>,
+    /// The column total T.
+    pub total: u64,
     /// True when release k is the output grid point θ̃_k (`ubapp-local`), false when it is the
     /// observation y_k ∈ Y (`geometric-local`).
     pub outputs: bool,
@@ -70,6 +74,8 @@ impl LocalMechanism {
             eps: m.eps(),
             certified_eps: m.certified_eps(),
             p: m.probabilities(),
+            columns: (0..m.n_observations()).map(|i| m.column(i).to_vec()).collect(),
+            total: m.total(),
             outputs: true,
         }
     }
@@ -86,6 +92,8 @@ impl LocalMechanism {
             eps,
             certified_eps: release.certificate.certified_eps,
             p: release.probabilities(),
+            columns: release.columns,
+            total: release.total,
             outputs: false,
         })
     }
@@ -187,6 +195,28 @@ mod tests {
             }
         }
         worst
+    }
+
+    #[test]
+    fn geometric_local_weights_pass_the_artifacts_own_check() {
+        // Released values y/K on [0, 1]: an artifact whose output grid is the counts' proportions.
+        let text = "name = \"g\"\nepsilon = [0.7]\n[parameter]\ngrid = { kind = \"midpoint\", points = 9 }\n\
+                    prior = { kind = \"uniform\" }\n[observation]\nfamily = \"binomial\"\ntrials = 6\n\
+                    [output]\ngrid = { kind = \"explicit\", values = [0.0, 0.16666666666666666, 0.3333333333333333, 0.5, 0.6666666666666666, 0.8333333333333334, 1.0] }\n\
+                    [loss]\nkind = \"squared\"\n";
+        let model = Model::from_spec(crate::model::ModelSpec::from_toml(text, "test").unwrap()).unwrap();
+        let g = LocalMechanism::geometric(&model, 0.7).unwrap();
+        assert!(g.certified_eps <= 0.7);
+        let artifact = Mechanism::from_weights(model.clone(), 0.7, g.total, g.columns.clone()).unwrap();
+        assert_eq!(artifact.certified_eps(), g.certified_eps);
+        // And the artifact written and read back verifies again (what `ubapp verify` does).
+        let again = Mechanism::from_json_str(&artifact.to_json().to_string(), "test").unwrap();
+        assert_eq!(again.probabilities(), g.p);
+        // Halving one tight weight (Pr(z = 1 | y = 0)) breaks the certificate.
+        let mut broken = g.columns.clone();
+        broken[0][0] += broken[0][1] / 2;
+        broken[0][1] -= broken[0][1] / 2;
+        assert!(Mechanism::from_weights(model, 0.7, g.total, broken).is_err());
     }
 
     #[test]

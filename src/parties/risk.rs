@@ -113,6 +113,7 @@ pub fn party_risk(
     let histograms = composition_count(parties, agg.n_used());
     let action_cost = match rule {
         Aggregate::GridAction => (agg.grid_len() * model.outputs().len()) as f64,
+        Aggregate::PlugIn => agg.n_used() as f64,
         _ => (agg.grid_len() * model.theta().dim()) as f64,
     };
     let work = histograms * (nodes.len() as f64 + action_cost + agg.grid_len() as f64);
@@ -140,8 +141,14 @@ pub fn party_risk(
 fn exact_risks(agg: &Aggregator, nodes: &Nodes, parties: u64) -> Vec<f64> {
     let r = agg.n_used();
     let ln_fact: Vec<f64> = (0..=parties).map(|n| ln_gamma(n as f64 + 1.0)).collect();
-    let mut walk =
-        Walk { agg, nodes, ln_fact: &ln_fact, sums: vec![vec![0.0; nodes.len()]; r + 1], risk: vec![0.0; nodes.len()] };
+    let mut walk = Walk {
+        agg,
+        nodes,
+        ln_fact: &ln_fact,
+        sums: vec![vec![0.0; nodes.len()]; r + 1],
+        counts: vec![0; r],
+        risk: vec![0.0; nodes.len()],
+    };
     walk.descend(0, parties as usize, ln_fact[parties as usize]);
     walk.risk
 }
@@ -152,6 +159,8 @@ struct Walk<'a> {
     ln_fact: &'a [f64],
     /// sums[u][e] = Σ_{u' < u} n_{u'} ln r_e(u').
     sums: Vec<Vec<f64>>,
+    /// counts[u] = n_u on the current path.
+    counts: Vec<u64>,
     risk: Vec<f64>,
 }
 
@@ -170,6 +179,7 @@ impl Walk<'_> {
                 }
             }
             let coef = log_coef - self.ln_fact[n];
+            self.counts[u] = n as u64;
             if last {
                 self.leaf(u + 1, coef);
             } else {
@@ -181,7 +191,11 @@ impl Walk<'_> {
     fn leaf(&mut self, depth: usize, log_coef: f64) {
         let sums = &self.sums[depth];
         let Some(post) = self.agg.posterior(&sums[..self.nodes.grid]) else { return };
-        let action = self.agg.action(&post);
+        let action = if self.agg.rule() == Aggregate::PlugIn {
+            self.agg.plug_in_action(&self.counts)
+        } else {
+            self.agg.action(&post)
+        };
         for (e, s) in sums.iter().enumerate() {
             let lp = log_coef + s;
             if lp > f64::NEG_INFINITY {
@@ -234,7 +248,9 @@ fn monte_carlo_risks(
             let l = match agg.posterior(&sums) {
                 Some(post) => {
                     let grid_index = (e < nodes.grid).then_some(e);
-                    agg.loss_at(nodes.points.row(e), grid_index, &agg.action(&post))
+                    let action =
+                        if agg.rule() == Aggregate::PlugIn { agg.plug_in_action(&counts) } else { agg.action(&post) };
+                    agg.loss_at(nodes.points.row(e), grid_index, &action)
                 }
                 None => 0.0,
             };
