@@ -158,13 +158,19 @@ pub fn compare_parties(model: &Model, opts: &PartyOptions, progress: &mut dyn Fn
     if !model.is_plain_program() {
         return Err(crate::Error::argument(
             "--parties",
-            "the party comparison is for pure ε-DP (delta = 0) and objective = \"bayes\"; this model is not",
+            format!(
+                "needs a pure ε-DP (delta = 0) Bayes (objective = \"bayes\") model; model \"{}\" is not",
+                model.name()
+            ),
         ));
     }
     if model.exact().is_some() {
         return Err(crate::Error::argument(
-            "parameter.grid",
-            "the party aggregate is a posterior over a finite parameter grid; kind = \"exact\" has none",
+            "--parties",
+            format!(
+                "needs a finite parameter grid (the aggregate is a posterior over it); model \"{}\" has parameter.grid.kind = \"exact\"",
+                model.name()
+            ),
         ));
     }
     // Every M must split the records before any work.

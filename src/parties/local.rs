@@ -1,6 +1,6 @@
 //! The per-party mechanisms: each party releases through its own ε-DP mechanism on its own
 //! statistic y ∈ Y, quantised to integer weights and certified exactly (the same repair, exact
-//! ratio check and rounded-up ε as every artifact: [`crate::certify::best_repair`]).
+//! ratio check and rounded-up ε as every artifact: `certify::best_repair`).
 //!
 //! **Privacy (pure ε, per party).** Each party's release depends only on its own records and is
 //! ε-DP with respect to them; the aggregator's posterior is post-processing of the M releases. A
