@@ -87,6 +87,7 @@ pub(crate) mod lp;
 pub mod mechanism;
 pub mod model;
 pub(crate) mod output;
+pub mod parties;
 #[cfg(feature = "python")]
 mod python;
 pub mod report;

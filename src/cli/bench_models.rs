@@ -106,7 +106,15 @@ fn print_row(r: &ModelRow, header: bool) {
     if header {
         outln!(
             "{:<40} {:>6} {:>9} {:>9} {:>9} {:>20} {:>9} {:>13} {:>12}",
-            "model", "eps", "vars", "wall s", "solve s", "bayes_risk", "gap", "status", "solver"
+            "model",
+            "eps",
+            "vars",
+            "wall s",
+            "solve s",
+            "bayes_risk",
+            "gap",
+            "status",
+            "solver"
         );
     }
     let name = r.model.file_name().map_or_else(|| r.model.display().to_string(), |n| n.to_string_lossy().into_owned());

@@ -1,5 +1,8 @@
 //! `ubapp compare MODEL [--eps LIST] [--trials LIST] [--methods LIST] [--out DIR] [--json] [--seed S]
-//! [--delta D] [--parties M] [--solver NAME] [--shard I/N]`.
+//! [--delta D] [--parties LIST] [--solver NAME] [--shard I/N]`.
+//!
+//! A binomial model without parties gets the single-holder comparison; `--parties`, a model with a
+//! `[parties]` section, and every other family or loss get the party comparison (`parties.rs`).
 
 use std::path::PathBuf;
 
@@ -15,7 +18,7 @@ use ubapp::Result;
 /// Flags of `compare`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Model file (TOML, binomial family).
+    /// Model file (TOML; any family).
     model: PathBuf,
     /// Comma-separated privacy levels; default: the model's `epsilon` list.
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
@@ -38,10 +41,11 @@ pub struct Args {
     /// δ of the (ε, δ) methods (gaussian, gaussian-conventional, cape).
     #[arg(long, default_value_t = 1e-5)]
     delta: f64,
-    /// Parties M (DSSA, DSAA) = sites S (CAPE, conventional Gaussian), each holding K/M records;
-    /// default: the largest divisor of K that is ≤ √K.
-    #[arg(long)]
-    parties: Option<u64>,
+    /// Comma-separated numbers of parties M: the records in all are split into M parties (T/M
+    /// records each) and each party releases with ε-DP; rows for ubapp-local, geometric-local,
+    /// geometric-shares, DSSA, DSAA and CAPE. Several values also plot risk against M.
+    #[arg(long, value_delimiter = ',')]
+    parties: Option<Vec<u64>>,
     /// LP solver for UBaPP (as for `solve`).
     #[arg(long, value_enum, default_value_t = SolverChoice::Auto)]
     solver: SolverChoice,
@@ -53,14 +57,39 @@ pub struct Args {
     shard: Option<String>,
 }
 
+impl Args {
+    fn into_party_args(self) -> super::compare_parties::PartyArgs {
+        super::compare_parties::PartyArgs {
+            eps: self.eps,
+            trials: self.trials,
+            methods: self.methods,
+            out: self.out,
+            json: self.json,
+            seed: self.seed,
+            delta: self.delta,
+            parties: self.parties,
+            solver: self.solver,
+        }
+    }
+}
+
 /// Run the command.
 pub fn run(a: Args) -> Result<()> {
     let solver = a.solver;
     let model = Model::load(&a.model)?;
-    // The family decides first: a model compare cannot handle gets that reason, not a flag's.
-    let setting = check_model(&model, &a.model.display().to_string())?;
+    let single_holder = check_model(&model, &a.model.display().to_string());
+    if a.parties.is_some() || model.parties() > 1 || single_holder.is_err() {
+        if a.shard.is_some() {
+            return Err(ubapp::Error::argument(
+                "--shard",
+                "slices the single-holder comparison of a binomial model only (not a party comparison)",
+            ));
+        }
+        return super::compare_parties::run(a.into_party_args(), model);
+    }
+    let setting = single_holder?;
     let mut methods: Vec<Method> = Vec::new();
-    for m in a.methods.unwrap_or_else(|| Method::ALL.to_vec()) {
+    for m in a.methods.unwrap_or_else(|| Method::ALL.iter().copied().filter(|m| !m.party_only()).collect()) {
         if !methods.contains(&m) {
             methods.push(m);
         }
@@ -69,7 +98,7 @@ pub fn run(a: Args) -> Result<()> {
         eps: a.eps.unwrap_or_else(|| model.epsilons().to_vec()),
         trials: a.trials.unwrap_or_else(|| vec![setting.trials]),
         methods,
-        baseline: BaselineOptions { delta: a.delta, parties: a.parties, seed: a.seed },
+        baseline: BaselineOptions { delta: a.delta, parties: None, seed: a.seed },
         solver,
         curve_points: 101,
     };
@@ -95,6 +124,9 @@ pub fn run(a: Args) -> Result<()> {
         eprintln!("wrote {} file(s) to {}", files.len(), dir.display());
     }
     print_comparison(&cmp, a.json);
+    if !a.json {
+        outln!("note: ubapp-local, geometric-local and geometric-shares compare several parties: add --parties M");
+    }
     Ok(())
 }
 

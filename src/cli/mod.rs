@@ -5,6 +5,7 @@ pub mod bench;
 pub mod bench_cases;
 pub mod bench_models;
 pub mod compare;
+pub mod compare_parties;
 pub mod merge;
 pub mod models;
 pub mod plan;

@@ -4,7 +4,9 @@ use std::path::Path;
 
 use ubapp::mechanism::{CompactMechanism, Mechanism};
 use ubapp::model::{Model, Objective};
-use ubapp::solve::{estimate, solve_model_each, Estimate, Solution, SolveError, SolveOptions, SolveSummary, SolverChoice};
+use ubapp::solve::{
+    estimate, solve_model_each, Estimate, Solution, SolveError, SolveOptions, SolveSummary, SolverChoice,
+};
 
 use super::progress::Progress;
 use ubapp::{Error, MemoryBudget, Result};
@@ -123,6 +125,12 @@ pub fn run(model_path: &Path, eps: Option<&[f64]>, out: Option<&Path>, flags: Fl
     }
     for w in &context.warnings {
         eprintln!("{w}");
+    }
+    if model.parties() > 1 {
+        eprintln!(
+            "note: the model has {} parties: this is one party's mechanism (ε-DP for its own records);              `ubapp compare` evaluates the Bayes aggregate of their releases",
+            model.parties()
+        );
     }
     let note = match (out, &built) {
         (Some(path), Some(Built::Dense(m))) => {

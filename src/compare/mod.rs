@@ -30,6 +30,7 @@
 
 mod error;
 mod method;
+pub mod parties;
 mod rows;
 mod shard;
 #[cfg(test)]

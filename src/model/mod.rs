@@ -74,6 +74,8 @@ pub struct Model {
     pub(crate) exact: Option<ExactBetaBinomial>,
     /// The CSV files read into the spec (none for an inline spec).
     pub(crate) files: Vec<std::path::PathBuf>,
+    /// M, the number of parties (1: one data holder); `family` describes one party's records.
+    pub(crate) parties: u64,
 }
 
 /// Largest grid we accept before even estimating memory (guards `usize` arithmetic).
@@ -135,7 +137,9 @@ impl Model {
             e.trials = *trials;
         }
         let loss = loss(&spec.loss, exact.is_some(), &theta, &outputs, &src)?;
+        let parties = parties(&spec)?;
         Ok(Model {
+            parties,
             epsilons: spec.epsilon.clone(),
             theta,
             prior: weights,
@@ -199,6 +203,20 @@ impl Model {
     /// Closed-form costs against a continuous conjugate prior, when the grid kind is `exact`.
     pub fn exact(&self) -> Option<&ExactBetaBinomial> {
         self.exact.as_ref()
+    }
+
+    /// M, the number of parties (1 without a `[parties]` section). Each party holds records of
+    /// [`Model::family`] and releases with ε-DP with respect to its own records; the LP designs
+    /// one party's mechanism.
+    pub fn parties(&self) -> u64 {
+        self.parties
+    }
+
+    /// The same model with another number of parties (1 removes the `[parties]` section).
+    pub fn with_parties(&self, count: u64) -> Result<Model> {
+        let mut spec = self.spec.clone();
+        spec.parties = (count != 1).then_some(spec::PartiesSpec { count });
+        Model::from_spec(spec)
     }
 
     /// True for the paper's program: Bayes risk, pure ε (no δ, not minimax). Cheap: it reads
@@ -661,6 +679,43 @@ fn family(observation: &ObservationSpec, theta: &Grid, src: &Sources) -> Result<
             Family::Table { q: Arc::new(rows.t().to_owned()), theta: theta.clone(), edges }
         }
     })
+}
+
+/// Largest number of parties (guards products like M·K in `u64` and the party risks' sizes).
+const MAX_PARTIES: u64 = 1 << 20;
+
+/// `[parties]`: M ≥ 1; each party's records follow `[observation]`, and the aggregate is the
+/// exact posterior of the parties' releases, which needs a finite parameter grid and Bayes risk.
+fn parties(spec: &ModelSpec) -> Result<u64> {
+    let Some(p) = &spec.parties else { return Ok(1) };
+    if p.count == 0 {
+        bail_field!("parties.count", "must be at least 1 (got 0)");
+    }
+    if p.count > MAX_PARTIES {
+        bail_field!("parties.count", "{} is too large (at most {MAX_PARTIES})", p.count);
+    }
+    if p.count > 1 {
+        if let GridSpec::Exact = spec.parameter.grid {
+            bail_field!(
+                "parties.count",
+                "several parties need a finite parameter grid (the aggregate is a posterior over it), not parameter.grid.kind = \"exact\""
+            );
+        }
+        if spec.delta != 0.0 {
+            bail_field!(
+                "parties.count",
+                "several parties are supported for pure ε-DP only (delta = 0), got delta = {}",
+                spec.delta
+            );
+        }
+        if spec.objective == ObjectiveSpec::Minimax {
+            bail_field!(
+                "parties.count",
+                "several parties are supported for objective = \"bayes\" only (the aggregate is a Bayes posterior)"
+            );
+        }
+    }
+    Ok(p.count)
 }
 
 /// `[loss]`.

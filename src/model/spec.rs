@@ -39,6 +39,20 @@ pub struct ModelSpec {
     pub output: OutputSpec,
     /// The loss L(θ, θ̃).
     pub loss: LossSpec,
+    /// Several data holders: M parties, each holding its own records of the observation family
+    /// (absent: one data holder).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parties: Option<PartiesSpec>,
+}
+
+/// `[parties]`: M parties, each holding its own records of `[observation]`'s family (so M times
+/// the records in all), each releasing with ε-DP with respect to its own records (Chen & Sung's
+/// setting).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PartiesSpec {
+    /// M ≥ 1, the number of parties.
+    pub count: u64,
 }
 
 /// What the LP minimises.

@@ -2,11 +2,13 @@
 //! embedded DejaVu Sans font, so no system font library is needed), and a dependency-free SVG heat
 //! map of a mechanism over the 2-simplex. Every file is written atomically.
 
+mod parties;
 mod plot;
 mod simplex_svg;
 
 use std::path::{Path, PathBuf};
 
+pub use parties::write_party_comparison;
 pub use plot::{risk_series, write_heatmap, write_line_plot, Formats, LinePlot, Series};
 pub use simplex_svg::{default_panels, mechanism_heatmap_svg};
 
