@@ -14,8 +14,11 @@ const MIXTURE: &str = "{ kind = \"mixture\", weights = [5.0, 3.0, 2.0], componen
     { kind = \"gamma\", shape = 2.0, rate = 8.0 }, { kind = \"log-normal\", mu = -1.5, sigma = 0.6 }, \
     { kind = \"beta\", a = 2.0, b = 5.0 } ] }";
 
+/// A function of θ.
+type Curve = Box<dyn Fn(f64) -> f64>;
+
 /// The components as closed forms: (weight, cdf, pdf), each to be truncated to [0, 1].
-fn components() -> Vec<(f64, Box<dyn Fn(f64) -> f64>, Box<dyn Fn(f64) -> f64>)> {
+fn components() -> Vec<(f64, Curve, Curve)> {
     let g = Gamma::new(2.0, 8.0).unwrap();
     let l = LogNormal::new(-1.5, 0.6).unwrap();
     let b = Beta::new(2.0, 5.0).unwrap();

@@ -462,14 +462,18 @@ fn in_words(model: &Model) -> Vec<String> {
     let mut words = vec![
         format!("Data: the {family} family{}; the release depends on the data only through its sufficient statistic y, and datasets differing in one record are neighbours.", fields(obs.clone(), "family")),
         format!(
-            "Parameter: θ in [{}, {}] with a {} prior{}, discretised on a {} grid{} ({} points).",
+            "Parameter: θ in [{}, {}] with a {} prior{}, discretised on a {} grid{}: {}.",
             p.lower,
             p.upper,
             kind(&prior),
             fields(prior.clone(), "kind"),
             kind(&grid),
             fields(grid.clone(), "kind"),
-            if model.exact().is_some() { "exact costs, no".to_string() } else { model.theta().len().to_string() }
+            if model.exact().is_some() {
+                "exact costs: no parameter grid".to_string()
+            } else {
+                format!("{} points", model.theta().len())
+            }
         ),
         format!("Releases: one of {} values (the output grid).", model.outputs().len()),
         format!("Loss: {}.", model.loss().name()),
