@@ -199,7 +199,7 @@ fn fmt_axis(log: bool, v: f64) -> String {
 fn ticks(lo: f64, hi: f64, log: bool, integer: bool) -> Vec<f64> {
     let inside = |v: &f64| *v >= lo - 1e-9 && *v <= hi + 1e-9;
     if log {
-        let decades: Vec<f64> = (lo.ceil() as i64..=hi.floor() as i64).map(|k| k as f64).collect();
+        let decades: Vec<f64> = ((lo - 1e-9).ceil() as i64..=(hi + 1e-9).floor() as i64).map(|k| k as f64).collect();
         if decades.len() >= 3 {
             let step = decades.len().div_ceil(8);
             return decades.into_iter().step_by(step).collect();
