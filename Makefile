@@ -1,8 +1,8 @@
-# Two commands on a fresh machine: `make demo` and `make test`.
+# Two commands on a fresh machine: `make demo` and `make test`; `make python-test` for the Python package.
 CARGO ?= cargo
 MODEL ?= models/bernoulli-k100.toml
 
-.PHONY: deps build demo test lint bench clean paper
+.PHONY: deps build demo test lint bench bench-peers clean paper python-deps python-test
 
 # HiGHS is built from source by the highs-sys crate: it needs cmake and libclang.
 deps:
@@ -36,6 +36,38 @@ lint: deps
 bench: build
 	./target/release/ubapp bench
 	$(CARGO) bench --bench chain
+
+# The Python package (pyproject.toml, python/): a fresh virtual environment under target/, maturin,
+# numpy and pytest from PyPI, `pip install .` (builds the extension module with the `python`
+# feature), then python/tests against the release CLI; clippy on the binding code first.
+PYTHON ?= python3
+VENV ?= target/python-venv
+
+python-deps:
+	@need=""; \
+	$(PYTHON) -c 'import venv, ensurepip' >/dev/null 2>&1 || need="python3-venv"; \
+	if command -v dpkg >/dev/null 2>&1; then dpkg -s python3-dev >/dev/null 2>&1 || need="$$need python3-dev"; fi; \
+	if [ -n "$$need" ]; then \
+		echo "installing $$need (needed for the Python package)"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$need >/dev/null; \
+	fi
+
+python-test: deps python-deps
+	$(CARGO) build --release
+	$(CARGO) clippy --release --features python -- -D warnings
+	rm -rf $(VENV)
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install -q --upgrade pip
+	$(VENV)/bin/python -m pip install -q maturin numpy pytest
+	$(VENV)/bin/python -m pip install -q .
+	cd python/tests && UBAPP_BIN=$(CURDIR)/target/release/ubapp $(CURDIR)/$(VENV)/bin/python -m pytest -q
+
+# The same LPs for SciPy's HiGHS and CVXPY + Clarabel, side by side with `ubapp solve` (benches/peers.py).
+PEER_VENV ?= target/peer-venv
+bench-peers: build python-deps
+	@test -x $(PEER_VENV)/bin/python || { python3 -m venv $(PEER_VENV) && $(PEER_VENV)/bin/pip install -q numpy scipy cvxpy clarabel; }
+	$(PEER_VENV)/bin/python benches/peers.py --ubapp target/release/ubapp $(PEER_CASES)
 
 clean:
 	$(CARGO) clean

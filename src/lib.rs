@@ -82,15 +82,22 @@ pub(crate) mod certify;
 pub mod compare;
 pub mod error;
 pub mod eval;
+pub mod guard;
 pub(crate) mod lp;
 pub mod mechanism;
 pub mod model;
 pub(crate) mod output;
+pub mod parties;
+#[cfg(feature = "python")]
+mod python;
 pub mod report;
 pub mod solve;
 
 pub use error::{Error, Result};
 pub use lp::MemoryBudget;
+/// The `rand` crate this API is written against (`Mechanism::sample` takes its `Rng`): use
+/// `ubapp::rand::{rngs::StdRng, SeedableRng}` to get the matching version without a dependency.
+pub use rand;
 
 #[cfg(test)]
 mod tests;

@@ -1,11 +1,24 @@
 //! The `ubapp` command line: parse, call the library, print. Exit codes: 0 success, 2 bad input,
 //! 1 any other failure.
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use ubapp::solve::SolverChoice;
+
+/// `println!` for results: a standard output that cannot be written (a full disk, `> /dev/full`)
+/// ends the process with one line on stderr and exit code 1, never a panic. (A closed pipe ends it
+/// by SIGPIPE first, as command-line tools do; see [`restore_sigpipe`].)
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if let Err(e) = writeln!(std::io::stdout(), $($arg)*) {
+            $crate::stdout_failed(e)
+        }
+    }};
+}
 
 mod cli;
 
@@ -27,7 +40,7 @@ enum Command {
         #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
         eps: Option<Vec<f64>>,
         /// Solver (auto = the exact chain solver when the neighbour relation is y ~ y ± 1 and the
-        /// program is the plain Bayes one, else Clarabel then HiGHS; HiGHS first on explicit graphs).
+        /// program is the plain Bayes one, else Clarabel then HiGHS; HiGHS interior point first on explicit graphs).
         #[arg(long, value_enum, default_value_t = SolverChoice::Auto)]
         solver: SolverChoice,
         /// Print only a JSON array, one object per ε.
@@ -42,9 +55,15 @@ enum Command {
         /// rough time, and exit without solving.
         #[arg(long)]
         dry_run: bool,
+        /// Stop each LP solver after this many seconds (its status is then time-limit), and refuse
+        /// up front a solve whose estimated time (see --dry-run) exceeds it.
+        #[arg(long, value_name = "S")]
+        max_seconds: Option<f64>,
     },
     /// Compare UBaPP with the baselines of the literature over ε and K: risk.csv, plots, table.
     Compare(cli::compare::Args),
+    /// Join the shards of a `compare --shard I/N` sweep into its risk.csv, plots and table.
+    Merge(cli::merge::Args),
     /// List the model files in a directory with a one-line description of each.
     Models {
         /// Directory of model files.
@@ -58,6 +77,8 @@ enum Command {
         /// Print the result as JSON.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        trust: cli::trust::TrustArgs,
     },
     /// Release values from a verified mechanism file for an observation y (exact sampler).
     Sample {
@@ -84,6 +105,8 @@ enum Command {
         /// Spend n·ε without stating a budget.
         #[arg(long)]
         allow_composition: bool,
+        #[command(flatten)]
+        trust: cli::trust::TrustArgs,
     },
     /// The exact posterior of θ on the model's grid given released values of a mechanism file:
     /// its mean and an equal-tailed credible interval.
@@ -143,6 +166,8 @@ enum Command {
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        trust: cli::trust::TrustArgs,
     },
     /// Time the LP path and the chain solver on the Bernoulli model from (K, M) = (100, 100) to
     /// (10⁶, 10³) (each case in a child process; medians; peak memory from VmHWM).
@@ -171,6 +196,13 @@ enum Command {
         /// Internal: run one case K,M,PATH in this process and print its JSON row.
         #[arg(long, hide = true)]
         single: Option<String>,
+        /// Time `ubapp solve` on these model files instead (each run a child process, at the
+        /// model's own ε list; e.g. the general-graph cases in benches/models/).
+        #[arg(long, num_args = 1.., value_name = "MODEL")]
+        model: Vec<PathBuf>,
+        /// Solver for `--model` runs.
+        #[arg(long, value_enum, default_value_t = SolverChoice::Auto)]
+        solver: SolverChoice,
     },
 }
 
@@ -181,15 +213,17 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(e),
     };
     let result: cli::CliResult<()> = match cli.command {
-        Command::Solve { model, eps, solver, json, out, dry_run } => {
-            cli::solve::run(&model, eps.as_deref(), solver, json, out.as_deref(), dry_run).map_err(Into::into)
+        Command::Solve { model, eps, solver, json, out, dry_run, max_seconds } => {
+            let flags = cli::solve::Flags { solver, json, dry_run, max_seconds };
+            cli::solve::run(&model, eps.as_deref(), out.as_deref(), flags).map_err(Into::into)
         }
         Command::Compare(args) => cli::compare::run(args).map_err(Into::into),
+        Command::Merge(args) => cli::merge::run(args).map_err(Into::into),
         Command::Models { dir } => cli::models::run(&dir).map_err(Into::into),
-        Command::Verify { file, json } => cli::verify::run(&file, json).map_err(Into::into),
-        Command::Sample { file, y, n, seed, json, budget, allow_composition } => {
+        Command::Verify { file, json, trust } => cli::verify::run(&file, json, &trust).map_err(Into::into),
+        Command::Sample { file, y, n, seed, json, budget, allow_composition, trust } => {
             let budget = cli::sample::Budget { eps_total: budget, allow_composition };
-            cli::sample::run(&file, &y, n, seed, json, budget).map_err(Into::into)
+            cli::sample::run(&file, &y, n, seed, json, budget, &trust).map_err(Into::into)
         }
         Command::Posterior { file, release, level, json } => {
             cli::posterior::run(&file, &release, level, json).map_err(Into::into)
@@ -198,29 +232,42 @@ fn main() -> ExitCode {
         Command::Report { model, out, eps, solver, seed } => {
             cli::report::run(&model, &out, eps, solver, seed).map_err(Into::into)
         }
-        Command::Audit { file, samples, seed, alpha, max_pairs, json } => {
-            cli::audit::run(&file, samples, seed, alpha, max_pairs, json).map_err(Into::into)
+        Command::Audit { file, samples, seed, alpha, max_pairs, json, trust } => {
+            cli::audit::run(&file, samples, seed, alpha, max_pairs, json, &trust).map_err(Into::into)
         }
-        Command::Bench { eps, lp_solver, repeat, quick, no_lp, lp_max_vars, json, single } => {
-            cli::bench::run(&cli::bench::Options {
-                eps,
-                lp_solver,
-                repeat,
-                quick,
-                no_lp,
-                lp_max_vars,
-                json,
-                single: single.as_deref(),
-            })
+        Command::Bench { eps, lp_solver, repeat, quick, no_lp, lp_max_vars, json, single, model, solver } => {
+            if !model.is_empty() {
+                cli::bench_models::run(&model, solver, repeat, json)
+            } else {
+                cli::bench::run(&cli::bench::Options {
+                    eps,
+                    lp_solver,
+                    repeat,
+                    quick,
+                    no_lp,
+                    lp_max_vars,
+                    json,
+                    single: single.as_deref(),
+                })
+            }
         }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            // Messages quote what files supplied; escape any control character that got through
+            // and keep the line short.
+            let text = ubapp::guard::text::sanitize(&e.to_string(), ubapp::guard::text::MESSAGE_CHARS);
+            let _ = writeln!(std::io::stderr(), "error: {text}");
             ExitCode::from(e.exit_code())
         }
     }
+}
+
+/// Standard output failed: say so in one line and end with exit code 1.
+fn stdout_failed(e: std::io::Error) -> ! {
+    let _ = writeln!(std::io::stderr(), "error: cannot write the results to standard output: {e}");
+    std::process::exit(1)
 }
 
 /// Rust ignores SIGPIPE, so a write to a closed pipe (`ubapp solve MODEL | head -1`) would make
@@ -246,6 +293,6 @@ fn usage_error(e: clap::Error) -> ExitCode {
     let text = e.render().to_string();
     let line: Vec<&str> =
         text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with("For more information")).collect();
-    eprintln!("{} (see --help)", line.join(" "));
+    let _ = writeln!(std::io::stderr(), "{} (see --help)", ubapp::guard::text::sanitize(&line.join(" "), 1000));
     ExitCode::from(2)
 }

@@ -6,8 +6,21 @@ use std::path::{Path, PathBuf};
 
 /// Top-level modules, lowest layer first. `error` joins every layer's error type and is exempt,
 /// as is `tests` (the crate's internal scenario tests).
-const LAYERS: &[&str] =
-    &["model", "output", "lp", "certify", "solve", "mechanism", "eval", "baselines", "compare", "report"];
+const LAYERS: &[&str] = &[
+    "guard",
+    "model",
+    "output",
+    "lp",
+    "certify",
+    "solve",
+    "mechanism",
+    "eval",
+    "baselines",
+    "parties",
+    "compare",
+    "report",
+    "python",
+];
 const EXEMPT: &[&str] = &["error", "tests"];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -131,6 +131,7 @@ per_model! {
     breadth_prevalence_imperfect_test_solves_and_two_backends_agree: "prevalence-imperfect-test";
     breadth_rare_events_poisson_cap3_solves_and_two_backends_agree: "rare-events-poisson-cap3";
     breadth_vote_share_3way_small_solves_and_two_backends_agree: "vote-share-3way-small";
+    breadth_hospitals_5_parties_solves_and_two_backends_agree: "hospitals-5-parties";
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! `ubapp compare` end to end: files written, columns present, bad input refused with exit code 2
 //! (one sentence for the library's checks), nothing written on failure; the UBaPP row of an
-//! (ε, δ) model labelled so; a minimax model's table saying what it ranks on; a Poisson or
-//! multinomial model refused for its family.
+//! (ε, δ) model labelled so; a minimax model's table saying what it ranks on. (Other families
+//! and several parties: tests/parties_cli.rs.)
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -183,26 +183,4 @@ fn compare_on_a_minimax_model_gives_the_ubapp_rows_worst_case_risk() {
     let note = rows[0]["note"].as_str().unwrap();
     assert!(note.contains("worst-case risk over the parameter grid"), "{note}");
     assert!(note.contains("ranks on Bayes risk"), "{note}");
-}
-
-fn refused_for_its_family(model: &str, family: &str) {
-    let path = shipped(model);
-    let o = ubapp().args(["compare", &path]).output().unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert_eq!(
-        err.trim(),
-        format!("error: {path}: compare supports the binomial family only (this model is {family})"),
-        "one sentence naming the file and the family"
-    );
-}
-
-#[test]
-fn compare_on_a_poisson_model_names_the_family() {
-    refused_for_its_family("rare-events-poisson-cap3.toml", "poisson");
-}
-
-#[test]
-fn compare_on_a_multinomial_model_names_the_family() {
-    refused_for_its_family("vote-share-3way-small.toml", "multinomial");
 }

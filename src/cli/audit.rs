@@ -5,7 +5,7 @@ use std::path::Path;
 
 use rand::rngs::StdRng;
 use rand::SeedableRng;
-use ubapp::mechanism::{audit, Artifact, AuditError, AuditJudgement, AuditOptions};
+use ubapp::mechanism::{audit, AuditError, AuditJudgement, AuditOptions};
 
 use super::progress::Progress;
 use ubapp::Result;
@@ -13,8 +13,16 @@ use ubapp::Result;
 /// Run the command; progress goes to stderr every 10 % of the sampled columns. Exits 1 (an
 /// [`AuditError::Contradiction`]) when the empirical bound contradicts the certificate: the ε bound for pure-ε
 /// files, the δ bound for (ε, δ) files.
-pub fn run(file: &Path, samples: u64, seed: u64, alpha: f64, max_pairs: usize, json: bool) -> Result<()> {
-    let m = Artifact::load(file)?;
+pub fn run(
+    file: &Path,
+    samples: u64,
+    seed: u64,
+    alpha: f64,
+    max_pairs: usize,
+    json: bool,
+    trust: &super::trust::TrustArgs,
+) -> Result<()> {
+    let (m, checked) = super::trust::load(file, trust)?;
     let mut rng = StdRng::seed_from_u64(seed);
     // A bar on a terminal (not under --json); the decile lines on stderr otherwise, as before.
     let bar = Progress::new(0, "columns", !json);
@@ -54,10 +62,13 @@ pub fn run(file: &Path, samples: u64, seed: u64, alpha: f64, max_pairs: usize, j
         }
     };
     if json {
-        println!("{}", serde_json::to_string_pretty(&r).expect("report serialises"));
+        let mut v = serde_json::to_value(&r).expect("report serialises");
+        v["checked_against"] = checked.json().into();
+        v["fingerprint"] = m.fingerprint().into();
+        outln!("{}", serde_json::to_string_pretty(&v).expect("JSON values serialise"));
         return verdict();
     }
-    println!(
+    outln!(
         "audit of {}: {} of {} neighbour pairs, {} columns × {} draws, Clopper–Pearson bounds at level {:.2e} each (α = {} overall)",
         file.display(),
         r.pairs_tested,
@@ -67,28 +78,33 @@ pub fn run(file: &Path, samples: u64, seed: u64, alpha: f64, max_pairs: usize, j
         r.per_bound_level,
         r.alpha
     );
+    outln!("{}", checked.sentence());
     if r.judged == AuditJudgement::Delta {
-        println!("certified (ε, δ)        = ({}, {})", r.eps, r.certified_delta);
-        println!(
+        outln!("certified (ε, δ)        = ({}, {})", r.eps, r.certified_delta);
+        outln!(
             "empirical δ lower bound = {:.6}  (δ spent at ε = {}, at confidence {})",
             r.empirical_delta_lower,
             r.eps,
             1.0 - r.alpha
         );
         if let Some(w) = &r.delta_witness {
-            println!("  attained at y = {} against y = {} over {} outputs", w.y_a, w.y_b, w.outputs);
+            outln!("  attained at y = {} against y = {} over {} outputs", w.y_a, w.y_b, w.outputs);
         }
     } else {
-        println!("certified ε            = {}", r.certified_eps);
-        println!("empirical ε lower bound = {:.6}  (at confidence {})", r.empirical_eps_lower, 1.0 - r.alpha);
+        outln!("certified ε            = {}", r.certified_eps);
+        outln!("empirical ε lower bound = {:.6}  (at confidence {})", r.empirical_eps_lower, 1.0 - r.alpha);
         if let Some(w) = &r.witness {
-            println!(
+            outln!(
                 "  attained at θ̃ = {}: {} draws at y = {} vs {} at y = {}",
-                w.output, w.counts.0, w.y_a, w.counts.1, w.y_b
+                w.output,
+                w.counts.0,
+                w.y_a,
+                w.counts.1,
+                w.y_b
             );
         }
     }
-    println!(
+    outln!(
         "{}",
         if r.consistent {
             format!("consistent: the empirical bound does not exceed the certified {what}")

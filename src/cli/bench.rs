@@ -56,7 +56,7 @@ pub fn run(o: &Options<'_>) -> Result<()> {
         let k: u64 = parts[0].parse().map_err(|_| bad())?;
         let m: usize = parts[1].parse().map_err(|_| bad())?;
         let row = run_case(k, m, o.eps, BenchPath::parse(parts[2])?)?;
-        println!("{}", serde_json::to_string(&row).expect("rows serialise"));
+        outln!("{}", serde_json::to_string(&row).expect("rows serialise"));
         return Ok(());
     }
     if o.repeat == 0 {
@@ -99,7 +99,7 @@ pub fn run(o: &Options<'_>) -> Result<()> {
         }
     }
     if o.json {
-        println!("{}", serde_json::to_string_pretty(&rows).expect("rows serialise"));
+        outln!("{}", serde_json::to_string_pretty(&rows).expect("rows serialise"));
     }
     Ok(())
 }
@@ -130,7 +130,7 @@ fn median_row(runs: Vec<BenchRow>) -> BenchRow {
 
 fn print_row(r: &BenchRow, header: bool, reps: usize) {
     if header {
-        println!(
+        outln!(
             "{:>8} {:>6} {:>14} {:>10} {:>10} {:>10} {:>9} {:>10} {:>9} {:>14} {:>5} {:>12}",
             "K",
             "M",
@@ -148,7 +148,7 @@ fn print_row(r: &BenchRow, header: bool, reps: usize) {
     }
     let total = r.assembly_seconds + r.solve_seconds + r.certificate_seconds;
     let ratio = cvxpy_seconds(r.trials, r.points).map_or("-".into(), |c| format!("{:.2}x", c / total));
-    println!(
+    outln!(
         "{:>8} {:>6} {:>14} {:>9.4}s {:>9.4}s {:>9.4}s {:>9} {:>10} {:>9} {:>14} {:>5} {:>12.6e}",
         r.trials,
         r.points,

@@ -1,9 +1,15 @@
 //! `ubapp compare MODEL [--eps LIST] [--trials LIST] [--methods LIST] [--out DIR] [--json] [--seed S]
-//! [--delta D] [--parties M] [--solver NAME]`.
+//! [--delta D] [--parties LIST] [--solver NAME] [--shard I/N]`.
+//!
+//! A binomial model without parties gets the single-holder comparison; `--parties`, a model with a
+//! `[parties]` section, and every other family or loss get the party comparison (`parties.rs`).
 
 use std::path::PathBuf;
 
-use ubapp::compare::{check_model, compare, validate, BaselineOptions, CompareOptions, Method};
+use ubapp::compare::{
+    check_model, compare, compare_shard, validate, BaselineOptions, CompareOptions, Comparison, Method, Row, Shard,
+    ShardError,
+};
 use ubapp::model::Model;
 use ubapp::report::write_comparison;
 use ubapp::solve::SolverChoice;
@@ -12,7 +18,7 @@ use ubapp::Result;
 /// Flags of `compare`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Model file (TOML, binomial family).
+    /// Model file (TOML; any family).
     model: PathBuf,
     /// Comma-separated privacy levels; default: the model's `epsilon` list.
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
@@ -35,23 +41,55 @@ pub struct Args {
     /// δ of the (ε, δ) methods (gaussian, gaussian-conventional, cape).
     #[arg(long, default_value_t = 1e-5)]
     delta: f64,
-    /// Parties M (DSSA, DSAA) = sites S (CAPE, conventional Gaussian), each holding K/M records;
-    /// default: the largest divisor of K that is ≤ √K.
-    #[arg(long)]
-    parties: Option<u64>,
+    /// Comma-separated numbers of parties M: the records in all are split into M parties (T/M
+    /// records each) and each party releases with ε-DP; rows for ubapp-local, geometric-local,
+    /// geometric-shares, DSSA, DSAA and CAPE. Several values also plot risk against M.
+    #[arg(long, value_delimiter = ',')]
+    parties: Option<Vec<u64>>,
     /// LP solver for UBaPP (as for `solve`).
     #[arg(long, value_enum, default_value_t = SolverChoice::Auto)]
     solver: SolverChoice,
+    /// Run only slice I of N (0-based) of the (K, ε) cases and write DIR/shard.json for `ubapp
+    /// merge` (needs --out). `env` takes I and N from a job array's environment (Slurm
+    /// SLURM_ARRAY_TASK_ID/COUNT; Kubernetes JOB_COMPLETION_INDEX or HyperQueue HQ_TASK_ID with
+    /// UBAPP_SHARD_COUNT), `env/N` takes I from it and N as given.
+    #[arg(long, value_name = "I/N|env|env/N")]
+    shard: Option<String>,
+}
+
+impl Args {
+    fn into_party_args(self) -> super::compare_parties::PartyArgs {
+        super::compare_parties::PartyArgs {
+            eps: self.eps,
+            trials: self.trials,
+            methods: self.methods,
+            out: self.out,
+            json: self.json,
+            seed: self.seed,
+            delta: self.delta,
+            parties: self.parties,
+            solver: self.solver,
+        }
+    }
 }
 
 /// Run the command.
 pub fn run(a: Args) -> Result<()> {
     let solver = a.solver;
     let model = Model::load(&a.model)?;
-    // The family decides first: a model compare cannot handle gets that reason, not a flag's.
-    let setting = check_model(&model, &a.model.display().to_string())?;
+    let single_holder = check_model(&model, &a.model.display().to_string());
+    if a.parties.is_some() || model.parties() > 1 || single_holder.is_err() {
+        if a.shard.is_some() {
+            return Err(ubapp::Error::argument(
+                "--shard",
+                "slices the single-holder comparison of a binomial model only (not a party comparison)",
+            ));
+        }
+        return super::compare_parties::run(a.into_party_args(), model);
+    }
+    let setting = single_holder?;
     let mut methods: Vec<Method> = Vec::new();
-    for m in a.methods.unwrap_or_else(|| Method::ALL.to_vec()) {
+    for m in a.methods.unwrap_or_else(|| Method::ALL.iter().copied().filter(|m| !m.party_only()).collect()) {
         if !methods.contains(&m) {
             methods.push(m);
         }
@@ -60,33 +98,74 @@ pub fn run(a: Args) -> Result<()> {
         eps: a.eps.unwrap_or_else(|| model.epsilons().to_vec()),
         trials: a.trials.unwrap_or_else(|| vec![setting.trials]),
         methods,
-        baseline: BaselineOptions { delta: a.delta, parties: a.parties, seed: a.seed },
+        baseline: BaselineOptions { delta: a.delta, parties: None, seed: a.seed },
         solver,
         curve_points: 101,
     };
     validate(&opts)?;
+    if let Some(given) = &a.shard {
+        let shard = Shard::parse(given, &|name| std::env::var(name).ok())?;
+        let Some(dir) = &a.out else { return Err(ShardError::NoOutput.into()) };
+        let file = compare_shard(&model, &opts, shard, &mut |line| eprintln!("{line}"))?;
+        file.write(dir)?;
+        eprintln!(
+            "wrote shard {}/{} ({} row(s)) to {}; join every shard's directory with `ubapp merge`",
+            shard.index,
+            shard.count,
+            file.rows().len(),
+            dir.join(ubapp::compare::SHARD_FILE).display()
+        );
+        print_rows(&file.rows(), &[], a.json);
+        return Ok(());
+    }
     let cmp = compare(&model, &opts, &mut |line| eprintln!("{line}"))?;
     if let Some(dir) = &a.out {
         let files = write_comparison(dir, &cmp)?;
         eprintln!("wrote {} file(s) to {}", files.len(), dir.display());
     }
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&cmp.rows).expect("rows serialise"));
-    } else {
-        println!(
-            "{:<22} {:>9} {:>10} {:>7} {:>6} {:>14} {:>14} {:>22}",
-            "method", "privacy", "eps", "delta", "K", "bayes_risk", "true_risk", "risk_method"
-        );
-        for r in &cmp.rows {
-            let se = if r.bayes_risk_se > 0.0 { format!(" ±{:.1e}", r.bayes_risk_se) } else { String::new() };
-            println!(
-                "{:<22} {:>9} {:>10} {:>7} {:>6} {:>14.6e} {:>14.6e} {:>22}{se}",
-                r.method, r.privacy, r.eps, r.delta, r.trials, r.bayes_risk, r.true_risk, r.risk_method
-            );
-        }
-        for c in cmp.caveats() {
-            println!("note: {c}");
-        }
+    print_comparison(&cmp, a.json);
+    if !a.json {
+        outln!("note: ubapp-local, geometric-local and geometric-shares compare several parties: add --parties M");
     }
     Ok(())
+}
+
+/// The comparison's table (or `--json` rows) and its caveats on stdout.
+pub fn print_comparison(cmp: &Comparison, json: bool) {
+    print_rows(&cmp.rows, &cmp.caveats(), json);
+}
+
+fn print_rows(rows: &[Row], caveats: &[String], json: bool) {
+    if json {
+        outln!("{}", serde_json::to_string_pretty(rows).expect("rows serialise"));
+    } else {
+        outln!(
+            "{:<22} {:>9} {:>10} {:>7} {:>6} {:>14} {:>14} {:>22}",
+            "method",
+            "privacy",
+            "eps",
+            "delta",
+            "K",
+            "bayes_risk",
+            "true_risk",
+            "risk_method"
+        );
+        for r in rows {
+            let se = if r.bayes_risk_se > 0.0 { format!(" ±{:.1e}", r.bayes_risk_se) } else { String::new() };
+            outln!(
+                "{:<22} {:>9} {:>10} {:>7} {:>6} {:>14.6e} {:>14.6e} {:>22}{se}",
+                r.method,
+                r.privacy,
+                r.eps,
+                r.delta,
+                r.trials,
+                r.bayes_risk,
+                r.true_risk,
+                r.risk_method
+            );
+        }
+        for c in caveats {
+            outln!("note: {c}");
+        }
+    }
 }

@@ -3,7 +3,10 @@
 pub mod audit;
 pub mod bench;
 pub mod bench_cases;
+pub mod bench_models;
 pub mod compare;
+pub mod compare_parties;
+pub mod merge;
 pub mod models;
 pub mod plan;
 pub mod posterior;
@@ -11,6 +14,7 @@ pub mod progress;
 pub mod report;
 pub mod sample;
 pub mod solve;
+pub mod trust;
 pub mod verify;
 
 /// What a subcommand can fail with: the library's errors, or the binary's own (a benchmark's child

@@ -24,18 +24,18 @@ pub fn run(dir: &Path) -> Result<()> {
         match Model::load(f) {
             Ok(m) => {
                 let obs = m.family().observation_count();
-                println!(
+                outln!(
                     "{file:<34} {:<12} |Θ| = {:<5} |Y| = {:<5} |Θ̃| = {:<5} {}",
                     m.family().name(),
                     if m.exact().is_some() { "exact".to_string() } else { m.theta().len().to_string() },
                     obs,
                     m.outputs().len(),
-                    m.spec().description
+                    ubapp::guard::text::sanitize(&m.spec().description, 200)
                 );
             }
             Err(e) => {
                 bad += 1;
-                println!("{file:<34} INVALID: {e}");
+                outln!("{file:<34} INVALID: {e}");
             }
         }
     }

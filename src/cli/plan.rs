@@ -96,15 +96,17 @@ pub fn run(a: Args) -> Result<()> {
             let plan = plan_eps(&model, target, options)?;
             found_eps = Some((target, plan.eps));
             if a.json {
-                println!("{}", serde_json::to_string_pretty(&plan).expect("a plan serialises"));
+                outln!("{}", serde_json::to_string_pretty(&plan).expect("a plan serialises"));
             } else {
-                println!(
+                outln!(
                     "eps {:.6} (to 1 %): bayes_risk {:.6e} ≤ target {:.6e}; at eps {:.6} the risk is {:.6e} (above the target)",
                     plan.eps, plan.bayes_risk, plan.target_risk, plan.eps_below, plan.bayes_risk_below
                 );
-                println!(
+                outln!(
                     "references: prior_risk {:.6e} (ε → 0), non_private_risk {:.6e} (ε → ∞); {} solves",
-                    plan.prior_risk, plan.non_private_risk, plan.solves
+                    plan.prior_risk,
+                    plan.non_private_risk,
+                    plan.solves
                 );
             }
         }
@@ -121,17 +123,20 @@ pub fn run(a: Args) -> Result<()> {
             };
             let plan = plan_trials(&model, eps, target, options)?;
             if a.json {
-                println!("{}", serde_json::to_string_pretty(&plan).expect("a plan serialises"));
+                outln!("{}", serde_json::to_string_pretty(&plan).expect("a plan serialises"));
             } else {
                 let below = match (plan.trials_below, plan.bayes_risk_below) {
                     (Some(k), Some(r)) => format!("; with K = {k} the risk is {r:.6e} (above the target)"),
                     _ => "; K = 1 already meets it".to_string(),
                 };
-                println!(
+                outln!(
                     "trials {} at eps {}: bayes_risk {:.6e} ≤ target {:.6e}{below}",
-                    plan.trials, plan.eps, plan.bayes_risk, plan.target_risk
+                    plan.trials,
+                    plan.eps,
+                    plan.bayes_risk,
+                    plan.target_risk
                 );
-                println!("references: prior_risk {:.6e} (ε → 0, any K); {} solves", plan.prior_risk, plan.solves);
+                outln!("references: prior_risk {:.6e} (ε → 0, any K); {} solves", plan.prior_risk, plan.solves);
             }
         }
         (_, None) => {}

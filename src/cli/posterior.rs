@@ -37,22 +37,22 @@ pub fn run(file: &Path, releases: &[String], level: f64, json: bool) -> Result<(
         v.as_object_mut()
             .expect("an object")
             .insert("releases".into(), serde_json::to_value(releases).expect("strings"));
-        println!("{}", serde_json::to_string_pretty(&v).expect("JSON"));
+        outln!("{}", serde_json::to_string_pretty(&v).expect("JSON"));
         return Ok(());
     }
     let fmt = |v: &[f64]| v.iter().map(|x| format!("{x:.6}")).collect::<Vec<_>>().join(", ");
-    println!(
+    outln!(
         "posterior of θ over the {} grid points of model {} given {} release(s) at certified ε = {} each",
         post.theta.len(),
-        m.model().name(),
+        ubapp::guard::text::sanitize(m.model().name(), ubapp::guard::text::QUOTE_CHARS),
         outputs.len(),
         m.certified_eps()
     );
-    println!("posterior_mean {}", fmt(&post.posterior_mean));
+    outln!("posterior_mean {}", fmt(&post.posterior_mean));
     for (d, [lo, hi]) in post.interval.iter().enumerate() {
         let coord = if post.interval.len() > 1 { format!(" (coordinate {})", d + 1) } else { String::new() };
-        println!("interval{coord} [{lo:.6}, {hi:.6}] (equal-tailed, level {})", post.level);
+        outln!("interval{coord} [{lo:.6}, {hi:.6}] (equal-tailed, level {})", post.level);
     }
-    println!("mass inside the interval {:.6}", post.interval_mass);
+    outln!("mass inside the interval {:.6}", post.interval_mass);
     Ok(())
 }

@@ -27,7 +27,7 @@ pub fn run(model_path: &Path, out: &Path, eps: Option<Vec<f64>>, solver: SolverC
     for w in &report.warnings {
         eprintln!("{w}");
     }
-    println!(
+    outln!(
         "wrote {}: report.html (self-contained), report.md, {} figure(s), {} artifact(s)",
         out.display(),
         report.figures.len(),

@@ -10,11 +10,20 @@ use ubapp::{Error, Result};
 
 /// Run the command: load (which verifies), then print N released θ̃ values, one per line (a vector
 /// output as comma-separated coordinates; with `--json`, a list of numbers or of lists).
-pub fn run(file: &Path, y: &str, n: usize, seed: Option<u64>, json: bool, budget: Budget) -> Result<()> {
+#[allow(clippy::too_many_arguments)]
+pub fn run(
+    file: &Path,
+    y: &str,
+    n: usize,
+    seed: Option<u64>,
+    json: bool,
+    budget: Budget,
+    trust: &super::trust::TrustArgs,
+) -> Result<()> {
     if n == 0 {
         return Err(Error::argument("--n", "must be at least 1 (0 releases is not a request)"));
     }
-    let m = Artifact::load(file)?;
+    let (m, _) = super::trust::load(file, trust)?;
     let (eps_n, delta_n) = m.composed(n);
     check_budget(&m, n, eps_n, budget)?;
     if n > 1 {
@@ -45,7 +54,7 @@ pub fn run(file: &Path, y: &str, n: usize, seed: Option<u64>, json: bool, budget
             "--y",
             format!(
                 "{y} {what} model {} (Y = {{{}, …, {}}}, {} values)",
-                m.model().name(),
+                ubapp::guard::text::sanitize(m.model().name(), ubapp::guard::text::QUOTE_CHARS),
                 show(0),
                 show(obs.len() - 1),
                 obs.len()

@@ -5,8 +5,7 @@ use std::path::Path;
 use ubapp::mechanism::{CompactMechanism, Mechanism};
 use ubapp::model::{Model, Objective};
 use ubapp::solve::{
-    estimate, reference_risks, robustness, robustness_warning, solve_model_each, Estimate, ReferenceRisks, Robustness,
-    Solution, SolveOptions, SolverChoice,
+    estimate, solve_model_each, Estimate, Solution, SolveError, SolveOptions, SolveSummary, SolverChoice,
 };
 
 use super::progress::Progress;
@@ -20,16 +19,31 @@ pub fn memory_budget() -> MemoryBudget {
     }
 }
 
+/// The flags of `solve` besides the model, ε and --out.
+#[derive(Debug, Clone, Copy)]
+pub struct Flags {
+    /// `--solver`.
+    pub solver: SolverChoice,
+    /// `--json`.
+    pub json: bool,
+    /// `--dry-run`.
+    pub dry_run: bool,
+    /// `--max-seconds`.
+    pub max_seconds: Option<f64>,
+}
+
 /// Run the command.
-pub fn run(
-    model_path: &Path,
-    eps: Option<&[f64]>,
-    solver: SolverChoice,
-    json: bool,
-    out: Option<&Path>,
-    dry_run: bool,
-) -> Result<()> {
+pub fn run(model_path: &Path, eps: Option<&[f64]>, out: Option<&Path>, flags: Flags) -> Result<()> {
+    let Flags { solver, json, dry_run, max_seconds } = flags;
+    if let Some(s) = max_seconds {
+        if !(s.is_finite() && s > 0.0) {
+            return Err(Error::argument("--max-seconds", format!("must be a number of seconds > 0 (got {s})")));
+        }
+    }
     let model = Model::load(model_path)?;
+    if let Some(out) = out {
+        check_out(out, model_path, model.csv_files())?;
+    }
     let n_eps = eps.map_or(model.epsilons().len(), <[f64]>::len);
     if out.is_some() && n_eps != 1 {
         return Err(Error::argument(
@@ -37,7 +51,8 @@ pub fn run(
             format!("writes one mechanism: give exactly one ε with --eps (the model lists {n_eps})"),
         ));
     }
-    let options = SolveOptions { solver, memory: memory_budget(), ..SolveOptions::default() };
+    let limits = ubapp::solve::Limits { seconds: max_seconds, ..Default::default() };
+    let options = SolveOptions { solver, memory: memory_budget(), limits, ..SolveOptions::default() };
     let name_file = |e: Error| match e {
         // A size refusal is about the model file: name it.
         Error::TooLarge(size) => Error::TooLarge(size.in_origin(&model_path.display().to_string())),
@@ -47,6 +62,15 @@ pub fn run(
         let est = estimate(&model, &options).map_err(name_file)?;
         print_estimate(&model, &est, n_eps, json);
         return Ok(());
+    }
+    if let Some(limit) = max_seconds {
+        // The time budget answers before any work, from the same estimate as --dry-run.
+        let est = estimate(&model, &options).map_err(name_file)?;
+        let estimated = est.seconds_per_eps * n_eps as f64;
+        if estimated > limit {
+            let fields = est.fields;
+            return Err(SolveError::TooSlow { estimated_seconds: estimated, limit_seconds: limit, fields }.into());
+        }
     }
     // Rows of the plain program are printed as each ε is solved; the (ε, δ) and minimax tables
     // (small programs, extra lines first) once all are.
@@ -88,12 +112,12 @@ pub fn run(
         }
         Some(_) => Some(Built::Dense(Mechanism::from_solution(&model, &solutions[0])?)),
     };
-    let context = Context::of(&model, &solutions, options.memory);
+    let context = SolveSummary::of(&model, &solutions, options.memory);
     if json {
-        let rows: Vec<serde_json::Value> = solutions.iter().zip(&context.rows).map(|(s, r)| r.json_row(s)).collect();
-        println!("{}", serde_json::to_string_pretty(&rows).expect("solutions serialise"));
+        let rows = context.json_rows(&solutions);
+        outln!("{}", serde_json::to_string_pretty(&rows).expect("solutions serialise"));
     } else if streaming {
-        println!("{FOOTNOTE}");
+        outln!("{FOOTNOTE}");
         print_references(&model, &solutions, &context);
     } else {
         print_table(&model, &solutions);
@@ -101,6 +125,12 @@ pub fn run(
     }
     for w in &context.warnings {
         eprintln!("{w}");
+    }
+    if model.parties() > 1 {
+        eprintln!(
+            "note: the model has {} parties: this is one party's mechanism (ε-DP for its own records);              `ubapp compare` evaluates the Bayes aggregate of their releases",
+            model.parties()
+        );
     }
     let note = match (out, &built) {
         (Some(path), Some(Built::Dense(m))) => {
@@ -135,12 +165,58 @@ pub fn run(
         }
         _ => return Ok(()),
     };
+    // The fingerprint a deployer pins (`verify --fingerprint`): the model as solved.
+    let note = format!("{note}\nmodel fingerprint {}", model.fingerprint());
     if json {
         eprintln!("{note}");
     } else {
-        println!("{note}");
+        outln!("{note}");
     }
     Ok(())
+}
+
+/// `--out` before any work: not one of the run's inputs (it would be replaced), and a file the
+/// process can create in an existing, writable directory.
+fn check_out(out: &Path, model_path: &Path, csv_files: &[std::path::PathBuf]) -> Result<()> {
+    let refuse = |problem: String| Err(Error::argument("--out", problem));
+    if let Ok(target) = std::fs::metadata(out) {
+        if target.is_dir() {
+            return refuse(format!("{} is a directory; name the mechanism file to write", out.display()));
+        }
+        for input in std::iter::once(model_path).chain(csv_files.iter().map(|p| p.as_path())) {
+            if std::fs::metadata(input).is_ok_and(|m| same_file(&m, &target)) {
+                return refuse(format!(
+                    "{} is an input of this run ({}); writing the mechanism there would replace it",
+                    out.display(),
+                    input.display()
+                ));
+            }
+        }
+    }
+    let dir = match out.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return refuse(format!("{}: the directory {} does not exist", out.display(), dir.display()));
+    }
+    // Create (and remove) a temporary file where the mechanism will go: a read-only directory is
+    // refused now, not after the solve.
+    if let Err(e) = tempfile::Builder::new().prefix(".ubapp-").tempfile_in(dir) {
+        return refuse(format!("{}: cannot create a file in {} ({e})", out.display(), dir.display()));
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    a.dev() == b.dev() && a.ino() == b.ino()
+}
+
+#[cfg(not(unix))]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    a.len() == b.len() && a.modified().ok() == b.modified().ok()
 }
 
 const FOOTNOTE: &str = "rel_gap: how far the mechanism --out releases can be from the optimum, (its objective − dual_bound)/objective (LP path: measured after repair)";
@@ -151,13 +227,13 @@ fn print_estimate(model: &Model, est: &Estimate, n_eps: usize, json: bool) {
         let mut v = serde_json::to_value(est).expect("an estimate serialises");
         v["model"] = model.name().into();
         v["epsilons"] = n_eps.into();
-        println!("{}", serde_json::to_string_pretty(&v).expect("JSON values serialise"));
+        outln!("{}", serde_json::to_string_pretty(&v).expect("JSON values serialise"));
         return;
     }
     let gib = |b: f64| b / 2f64.powi(30);
-    println!(
+    outln!(
         "model {}: |Θ| = {}, |Y| = {}, |Θ̃| = {}, {} neighbour pairs; LP {} variables × {} rows",
-        model.name(),
+        ubapp::guard::text::sanitize(model.name(), ubapp::guard::text::QUOTE_CHARS),
         model.theta().len(),
         est.size.observations,
         est.size.outputs,
@@ -165,18 +241,18 @@ fn print_estimate(model: &Model, est: &Estimate, n_eps: usize, json: bool) {
         est.size.variables,
         est.size.rows
     );
-    println!("route: {} via {} ({})", est.solvers.join(" then "), est.path, est.reason);
+    outln!("route: {} via {} ({})", est.solvers.join(" then "), est.path, est.reason);
     let fits = if est.fits {
         "fits".to_string()
     } else {
         format!("does NOT fit: reduce {} (or raise UBAPP_MEMORY_LIMIT)", est.fields)
     };
-    println!(
+    outln!(
         "memory: about {:.3} GiB of {:.1} GiB available ({fits})",
         gib(est.memory_bytes as f64),
         gib(est.available_bytes as f64)
     );
-    println!(
+    outln!(
         "time: roughly {} per ε, {} ε: {} (a rough estimate from this machine's benchmarks; size fields: {})",
         seconds(est.seconds_per_eps),
         n_eps,
@@ -198,9 +274,9 @@ fn seconds(s: f64) -> String {
 }
 
 fn print_header(model: &Model, s0: &Solution) {
-    println!(
+    outln!(
         "model {}: |Θ| = {}, |Y| = {}, |Θ̃| = {}, {} loss; LP {} variables × {} rows",
-        model.name(),
+        ubapp::guard::text::sanitize(model.name(), ubapp::guard::text::QUOTE_CHARS),
         model.theta().len(),
         s0.size.observations,
         s0.size.outputs,
@@ -211,15 +287,22 @@ fn print_header(model: &Model, s0: &Solution) {
 }
 
 fn print_columns() {
-    println!(
+    outln!(
         "{:>10}  {:>14}  {:>14}  {:>10}  {:>12}  {:>9}  {:>10}  {:>10}",
-        "eps", "bayes_risk", "dual_bound", "rel_gap", "status", "seconds", "max_dp_viol", "solver"
+        "eps",
+        "bayes_risk",
+        "dual_bound",
+        "rel_gap",
+        "status",
+        "seconds",
+        "max_dp_viol",
+        "solver"
     );
 }
 
 fn print_row(s: &Solution) {
     let opt = |v: Option<f64>, p: usize| v.map_or("-".to_string(), |x| format!("{x:.p$e}"));
-    println!(
+    outln!(
         "{:>10}  {:>14.8e}  {:>14}  {:>10}  {:>12}  {:>9.5}  {:>10.1e}  {:>10}",
         s.eps,
         s.bayes_risk,
@@ -247,7 +330,7 @@ fn print_table(model: &Model, solutions: &[Solution]) {
         if delta > 0.0 {
             columns.push("delta_spent");
         }
-        println!(
+        outln!(
             "objective {}, δ = {delta}; dual_bound bounds the {} ({} per ε just below, the full table after)",
             if minimax { "minimax" } else { "bayes" },
             if minimax { "worst-case risk over Θ" } else { "Bayes risk" },
@@ -264,94 +347,28 @@ fn print_table(model: &Model, solutions: &[Solution]) {
             if delta > 0.0 {
                 line += &format!(" delta_spent {:.3e}", s.checks.delta_spent);
             }
-            println!("{line}");
+            outln!("{line}");
         }
     }
     print_columns();
     for s in solutions {
         print_row(s);
     }
-    println!("{FOOTNOTE}");
-}
-
-/// The reference risks and the robustness of each row (see `docs/statistics.md`).
-struct Context {
-    refs: Option<ReferenceRisks>,
-    rows: Vec<RowExtras>,
-    /// One-line warnings for stderr (never in `--json` stdout).
-    warnings: Vec<String>,
-}
-
-/// What `solve` adds to a solution's row.
-struct RowExtras {
-    refs: Option<ReferenceRisks>,
-    /// √bayes_risk, for squared loss only (the root mean squared error in θ's units).
-    rmse: Option<f64>,
-    /// Worst case and released range (Bayes designs whose profile is small enough to compute).
-    robustness: Option<Robustness>,
-}
-
-impl Context {
-    fn of(model: &Model, solutions: &[Solution], memory: MemoryBudget) -> Context {
-        let mut warnings = Vec::new();
-        let refs = reference_risks(model, memory).ok();
-        if refs.is_none() {
-            warnings.push(
-                "note: prior_risk and non_private_risk skipped: the cost matrix exceeds the memory budget".to_string(),
-            );
-        }
-        let squared = model.loss().name() == "squared";
-        let bayes = model.objective() == Objective::Bayes;
-        let mut skipped = false;
-        let rows = solutions
-            .iter()
-            .map(|s| {
-                let usable = bayes && s.status.has_solution() && s.has_dense_p();
-                let robustness = if usable { robustness(model, &s.p) } else { None };
-                skipped |= usable && robustness.is_none();
-                if let (Some(r), Some(refs)) = (&robustness, &refs) {
-                    warnings.extend(robustness_warning(s.eps, s.bayes_risk, refs, r));
-                }
-                RowExtras { refs, rmse: squared.then(|| s.bayes_risk.max(0.0).sqrt()), robustness }
-            })
-            .collect();
-        if skipped {
-            warnings.push(format!(
-                "note: worst_case_risk skipped: |Θ|·|Y|·|Θ̃| exceeds {:e} (computing the risk at every θ would take too long)",
-                ubapp::solve::MAX_PROFILE_WORK
-            ));
-        }
-        Context { refs, rows, warnings }
-    }
-}
-
-impl RowExtras {
-    /// The solution's JSON object with `prior_risk`, `non_private_risk`, `rmse` and, for Bayes
-    /// designs, `worst_case_risk`, `worst_case_theta`, `released_range`, `range_coverage`.
-    fn json_row(&self, s: &Solution) -> serde_json::Value {
-        let mut v = serde_json::to_value(s).expect("a solution serialises");
-        let o = v.as_object_mut().expect("a solution is an object");
-        let num = |x: Option<f64>| x.map_or(serde_json::Value::Null, serde_json::Value::from);
-        o.insert("prior_risk".into(), num(self.refs.map(|r| r.prior_risk)));
-        o.insert("non_private_risk".into(), num(self.refs.map(|r| r.non_private_risk)));
-        o.insert("rmse".into(), num(self.rmse));
-        if let Some(r) = &self.robustness {
-            o.insert("worst_case_risk".into(), r.worst_case_risk.into());
-            o.insert("worst_case_theta".into(), serde_json::to_value(&r.worst_case_theta).expect("floats"));
-            o.insert("released_range".into(), serde_json::to_value(&r.released_range).expect("floats"));
-            o.insert("range_coverage".into(), r.range_coverage.into());
-        }
-        v
-    }
+    outln!("{FOOTNOTE}");
 }
 
 /// The second table: the references every optimum lies between, RMSE and the design's worst case.
-fn print_references(model: &Model, solutions: &[Solution], c: &Context) {
+fn print_references(model: &Model, solutions: &[Solution], c: &SolveSummary) {
     let dash = || "-".to_string();
     let e = |x: Option<f64>| x.map_or_else(dash, |v| format!("{v:.4e}"));
-    println!(
+    outln!(
         "{:>10}  {:>11}  {:>16}  {:>11}  {:>15}  {:>11}",
-        "eps", "prior_risk", "non_private_risk", "rmse", "worst_case_risk", "worst_theta"
+        "eps",
+        "prior_risk",
+        "non_private_risk",
+        "rmse",
+        "worst_case_risk",
+        "worst_theta"
     );
     for (s, r) in solutions.iter().zip(&c.rows) {
         let worst = r.robustness.as_ref().map(|w| w.worst_case_risk).or(s.checks.worst_case_risk);
@@ -359,7 +376,7 @@ fn print_references(model: &Model, solutions: &[Solution], c: &Context) {
             .robustness
             .as_ref()
             .map_or_else(dash, |w| w.worst_case_theta.iter().map(|v| format!("{v:.4}")).collect::<Vec<_>>().join(","));
-        println!(
+        outln!(
             "{:>10}  {:>11}  {:>16}  {:>11}  {:>15}  {:>11}",
             s.eps,
             e(c.refs.map(|x| x.prior_risk)),
@@ -371,5 +388,5 @@ fn print_references(model: &Model, solutions: &[Solution], c: &Context) {
     }
     let rmse =
         if model.loss().name() == "squared" { "rmse = √bayes_risk (θ's units)" } else { "rmse: squared loss only" };
-    println!("prior_risk: best constant release (ε → 0); non_private_risk: best non-private estimator on the output grid (ε → ∞); {rmse}; worst_case_risk: max over the parameter grid of the risk at θ");
+    outln!("prior_risk: best constant release (ε → 0); non_private_risk: best non-private estimator on the output grid (ε → ∞); {rmse}; worst_case_risk: max over the parameter grid of the risk at θ");
 }

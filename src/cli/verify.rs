@@ -7,9 +7,11 @@ use serde_json::json;
 use ubapp::mechanism::Artifact;
 use ubapp::Result;
 
+use super::trust::TrustArgs;
+
 /// Run the command: exit 0 with the certificate, or an input error (exit 2) with one sentence.
-pub fn run(file: &Path, json: bool) -> Result<()> {
-    let m = Artifact::load(file)?;
+pub fn run(file: &Path, json: bool, trust: &TrustArgs) -> Result<()> {
+    let (m, checked) = super::trust::load(file, trust)?;
     if json {
         let v = json!({
             "file": file.display().to_string(),
@@ -23,8 +25,10 @@ pub fn run(file: &Path, json: bool) -> Result<()> {
             "outputs": m.n_outputs(),
             "kind": m.kind(),
             "total": match &m { Artifact::Dense(d) => Some(d.total()), Artifact::Compact(_) => None },
+            "fingerprint": m.fingerprint(),
+            "checked_against": checked.json(),
         });
-        println!("{}", serde_json::to_string_pretty(&v).expect("JSON values serialise"));
+        outln!("{}", serde_json::to_string_pretty(&v).expect("JSON values serialise"));
     } else {
         let claim = if m.delta() > 0.0 {
             format!("(ε, δ)-DP with certified δ = {} ≤ delta = {} at eps = {}", m.certified_delta(), m.delta(), m.eps())
@@ -40,14 +44,16 @@ pub fn run(file: &Path, json: bool) -> Result<()> {
                 c.runs().len()
             ),
         };
-        println!(
+        outln!(
             "{}: OK, {claim} (model {}, |Y| = {}, |Θ̃| = {}, {form}, Bayes risk {:.10e})",
             file.display(),
-            m.model().name(),
+            ubapp::guard::text::sanitize(m.model().name(), ubapp::guard::text::QUOTE_CHARS),
             m.n_observations(),
             m.n_outputs(),
             m.bayes_risk()
         );
+        outln!("model fingerprint {}", m.fingerprint());
+        outln!("{}", checked.sentence());
     }
     Ok(())
 }

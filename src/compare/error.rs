@@ -62,6 +62,9 @@ pub enum CompareError {
         /// Its loss, as named in model files.
         loss: &'static str,
     },
+    /// A `--shard` request, or shards given to `merge`, that cannot be used as given.
+    #[error(transparent)]
+    Shard(#[from] super::ShardError),
 }
 
 impl CompareError {
@@ -76,7 +79,8 @@ impl CompareError {
             | CompareError::PartiesDoNotDivide { .. }
             | CompareError::TooFewCurvePoints { .. }
             | CompareError::UnsupportedFamily { .. }
-            | CompareError::UnsupportedLoss { .. } => true,
+            | CompareError::UnsupportedLoss { .. }
+            | CompareError::Shard(_) => true,
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::baselines::{gaussian, geometric, laplace_count, lbapp, lei, subsample, sufficient, BaselineOptions};
 use crate::eval::{Estimator, GridMechanism, Privacy, Setting};
@@ -11,7 +11,7 @@ use crate::solve::Solution;
 use crate::Result;
 
 /// A method id as used by `compare --methods` (kebab case, e.g. `lbapp-clamped`); serialises to its id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 #[value(rename_all = "kebab-case")]
 pub enum Method {
@@ -45,11 +45,19 @@ pub enum Method {
     GaussianConventional,
     /// CAPE ((ε, δ)).
     Cape,
+    /// Each party releases through the single-party UBaPP optimum; exact Bayes aggregate.
+    UbappLocal,
+    /// Each party releases a likelihood-preserving geometric count; exact Bayes aggregate.
+    GeometricLocal,
+    /// Noise shares summing to the central two-sided geometric, by secure aggregation.
+    GeometricShares,
+    /// Each party releases a geometric count; the clamped average of the plug-in estimates.
+    GeometricCount,
 }
 
 impl Method {
     /// Every method, in table order.
-    pub const ALL: [Method; 15] = [
+    pub const ALL: [Method; 19] = [
         Method::Ubapp,
         Method::Lbapp,
         Method::LbappClamped,
@@ -65,6 +73,10 @@ impl Method {
         Method::Gaussian,
         Method::GaussianConventional,
         Method::Cape,
+        Method::UbappLocal,
+        Method::GeometricLocal,
+        Method::GeometricShares,
+        Method::GeometricCount,
     ];
 
     /// The id (also its serialised form and its `--methods` spelling).
@@ -85,12 +97,31 @@ impl Method {
             Method::Gaussian => "gaussian",
             Method::GaussianConventional => "gaussian-conventional",
             Method::Cape => "cape",
+            Method::UbappLocal => "ubapp-local",
+            Method::GeometricLocal => "geometric-local",
+            Method::GeometricShares => "geometric-shares",
+            Method::GeometricCount => "geometric-count",
         }
     }
 
     /// True when the method splits the records into parties or sites.
     pub fn uses_parties(self) -> bool {
-        matches!(self, Method::Dssa | Method::Dsaa | Method::GaussianConventional | Method::Cape)
+        matches!(
+            self,
+            Method::Dssa
+                | Method::Dsaa
+                | Method::GaussianConventional
+                | Method::Cape
+                | Method::UbappLocal
+                | Method::GeometricLocal
+                | Method::GeometricShares
+                | Method::GeometricCount
+        )
+    }
+
+    /// True for the methods only the party comparison evaluates (`compare --parties`).
+    pub fn party_only(self) -> bool {
+        matches!(self, Method::UbappLocal | Method::GeometricLocal | Method::GeometricShares | Method::GeometricCount)
     }
 }
 
@@ -112,7 +143,11 @@ pub fn build(method: Method, model: &Model, eps: f64, opts: &BaselineOptions) ->
     }
     let seed = opts.seed ^ (eps.to_bits().rotate_left(17)) ^ k;
     Ok(Some(match method {
-        Method::Ubapp => return Ok(None),
+        Method::Ubapp
+        | Method::UbappLocal
+        | Method::GeometricLocal
+        | Method::GeometricShares
+        | Method::GeometricCount => return Ok(None),
         Method::Lbapp => Box::new(lbapp::lbapp(setting, eps, false)),
         Method::LbappClamped => Box::new(lbapp::lbapp(setting, eps, true)),
         Method::LaplaceCount => Box::new(laplace_count::laplace_count(setting, eps, false)),

@@ -30,13 +30,18 @@
 
 mod error;
 mod method;
+pub mod parties;
 mod rows;
+mod shard;
 #[cfg(test)]
 mod tests;
 
 pub use error::CompareError;
 pub use method::{build, Method};
 pub use rows::{curves_csv, rows_csv, Comparison, CurveSeries, Curves, Heatmap, Row, TrialsReference};
+pub use shard::{
+    case_hash, compare_shard, merge, model_fingerprint, Shard, ShardError, ShardFile, SweepGrid, SHARD_FILE,
+};
 
 pub use crate::baselines::BaselineOptions;
 

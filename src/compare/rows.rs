@@ -1,14 +1,14 @@
 //! What a comparison produces: table rows (`risk.csv`, `--json`), risk(θ) curves and UBaPP heat maps.
 
 use ndarray::Array2;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::Method;
 use crate::eval::{Privacy, PrivacyKind, RiskMethod, ScalarLoss};
 use crate::model::Objective;
 
 /// One row of `risk.csv` (and of `compare --json`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Row {
     /// The method.
     pub method: Method,
@@ -38,7 +38,7 @@ pub struct Row {
 }
 
 /// One method's risk(θ) curve.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CurveSeries {
     /// The method.
     pub method: Method,
@@ -49,7 +49,7 @@ pub struct CurveSeries {
 }
 
 /// risk(θ) curves of every method at one (ε, K).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Curves {
     /// ε.
     pub eps: f64,

@@ -10,7 +10,7 @@ pub(crate) mod quad;
 use std::fmt;
 
 use rand::{Rng, RngExt};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use statrs::distribution::{Beta, Continuous};
 
 use crate::model::spec::PriorSpec;
@@ -21,7 +21,7 @@ use quad::Rule;
 pub(crate) use grid_mechanism::GridMechanism;
 
 /// A privacy guarantee.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Privacy {
     /// Pure ε-differential privacy.
@@ -69,7 +69,7 @@ impl Privacy {
 }
 
 /// The kind of a privacy guarantee, as labelled in tables (`pure-eps` or `eps-delta`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum PrivacyKind {
     /// Pure ε-differential privacy (`pure-eps`).
@@ -95,7 +95,7 @@ impl fmt::Display for PrivacyKind {
 }
 
 /// How a risk number was obtained (reported in the `risk_method` column).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RiskMethod {
     /// A closed form summed exactly over Y (and over the joint law of block statistics).

@@ -28,12 +28,15 @@
 //! output grid (the optimum as ε → ∞), so the scaled optimum is ≥ 1 and solver tolerances, which
 //! are absolute, act relative to the risk rather than to raw costs of order 1e-5.
 
-mod budget;
 mod costs;
+// The orbit LP is solved by the HiGHS backend only.
+#[cfg_attr(not(feature = "highs"), allow(dead_code))]
+mod symmetry;
 
-pub(crate) use budget::size_fields;
-pub use budget::{MemoryBudget, SizeError};
+pub use crate::guard::{MemoryBudget, SizeError};
+pub(crate) use crate::model::size_fields;
 pub(crate) use costs::cost_matrix;
+pub(crate) use symmetry::Symmetry;
 
 use std::sync::Arc;
 
@@ -57,6 +60,9 @@ pub(crate) struct Problem {
     pub a: CsMat<f64>,
     /// Extensions beyond the Bayes, pure-ε program (none by default).
     pub program: Program,
+    /// Coordinate permutations that leave the LP unchanged, when the caller looked for them:
+    /// backends that can may solve the orbit LP instead (see [`Symmetry`]).
+    pub symmetry: Option<Arc<Symmetry>>,
 }
 
 /// Extensions of the UBaPP LP: (ε, δ)-DP and the minimax objective.
@@ -227,7 +233,7 @@ impl Problem {
             indptr.push(indices.len());
         }
         let a = CsMat::new_csc((n_rows, n_vars), indptr, indices, data);
-        Problem { eps, cost, scale, neighbours, a, program }
+        Problem { eps, cost, scale, neighbours, a, program, symmetry: None }
     }
 
     /// Number of P variables |Y|·|Θ̃| (they come first).
@@ -466,13 +472,19 @@ pub(crate) fn max_column_error(p: &Array2<f64>) -> f64 {
 }
 
 /// Largest P\[k,a\] − e^ε P\[k,b\] over ordered neighbour pairs (a, b) and outputs k.
+///
+/// Always a finite number. When e^ε overflows to ∞ (ε ≳ 709.8) the products ∞·0 have no value and
+/// are skipped, as a NaN would be by `max` (a zero entry facing a positive one is then left to the
+/// repair, which certifies exactly); the result is clipped below at −1 (every entry is a
+/// probability, so −1 already means "no violation"), so no −∞ reaches a report or an artifact.
 pub(crate) fn max_dp_violation(p: &Array2<f64>, neighbours: &Neighbours, eps: f64) -> f64 {
     let e_eps = eps.exp();
-    let mut worst = f64::NEG_INFINITY;
+    let term = |x: f64, y: f64| if e_eps.is_infinite() && y == 0.0 { f64::NEG_INFINITY } else { x - e_eps * y };
+    let mut worst = -1.0f64;
     for (a, b) in neighbours.edges() {
         for k in 0..p.nrows() {
             let (pa, pb) = (p[[k, a]], p[[k, b]]);
-            worst = worst.max(pa - e_eps * pb).max(pb - e_eps * pa);
+            worst = worst.max(term(pa, pb)).max(term(pb, pa));
         }
     }
     worst

@@ -103,6 +103,9 @@ struct CompactFile {
     kind: String,
     tool_version: String,
     model: ModelSpec,
+    /// SHA-256 of the model's canonical form ([`Model::fingerprint`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    model_fingerprint: Option<String>,
     eps: f64,
     certified_eps: f64,
     noise: NoiseParameter,
@@ -149,7 +152,8 @@ impl CompactMechanism {
             dual_bound: solution.checks.dual_bound,
             optimality_gap: solution.checks.dual_bound.map(|b| (m.bayes_risk - b) / m.bayes_risk),
             ..Provenance::default()
-        };
+        }
+        .finite_only();
         Ok(m)
     }
 
@@ -273,6 +277,7 @@ impl CompactMechanism {
             kind: KIND_GEOMETRIC_REMAP.to_string(),
             tool_version: env!("CARGO_PKG_VERSION").to_string(),
             model: self.model.spec.clone(),
+            model_fingerprint: Some(self.model.fingerprint()),
             eps: self.eps,
             certified_eps: self.certified_eps(),
             noise: self.noise,
@@ -286,17 +291,19 @@ impl CompactMechanism {
 
     /// Parse and verify a compact file's JSON value (format and version already read).
     fn parse(value: Value) -> std::result::Result<CompactMechanism, ArtifactErrorKind> {
-        let file: CompactFile = serde_path_to_error::deserialize(value)
-            .map_err(|e| ArtifactErrorKind::Schema { field: e.path().to_string(), problem: e.inner().to_string() })?;
+        let file: CompactFile = serde_path_to_error::deserialize(value).map_err(|e| ArtifactErrorKind::Schema {
+            field: crate::guard::text::parser_message(&e.path().to_string()),
+            problem: crate::guard::text::parser_message(&e.inner().to_string()),
+        })?;
         if file.kind != KIND_GEOMETRIC_REMAP {
             return Err(ArtifactErrorKind::NotAMechanism {
                 reason: format!(
-                    "format_version {FORMAT_VERSION_COMPACT} has kind \"{KIND_GEOMETRIC_REMAP}\", not \"{}\"",
-                    file.kind
+                    "format_version {FORMAT_VERSION_COMPACT} has kind \"{KIND_GEOMETRIC_REMAP}\", not {}",
+                    crate::guard::text::quote(&file.kind)
                 ),
             });
         }
-        let model = Model::from_spec(file.model).map_err(|e| ArtifactErrorKind::Model(Box::new(e)))?;
+        let model = Model::from_inline_spec(file.model).map_err(|e| ArtifactErrorKind::Model(Box::new(e)))?;
         if file.observations != model.family.observation_count() {
             return Err(field(
                 "observations",
@@ -327,13 +334,14 @@ impl CompactMechanism {
                 ),
             ));
         }
+        super::trust::check_stored_fingerprint(&m.model, file.model_fingerprint.as_deref())?;
         Ok(CompactMechanism { provenance: file.provenance, ..m })
     }
 
-    /// Write the artifact atomically.
+    /// Write the artifact atomically, only once its text reads back and verifies.
     pub fn save(&self, path: &Path) -> Result<()> {
         let text = serde_json::to_string_pretty(&self.to_file()).expect("a compact mechanism file serialises");
-        crate::output::write_atomic(path, (text + "\n").as_bytes())
+        super::save_verified(path, text)
     }
 }
 
@@ -377,7 +385,7 @@ impl Artifact {
     pub fn from_json_str(text: &str, origin: &str) -> Result<Artifact> {
         // A compact file is the one whose format is ours and whose version is 3; everything
         // else (including every error message) is the dense reader's.
-        let value: Option<Value> = serde_json::from_str(text).ok();
+        let value: Option<Value> = crate::guard::json::from_str_strict(text).ok();
         let compact = value.as_ref().is_some_and(|v| {
             v.get("format").and_then(Value::as_str) == Some(FORMAT_NAME)
                 && v.get("format_version").and_then(Value::as_u64) == Some(FORMAT_VERSION_COMPACT as u64)

@@ -57,6 +57,22 @@ pub enum ArtifactErrorKind {
     /// The weights fail the exact privacy check at the file's target.
     #[error("{0}")]
     NotPrivate(String),
+    /// The embedded model defines a different problem from the model the deployer trusts.
+    #[error("its embedded model is not the trusted model {trusted}: {difference}")]
+    NotTrustedModel {
+        /// The trusted model's file (or name).
+        trusted: String,
+        /// The first difference, naming the model field.
+        difference: String,
+    },
+    /// The embedded model's fingerprint is not the one the deployer pinned.
+    #[error("its model fingerprint {found} is not the pinned fingerprint {expected}")]
+    FingerprintMismatch {
+        /// The pinned fingerprint.
+        expected: String,
+        /// The embedded model's.
+        found: String,
+    },
 }
 
 impl ArtifactError {

@@ -50,9 +50,14 @@
 //!
 //! Version 1 holds pure-ε mechanisms; version 2 adds `delta` (the target) and `certified_delta`.
 //! The writer uses the lowest version that can express the mechanism: δ = 0 gives a version 1 file,
-//! byte for byte as before (so older readers keep reading pure-ε files), δ > 0 a version 2 file (an
+//! laid out as before (apart from the `model_fingerprint` key below), δ > 0 a version 2 file (an
 //! older reader refuses it by its version instead of misreading it as pure ε). The reader accepts
 //! both; a version 1 file is read as δ = 0.
+//!
+//! Every version also stores `model_fingerprint` (SHA-256 of the embedded model's canonical form,
+//! [`Model::fingerprint`]), checked on load; files written before it existed have none and are
+//! read as before. A reader older than the key refuses a file that has it (unknown keys are
+//! refused), rather than misreading it.
 
 mod audit;
 mod batch;
@@ -60,6 +65,7 @@ mod compact;
 mod error;
 mod posterior;
 pub(crate) mod sampler;
+mod trust;
 
 use std::path::Path;
 
@@ -189,6 +195,7 @@ impl Mechanism {
         });
         m.provenance.dual_bound = solution.checks.dual_bound;
         m.provenance.optimality_gap = solution.checks.dual_bound.map(|d| (m.bayes_risk - d) / m.bayes_risk);
+        m.provenance = m.provenance.finite_only();
         Ok(m)
     }
 
@@ -224,7 +231,7 @@ impl Mechanism {
         provenance: Provenance,
     ) -> Mechanism {
         let cum = columns.iter().map(|c| sampler::prefix_sums(c)).collect();
-        Mechanism { model, cert, total, columns, cum, bayes_risk, provenance }
+        Mechanism { model, cert, total, columns, cum, bayes_risk, provenance: provenance.finite_only() }
     }
 
     /// The model it was designed for.
@@ -328,6 +335,7 @@ impl Mechanism {
             format_version: if with_delta { FORMAT_VERSION } else { FORMAT_VERSION_PURE },
             tool_version: env!("CARGO_PKG_VERSION").to_string(),
             model: self.model.spec.clone(),
+            model_fingerprint: Some(self.model.fingerprint()),
             eps: c.eps,
             certified_eps: c.certified_eps,
             delta: with_delta.then_some(c.delta),
@@ -350,7 +358,7 @@ impl Mechanism {
     fn parse(text: &str) -> std::result::Result<Mechanism, ArtifactErrorKind> {
         use ArtifactErrorKind as K;
         let field = |field: &str, problem: String| K::Field { field: field.to_string(), problem };
-        let value: Value = serde_json::from_str(text).map_err(|e| K::NotJson {
+        let value: Value = crate::guard::json::from_str_strict(text).map_err(|e| K::NotJson {
             reason: if e.is_eof() {
                 "the file ends early (truncated?): not a complete JSON document".to_string()
             } else {
@@ -366,7 +374,7 @@ impl Mechanism {
                 return Err(K::NotAMechanism {
                     reason: format!(
                         "not a ubapp mechanism file (its \"format\" is {}, expected \"{FORMAT_NAME}\")",
-                        other.map_or("missing".to_string(), |s| format!("\"{s}\""))
+                        other.map_or("missing".to_string(), crate::guard::text::quote)
                     ),
                 })
             }
@@ -383,8 +391,10 @@ impl Mechanism {
                 })
             }
         };
-        let file: MechanismFile = serde_path_to_error::deserialize(value.clone())
-            .map_err(|e| K::Schema { field: e.path().to_string(), problem: e.inner().to_string() })?;
+        let file: MechanismFile = serde_path_to_error::deserialize(value.clone()).map_err(|e| K::Schema {
+            field: crate::guard::text::parser_message(&e.path().to_string()),
+            problem: crate::guard::text::parser_message(&e.inner().to_string()),
+        })?;
         // Version 1 is pure ε and has no δ fields; version 2 must state both.
         let (delta, claimed_delta) = match (version, file.delta, file.certified_delta) {
             (1, None, None) => (0.0, 0.0),
@@ -403,7 +413,7 @@ impl Mechanism {
                 ));
             }
         };
-        let model = Model::from_spec(file.model).map_err(|e| K::Model(Box::new(e)))?;
+        let model = Model::from_inline_spec(file.model).map_err(|e| K::Model(Box::new(e)))?;
         if !(delta.is_finite() && (0.0..1.0).contains(&delta)) {
             return Err(field("delta", format!("must be a number in [0, 1) (got {delta})")));
         }
@@ -414,6 +424,15 @@ impl Mechanism {
                     "= {delta} is larger than the embedded model's delta = {}: the file claims a budget its model does not allow",
                     model.delta
                 ),
+            ));
+        }
+        // The file's own arrays bound everything below: their lengths are checked against the
+        // model before any |Y|-sized list is built from the model.
+        let n_obs = model.family.observation_count();
+        if file.columns.len() != n_obs {
+            return Err(field(
+                "columns",
+                format!("has {} entries but the model has |Y| = {n_obs} observations", file.columns.len()),
             ));
         }
         if grid_json(&model.outputs) != file.outputs {
@@ -448,6 +467,8 @@ impl Mechanism {
                 ),
             ));
         }
+        // Last, so that an edit the checks above name precisely is reported as such.
+        trust::check_stored_fingerprint(&model, file.model_fingerprint.as_deref())?;
         Ok(Mechanism::assemble(model, cert, file.total, file.columns, risk, file.provenance))
     }
 
@@ -457,18 +478,57 @@ impl Mechanism {
         Mechanism::from_json_str(&text, &origin)
     }
 
-    /// Write the artifact atomically (temporary file + rename).
+    /// Write the artifact atomically (temporary file + rename), only once its text reads back
+    /// and verifies (so no file `verify` would refuse is ever written).
     pub fn save(&self, path: &Path) -> Result<()> {
         let text = serde_json::to_string_pretty(&self.to_file()).expect("a mechanism file serialises");
-        crate::output::write_atomic(path, (text + "\n").as_bytes())
+        save_verified(path, text)
+    }
+}
+
+/// Write an artifact's text to `path` atomically if it reads back as a verified artifact; else
+/// write nothing and say why (a failure of ours, not of the input: exit code 1).
+pub(crate) fn save_verified(path: &Path, text: String) -> Result<()> {
+    if let Err(e) = Artifact::from_json_str(&text, &path.display().to_string()) {
+        let reason = format!("the mechanism was not written: its file would not read back ({e})");
+        return Err(crate::Error::Io { path: path.to_path_buf(), source: std::io::Error::other(reason) });
+    }
+    crate::output::write_atomic(path, (text + "\n").as_bytes())
+}
+
+impl Provenance {
+    /// The same record without the numbers that are not finite (a reader expects a number where
+    /// the file has one: NaN and ±∞ have no JSON form).
+    pub(crate) fn finite_only(mut self) -> Provenance {
+        for x in [&mut self.lp_bayes_risk, &mut self.repair_risk_cost, &mut self.dual_bound, &mut self.optimality_gap] {
+            if x.is_some_and(|v| !v.is_finite()) {
+                *x = None;
+            }
+        }
+        self
     }
 }
 
 /// A mechanism file's name (for messages) and text, for either artifact kind to parse.
 pub(crate) fn read_artifact(path: &Path) -> Result<(String, String)> {
+    use crate::guard::read::{read_bounded, ARTIFACT_FILE_BYTES};
     let origin = path.display().to_string();
-    let bytes = std::fs::read(path)
-        .map_err(|e| ArtifactError::new(&origin, ArtifactErrorKind::Unreadable { reason: e.to_string() }))?;
+    // Parsing holds the text, its JSON tree and the typed file at once: a few times the file.
+    let budget = MemoryBudget::available();
+    if let Ok(meta) = std::fs::metadata(path) {
+        let needed = 6 * meta.len() as u128;
+        if meta.is_file() && needed > budget.in_bytes() as u128 {
+            return Err(crate::guard::SizeError {
+                origin: Some(origin),
+                needed_bytes: needed,
+                available_bytes: budget.in_bytes(),
+                fields: "the file (a mechanism of a smaller model)".into(),
+            }
+            .into());
+        }
+    }
+    let bytes = read_bounded(path, ARTIFACT_FILE_BYTES)
+        .map_err(|reason| ArtifactError::new(&origin, ArtifactErrorKind::Unreadable { reason }))?;
     let text = String::from_utf8(bytes).map_err(|_| {
         ArtifactError::new(
             &origin,
@@ -487,6 +547,10 @@ struct MechanismFile {
     format_version: u32,
     tool_version: String,
     model: ModelSpec,
+    /// SHA-256 of the model's canonical form ([`Model::fingerprint`]); files written before it
+    /// existed have none and get it computed on load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    model_fingerprint: Option<String>,
     eps: f64,
     certified_eps: f64,
     /// Version 2 only.

@@ -19,9 +19,9 @@ pub(crate) fn resolve(base: &Path, rel: &str) -> PathBuf {
 /// Read a numeric matrix (all rows of equal length, at least one row). `field` is the model key
 /// that named the file.
 pub(crate) fn read_matrix(path: &Path, field: &str) -> Result<Array2<f64>> {
-    let text = match std::fs::read_to_string(path) {
+    let text = match crate::guard::read::read_text(path, crate::guard::read::CSV_FILE_BYTES) {
         Ok(t) => t,
-        Err(e) => bail_csv!(path.display(), field, "cannot read the file: {e}",),
+        Err(reason) => bail_csv!(path.display(), field, "cannot read the file: {reason}",),
     };
     let mut rows: Vec<Vec<f64>> = Vec::new();
     let mut first_line = 0;
@@ -38,7 +38,7 @@ pub(crate) fn read_matrix(path: &Path, field: &str) -> Result<Array2<f64>> {
                 _ => bail_csv!(
                     path.display(),
                     field,
-                    "line {}, column {}: \"{tok}\" is not a finite number",
+                    "line {}, column {} is not a finite number (the file is not a numeric CSV)",
                     n + 1,
                     c + 1
                 ),
@@ -147,6 +147,6 @@ mod tests {
         assert!(e.contains("line 2 has 1 values but line 1 has 2"), "{e}");
         std::fs::write(&p, "1,x\n").unwrap();
         let e = read_matrix(&p, "f").unwrap_err().to_string();
-        assert!(e.contains("line 1, column 2: \"x\" is not a finite number"), "{e}");
+        assert!(e.contains("line 1, column 2 is not a finite number") && !e.contains("\"x\""), "{e}");
     }
 }

@@ -41,6 +41,9 @@ pub enum ModelErrorKind {
         /// What is wrong and what was expected.
         problem: String,
     },
+    /// Validating the model would allocate more memory than is available (the size guard).
+    #[error("{0}")]
+    TooLarge(crate::guard::SizeError),
     /// A CSV file a field names (or its inline data) is malformed.
     #[error("{source_name} ({field}): {problem}")]
     Csv {
@@ -77,7 +80,7 @@ impl ModelError {
         match &self.kind {
             ModelErrorKind::Syntax { field, .. } => field.as_deref(),
             ModelErrorKind::Invalid { field, .. } | ModelErrorKind::Csv { field, .. } => Some(field),
-            ModelErrorKind::Unreadable { .. } => None,
+            ModelErrorKind::Unreadable { .. } | ModelErrorKind::TooLarge(_) => None,
         }
     }
 }

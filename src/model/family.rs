@@ -126,6 +126,15 @@ impl Family {
             }
         }
         let mut q = Array2::zeros((self.observation_count(), theta.len()));
+        if let Family::Binomial { trials } = self {
+            let ln_choose = ln_binomial_coefficients(*trials);
+            for j in 0..theta.len() {
+                for (i, p) in binomial_pmf_with(&ln_choose, theta.point(j)[0]).into_iter().enumerate() {
+                    q[[i, j]] = p;
+                }
+            }
+            return q;
+        }
         for j in 0..theta.len() {
             for (i, p) in self.likelihood(theta.point(j)).into_iter().enumerate() {
                 q[[i, j]] = p;
@@ -230,21 +239,27 @@ pub(crate) fn multinomial_edges(records: u64, categories: usize) -> Vec<(usize, 
 
 /// Binomial(K, θ) pmf at y = 0..K, via log-gamma (stable for large K; exact at θ ∈ {0, 1}).
 pub(crate) fn binomial_pmf_all(k: u64, theta: f64) -> Vec<f64> {
-    let n = k as usize + 1;
+    binomial_pmf_with(&ln_binomial_coefficients(k), theta)
+}
+
+/// ln C(K, y) for y = 0..=K (shared by every θ of a likelihood matrix).
+fn ln_binomial_coefficients(k: u64) -> Vec<f64> {
+    let kf = k as f64;
+    let lk = ln_gamma(kf + 1.0);
+    (0..=k).map(|y| y as f64).map(|y| lk - ln_gamma(y + 1.0) - ln_gamma(kf - y + 1.0)).collect()
+}
+
+/// Binomial(K, θ) pmf at every y from ln C(K, y) (K = `ln_choose.len()` − 1).
+fn binomial_pmf_with(ln_choose: &[f64], theta: f64) -> Vec<f64> {
+    let n = ln_choose.len();
     if theta <= 0.0 || theta >= 1.0 {
         let mut p = vec![0.0; n];
         p[if theta <= 0.0 { 0 } else { n - 1 }] = 1.0;
         return p;
     }
-    let kf = k as f64;
+    let kf = (n - 1) as f64;
     let (lt, l1t) = (theta.ln(), (-theta).ln_1p());
-    let lk = ln_gamma(kf + 1.0);
-    (0..n)
-        .map(|y| {
-            let y = y as f64;
-            (lk - ln_gamma(y + 1.0) - ln_gamma(kf - y + 1.0) + y * lt + (kf - y) * l1t).exp()
-        })
-        .collect()
+    ln_choose.iter().enumerate().map(|(y, &c)| (c + y as f64 * lt + (kf - y as f64) * l1t).exp()).collect()
 }
 
 #[cfg(test)]

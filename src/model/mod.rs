@@ -5,10 +5,12 @@ pub(crate) mod csv;
 mod error;
 pub(crate) mod exact;
 pub(crate) mod family;
+mod fingerprint;
 mod grid;
 mod loss;
 mod neighbours;
 mod prior;
+mod size;
 pub mod spec;
 
 use std::collections::HashMap;
@@ -19,11 +21,13 @@ use ndarray::Array2;
 
 pub use exact::ExactBetaBinomial;
 pub use family::Family;
+pub use fingerprint::is_fingerprint;
 pub(crate) use grid::composition_count;
 pub use grid::Grid;
 pub use loss::Loss;
 pub use neighbours::Neighbours;
 pub use prior::Prior;
+pub(crate) use size::size_fields;
 pub use spec::ModelSpec;
 
 pub use error::{ModelError, ModelErrorKind};
@@ -68,6 +72,10 @@ pub struct Model {
     pub(crate) delta: f64,
     /// Closed-form costs against a continuous conjugate prior, when the grid kind is `exact`.
     pub(crate) exact: Option<ExactBetaBinomial>,
+    /// The CSV files read into the spec (none for an inline spec).
+    pub(crate) files: Vec<std::path::PathBuf>,
+    /// M, the number of parties (1: one data holder); `family` describes one party's records.
+    pub(crate) parties: u64,
 }
 
 /// Largest grid we accept before even estimating memory (guards `usize` arithmetic).
@@ -104,8 +112,21 @@ impl Model {
     /// Validate a spec whose CSV paths are relative to `base`. Every error names the offending
     /// field (and the file, for CSV contents). The files are read once, into the spec
     /// ([`Model::spec`]); validation then sees inline data only.
-    pub fn from_spec_in(mut spec: ModelSpec, base: &Path) -> Result<Model> {
+    pub fn from_spec_in(spec: ModelSpec, base: &Path) -> Result<Model> {
+        Model::validate(spec, Some(base))
+    }
+
+    /// Validate a spec that must hold all its data inline, as a model embedded in an artifact
+    /// does: a spec naming a CSV file is refused, and nothing on the filesystem is read.
+    pub fn from_inline_spec(spec: ModelSpec) -> Result<Model> {
+        Model::validate(spec, None)
+    }
+
+    fn validate(mut spec: ModelSpec, base: Option<&Path>) -> Result<Model> {
         let src = inline_csv_files(&mut spec, base)?;
+        // The size guard: what validation builds, priced from the spec before it is built.
+        size::check_spec(&spec, crate::guard::MemoryBudget::available())
+            .map_err(|e| ModelError::new(ModelErrorKind::TooLarge(e)))?;
         let objective = privacy_and_objective(&spec)?;
         let space = parameter_space(&spec)?;
         let (theta, outputs, mut exact) = grids(&spec, space, objective, &src)?;
@@ -116,7 +137,9 @@ impl Model {
             e.trials = *trials;
         }
         let loss = loss(&spec.loss, exact.is_some(), &theta, &outputs, &src)?;
+        let parties = parties(&spec)?;
         Ok(Model {
+            parties,
             epsilons: spec.epsilon.clone(),
             theta,
             prior: weights,
@@ -126,6 +149,7 @@ impl Model {
             objective,
             delta: spec.delta,
             exact,
+            files: src.1.clone(),
             spec,
         })
     }
@@ -181,10 +205,29 @@ impl Model {
         self.exact.as_ref()
     }
 
+    /// M, the number of parties (1 without a `[parties]` section). Each party holds records of
+    /// [`Model::family`] and releases with ε-DP with respect to its own records; the LP designs
+    /// one party's mechanism.
+    pub fn parties(&self) -> u64 {
+        self.parties
+    }
+
+    /// The same model with another number of parties (1 removes the `[parties]` section).
+    pub fn with_parties(&self, count: u64) -> Result<Model> {
+        let mut spec = self.spec.clone();
+        spec.parties = (count != 1).then_some(spec::PartiesSpec { count });
+        Model::from_spec(spec)
+    }
+
     /// True for the paper's program: Bayes risk, pure ε (no δ, not minimax). Cheap: it reads
     /// the model's settings and builds nothing.
     pub fn is_plain_program(&self) -> bool {
         self.delta == 0.0 && self.objective == Objective::Bayes
+    }
+
+    /// The CSV files its spec named, as read (empty for a spec with its data inline).
+    pub fn csv_files(&self) -> &[std::path::PathBuf] {
+        &self.files
     }
 
     /// The model's name.
@@ -492,9 +535,10 @@ fn prior_weights(
 }
 
 /// For messages about inline data: the CSV file (and its field) it was read from, keyed by the
-/// inline field (`parameter.grid.values`, `observation.likelihood`, …).
+/// inline field (`parameter.grid.values`, `observation.likelihood`, …), and the files in the order
+/// read.
 #[derive(Default)]
-struct Sources(HashMap<String, String>);
+struct Sources(HashMap<String, String>, Vec<std::path::PathBuf>);
 
 /// `epsilon`, `delta` and `objective`.
 fn privacy_and_objective(spec: &ModelSpec) -> Result<Objective> {
@@ -717,6 +761,43 @@ fn family(observation: &ObservationSpec, theta: &Grid, src: &Sources) -> Result<
     })
 }
 
+/// Largest number of parties (guards products like M·K in `u64` and the party risks' sizes).
+const MAX_PARTIES: u64 = 1 << 20;
+
+/// `[parties]`: M ≥ 1; each party's records follow `[observation]`, and the aggregate is the
+/// exact posterior of the parties' releases, which needs a finite parameter grid and Bayes risk.
+fn parties(spec: &ModelSpec) -> Result<u64> {
+    let Some(p) = &spec.parties else { return Ok(1) };
+    if p.count == 0 {
+        bail_field!("parties.count", "must be at least 1 (got 0)");
+    }
+    if p.count > MAX_PARTIES {
+        bail_field!("parties.count", "{} is too large (at most {MAX_PARTIES})", p.count);
+    }
+    if p.count > 1 {
+        if let GridSpec::Exact = spec.parameter.grid {
+            bail_field!(
+                "parties.count",
+                "several parties need a finite parameter grid (the aggregate is a posterior over it), not parameter.grid.kind = \"exact\""
+            );
+        }
+        if spec.delta != 0.0 {
+            bail_field!(
+                "parties.count",
+                "several parties are supported for pure ε-DP only (delta = 0), got delta = {}",
+                spec.delta
+            );
+        }
+        if spec.objective == ObjectiveSpec::Minimax {
+            bail_field!(
+                "parties.count",
+                "several parties are supported for objective = \"bayes\" only (the aggregate is a Bayes posterior)"
+            );
+        }
+    }
+    Ok(p.count)
+}
+
 /// `[loss]`.
 fn loss(spec: &LossSpec, exact: bool, theta: &Grid, outputs: &Grid, src: &Sources) -> Result<Loss> {
     Ok(match spec {
@@ -770,10 +851,20 @@ impl Sources {
 /// or `points`, prior weights' `file` becomes `values`, a table's paths become inline rows and a
 /// loss matrix's `file` becomes `values`. A `file` next to an inline key is left for validation to
 /// refuse. Returns where each inlined field came from.
-fn inline_csv_files(spec: &mut ModelSpec, base: &Path) -> Result<Sources> {
+fn inline_csv_files(spec: &mut ModelSpec, base: Option<&Path>) -> Result<Sources> {
     let mut src = Sources::default();
+    let resolve = |rel: &str, file_field: &str| -> Result<std::path::PathBuf> {
+        match base {
+            Some(base) => Ok(csv::resolve(base, rel)),
+            None => Err(ModelError::invalid(
+                file_field,
+                "names a file, but this model must hold its data inline (a model embedded in a mechanism file is read from that file alone)",
+            )),
+        }
+    };
     let mut origin = |inline_field: String, path: &Path, file_field: &str| {
         src.0.insert(inline_field, format!("{} ({file_field})", path.display()));
+        src.1.push(path.to_path_buf());
     };
     let mut grids = vec![(&mut spec.parameter.grid, "parameter.grid")];
     if let OutputGridSpec::Own(g) = &mut spec.output.grid {
@@ -782,8 +873,8 @@ fn inline_csv_files(spec: &mut ModelSpec, base: &Path) -> Result<Sources> {
     for (g, field) in grids {
         if let GridSpec::Explicit { values: values @ None, points: points @ None, file } = g {
             if let Some(f) = file.take() {
-                let path = csv::resolve(base, &f);
                 let file_field = format!("{field}.file");
+                let path = resolve(&f, &file_field)?;
                 let m = csv::read_matrix(&path, &file_field)?;
                 if m.ncols() == 1 {
                     *values = Some(m.column(0).to_vec());
@@ -797,7 +888,7 @@ fn inline_csv_files(spec: &mut ModelSpec, base: &Path) -> Result<Sources> {
     }
     if let PriorSpec::Weights { values: values @ None, file } = &mut spec.parameter.prior {
         if let Some(f) = file.take() {
-            let path = csv::resolve(base, &f);
+            let path = resolve(&f, "parameter.prior.file")?;
             *values = Some(csv::read_vector(&path, "parameter.prior.file")?);
             origin("parameter.prior.values".into(), &path, "parameter.prior.file");
         }
@@ -805,7 +896,7 @@ fn inline_csv_files(spec: &mut ModelSpec, base: &Path) -> Result<Sources> {
     if let ObservationSpec::Table { likelihood, neighbours } = &mut spec.observation {
         for (m, field) in [(likelihood, "observation.likelihood"), (neighbours, "observation.neighbours")] {
             if let MatrixSource::File(f) = m {
-                let path = csv::resolve(base, f);
+                let path = resolve(f, field)?;
                 *m = MatrixSource::Inline(csv::rows_of(&csv::read_matrix(&path, field)?));
                 origin(field.into(), &path, field);
             }
@@ -813,7 +904,7 @@ fn inline_csv_files(spec: &mut ModelSpec, base: &Path) -> Result<Sources> {
     }
     if let LossSpec::Matrix { values: values @ None, file } = &mut spec.loss {
         if let Some(f) = file.take() {
-            let path = csv::resolve(base, &f);
+            let path = resolve(&f, "loss.file")?;
             *values = Some(csv::rows_of(&csv::read_matrix(&path, "loss.file")?));
             origin("loss.values".into(), &path, "loss.file");
         }

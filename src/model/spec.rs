@@ -39,6 +39,20 @@ pub struct ModelSpec {
     pub output: OutputSpec,
     /// The loss L(θ, θ̃).
     pub loss: LossSpec,
+    /// Several data holders: M parties, each holding its own records of the observation family
+    /// (absent: one data holder).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parties: Option<PartiesSpec>,
+}
+
+/// `[parties]`: M parties, each holding its own records of `[observation]`'s family (so M times
+/// the records in all), each releasing with ε-DP with respect to its own records (Chen & Sung's
+/// setting).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PartiesSpec {
+    /// M ≥ 1, the number of parties.
+    pub count: u64,
 }
 
 /// What the LP minimises.
@@ -336,8 +350,8 @@ impl ModelSpec {
     /// Read and parse a model file.
     pub fn from_file(path: &Path) -> Result<Self> {
         let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ModelError::new(ModelErrorKind::Unreadable { reason: e.to_string() }).in_origin(&origin))?;
+        let text = crate::guard::read::read_text(path, crate::guard::read::MODEL_FILE_BYTES)
+            .map_err(|reason| ModelError::new(ModelErrorKind::Unreadable { reason }).in_origin(&origin))?;
         Self::from_toml(&text, &origin)
     }
 
@@ -347,10 +361,66 @@ impl ModelSpec {
     }
 }
 
-/// One sentence: `file: field: what is wrong (line N)`.
+/// One sentence: `file: field: what is wrong (line N)`. The field is the full key path: where the
+/// deserialiser stops at a table (the tagged tables `observation`, `parameter.grid`, `loss`, … are
+/// read whole), the key is taken from the text the parser's span points into (`trials = 20.5` →
+/// `observation.trials`); a duplicate key is named from its span.
 fn toml_error(origin: &str, text: &str, path: &str, e: &toml::de::Error) -> ModelError {
-    let line = e.span().map(|s| text[..s.start.min(text.len())].lines().count().max(1));
-    let message = e.message().trim().trim_end_matches('.').replace('\n', " ");
-    let field = (!path.is_empty() && path != ".").then(|| path.to_string());
+    let start = e.span().map(|s| s.start.min(text.len()));
+    let line = start.map(|s| text[..s].matches('\n').count() + 1);
+    let mut message = crate::guard::text::parser_message(e.message().trim().trim_end_matches('.'));
+    let mut field = (!path.is_empty() && path != ".").then(|| path.to_string());
+    if let Some(span) = e.span().filter(|s| s.end <= text.len() && s.start <= s.end) {
+        let spanned = text.get(span.clone()).unwrap_or("").trim();
+        if message.starts_with("duplicate key") && !spanned.is_empty() && !message.contains(spanned) {
+            message = format!("duplicate key {}", crate::guard::text::quote(spanned.trim_matches('"')));
+        } else if let Some(f) = &field {
+            let last = f.rsplit('.').next();
+            let key = start
+                .and_then(|s| key_before(text, s))
+                .filter(|k| last != Some(*k))
+                .map(str::to_string)
+                .or_else(|| key_holding(text, f, e.message()));
+            if let Some(key) = key.filter(|k| last != Some(k.as_str())) {
+                field = Some(format!("{f}.{key}"));
+            }
+        }
+    }
     ModelError::new(ModelErrorKind::Syntax { field, line, message }).in_origin(origin)
+}
+
+/// For "invalid type: … `v`, expected …" reported at the table `path`: the one key of that table
+/// whose value is `v` (a tagged table is read whole, so the parser names only the table).
+fn key_holding(text: &str, path: &str, message: &str) -> Option<String> {
+    let rest = message.strip_prefix("invalid type: ")?;
+    let quoted = rest.split_once(['`', '"'])?.1;
+    let token = quoted.split_once(['`', '"'])?.0;
+    let mut value = &toml::Value::Table(text.parse::<toml::Table>().ok()?);
+    for part in path.split('.') {
+        value = value.get(part)?;
+    }
+    let found: Vec<&String> = value
+        .as_table()?
+        .iter()
+        .filter(|(_, v)| match v {
+            toml::Value::String(s) => s == token,
+            toml::Value::Table(_) | toml::Value::Array(_) => false,
+            other => other.to_string() == token,
+        })
+        .map(|(k, _)| k)
+        .collect();
+    (found.len() == 1).then(|| found[0].clone())
+}
+
+/// The key of the `key = ` right before byte `at` on its line (a value's span starts after it).
+fn key_before(text: &str, at: usize) -> Option<&str> {
+    let line_start = text.get(..at)?.rfind('\n').map_or(0, |i| i + 1);
+    let before = text.get(line_start..at)?.trim_end().strip_suffix('=')?.trim_end();
+    let key_start = before
+        .char_indices()
+        .rev()
+        .take_while(|(_, c)| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+        .last()
+        .map(|(i, _)| i)?;
+    Some(&before[key_start..])
 }

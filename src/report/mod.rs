@@ -6,6 +6,7 @@
 mod curve;
 mod document;
 mod html;
+mod parties;
 mod plot;
 mod render;
 mod simplex_svg;
@@ -14,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 pub use curve::{curve_csv, write_risk_curve, RiskCurve};
 pub use document::{CertificateRow, Figure, Report, ReportOptions, Reproduce, RiskRow};
+pub use parties::write_party_comparison;
 pub use plot::{
     coinciding, heatmap_svg, line_plot_svg, reference_lines, risk_series, write_heatmap, write_line_plot, Formats,
     LinePlot, Reference, Series, Shade, COINCIDE_RELATIVE, REFERENCE_COLOR,

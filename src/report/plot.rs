@@ -140,7 +140,7 @@ fn palette(i: usize) -> RGBColor {
     if i == REFERENCE_COLOR {
         return REFERENCE_GREY;
     }
-    const P: [RGBColor; 15] = [
+    const P: [RGBColor; 19] = [
         RGBColor(0, 0, 0),
         RGBColor(31, 119, 180),
         RGBColor(255, 127, 14),
@@ -156,6 +156,10 @@ fn palette(i: usize) -> RGBColor {
         RGBColor(120, 0, 120),
         RGBColor(200, 150, 0),
         RGBColor(0, 0, 160),
+        RGBColor(230, 25, 75),
+        RGBColor(0, 130, 200),
+        RGBColor(128, 128, 0),
+        RGBColor(170, 110, 40),
     ];
     P[i % P.len()]
 }

@@ -13,7 +13,8 @@ use crate::model::{Model, Neighbours};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ValueEnum)]
 pub enum SolverChoice {
     /// Decided per model by [`Route::for_model`]: the exact chain solver for chain neighbours and
-    /// the plain Bayes program, else Clarabel then HiGHS (HiGHS first on explicit graphs).
+    /// the plain Bayes program, else Clarabel then HiGHS (HiGHS's interior point first on
+    /// explicit graphs).
     Auto,
     /// HiGHS, letting it choose the method (dual simplex on these LPs).
     Highs,
@@ -171,7 +172,10 @@ impl Route {
     /// Why the LP order depends on the graph: on a chain or band the KKT system of an
     /// interior-point method stays banded and Clarabel wins by far (HiGHS dual simplex: > 120 s at
     /// (K, M) = (300, 300) where Clarabel takes 5 s); on the multinomial's lattice it fills in and
-    /// HiGHS wins (`models/vote-share-3way.toml` at ε = 0.5: 45 s against 217 s).
+    /// HiGHS wins (`models/vote-share-3way.toml` at ε = 0.5: 45 s against 217 s), its interior
+    /// point with crossover ahead of its dual simplex (multinomial d = 3, K = 40 on the orbit LP:
+    /// 24 s against 35 s). On a model with symmetries HiGHS solves the orbit LP
+    /// (`lp::Symmetry`).
     pub fn for_model(model: &Model, choice: SolverChoice) -> Result<Route, SolveError> {
         let plain = model.is_plain_program();
         let (chain, graph) = neighbour_shape(model);
@@ -186,7 +190,7 @@ impl Route {
                     return Err(SolveError::NoBackend);
                 }
                 let reason = if graph {
-                    "auto: an explicit neighbour graph, so HiGHS first, then Clarabel"
+                    "auto: an explicit neighbour graph, so HiGHS interior point first, then Clarabel"
                 } else {
                     "auto: a banded neighbour relation, so Clarabel first, then HiGHS"
                 };
@@ -227,7 +231,7 @@ pub(crate) fn lp_order(neighbours: &Neighbours) -> Vec<SolverChoice> {
 
 fn lp_order_for(graph: bool) -> Vec<SolverChoice> {
     let order = if graph {
-        [SolverChoice::Highs, SolverChoice::Clarabel]
+        [SolverChoice::HighsIpm, SolverChoice::Clarabel]
     } else {
         [SolverChoice::Clarabel, SolverChoice::Highs]
     };

@@ -50,6 +50,23 @@ pub enum SolveError {
         /// The backend.
         solver: String,
     },
+    /// The solve would take longer than the time the caller allows (`solve --max-seconds`),
+    /// by the estimate made before any work.
+    #[error("the solve would take roughly {estimated_seconds:.0} s, more than the {limit_seconds} s allowed (--max-seconds); reduce {fields}")]
+    TooSlow {
+        /// The estimate.
+        estimated_seconds: f64,
+        /// The limit.
+        limit_seconds: f64,
+        /// The model fields that set the work.
+        fields: String,
+    },
+    /// The model's costs c\[k,i\] overflow: its values are too large for its loss.
+    #[error("{fields}: the costs of this model are not finite numbers (the loss overflows between its parameter and output values); use a narrower range")]
+    NonFiniteCosts {
+        /// The model fields to change.
+        fields: String,
+    },
     /// No LP backend is compiled in at all.
     #[error("no LP solver backend is compiled into this build (features highs, clarabel, good_lp)")]
     NoBackend,
@@ -66,7 +83,13 @@ pub enum SolveError {
 impl SolveError {
     /// True when the user can fix it by choosing another solver or build.
     pub fn is_input(&self) -> bool {
-        matches!(self, SolveError::NotCompiled { .. } | SolveError::NotApplicable { .. })
+        matches!(
+            self,
+            SolveError::NotCompiled { .. }
+                | SolveError::NotApplicable { .. }
+                | SolveError::TooSlow { .. }
+                | SolveError::NonFiniteCosts { .. }
+        )
     }
 
     pub(crate) fn backend(solver: &str, message: impl std::fmt::Display) -> Self {

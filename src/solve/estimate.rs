@@ -116,6 +116,16 @@ pub(crate) fn estimate_route(model: &Model, route: &Route, options: &SolveOption
             ("LP", bytes, secs, backends.iter().map(|b| b.to_string()).collect())
         }
     };
+    // The likelihood itself, where it is not O(|Y|) per grid point: a clipped Poisson sum is an
+    // N-fold convolution, N²c(c+1)/2 multiply-adds per θ (model::family::clipped_poisson_sum_pmf).
+    let seconds = seconds
+        + match model.family {
+            Family::Poisson { records, cap } if model.exact.is_none() => {
+                let (n, c) = (records as f64, cap as f64);
+                2e-9 * m as f64 * n * n * c * (c + 1.0) / 2.0
+            }
+            _ => 0.0,
+        };
     let available = options.memory.in_bytes();
     Estimate {
         size,

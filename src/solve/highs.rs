@@ -50,16 +50,61 @@ impl LpSolver for HighsSolver {
     }
 
     fn solve(&self, problem: &Problem) -> Result<RawSolution, SolveError> {
+        if let Some(symmetry) = problem.symmetry.as_deref().filter(|_| problem.program.is_plain()) {
+            // The orbit LP (crate::lp::Symmetry): |G| times smaller, lifted back exactly.
+            let orbit = symmetry.orbit_lp(&problem.cost, &problem.neighbours, problem.eps, problem.scale);
+            let n_rows = orbit.a.rows();
+            let bounds = |r: usize| if r < orbit.n_eq { (1.0, 1.0) } else { (f64::NEG_INFINITY, 0.0) };
+            let solved = self.run(&orbit.a, &orbit.costs, n_rows, bounds, |_| (0.0, f64::INFINITY))?;
+            let mu_hat: Vec<f64> = solved.row_duals[orbit.n_eq..].iter().map(|d| -d).collect();
+            let (vars, rows) = symmetry.reduced_size();
+            return Ok(RawSolution {
+                x: symmetry.lift_primal(&solved.columns),
+                dp_multipliers: Some(symmetry.lift_multipliers(&mu_hat)),
+                status: solved.status,
+                detail: format!(
+                    "{}; on the orbit LP of {} symmetries ({vars} variables × {rows} rows)",
+                    solved.detail, symmetry.group_order
+                ),
+            });
+        }
+        let costs = problem.scaled_costs();
+        let solved =
+            self.run(&problem.a, &costs, problem.n_rows(), |r| problem.row_bounds(r), |j| problem.col_bounds(j))?;
+        let n_eq = problem.n_eq();
+        let mu = solved.row_duals[n_eq..].iter().map(|d| -d).collect();
+        Ok(RawSolution { x: solved.columns, dp_multipliers: Some(mu), status: solved.status, detail: solved.detail })
+    }
+}
+
+/// What one HiGHS run returns.
+struct HighsRun {
+    columns: Vec<f64>,
+    /// HiGHS row duals: ∂objective/∂rhs, ≤ 0 on binding ≤ rows of a minimisation.
+    row_duals: Vec<f64>,
+    status: Status,
+    detail: String,
+}
+
+impl HighsSolver {
+    /// Solve min cᵀx over the CSC matrix `a` with the given row and column bounds.
+    fn run(
+        &self,
+        a: &sprs::CsMat<f64>,
+        costs: &[f64],
+        n_rows: usize,
+        row_bounds: impl Fn(usize) -> (f64, f64),
+        col_bounds: impl Fn(usize) -> (f64, f64),
+    ) -> Result<HighsRun, SolveError> {
         let mut pb = ColProblem::new();
-        let rows: Vec<_> = (0..problem.n_rows())
+        let rows: Vec<_> = (0..n_rows)
             .map(|r| {
-                let (lo, hi) = problem.row_bounds(r);
+                let (lo, hi) = row_bounds(r);
                 pb.add_row(lo..=hi)
             })
             .collect();
-        let costs = problem.scaled_costs();
-        for (j, col) in problem.a.outer_iterator().enumerate() {
-            let (lo, hi) = problem.col_bounds(j);
+        for (j, col) in a.outer_iterator().enumerate() {
+            let (lo, hi) = col_bounds(j);
             let entries = col.iter().map(|(r, &v)| (rows[r], v));
             match (lo.is_finite(), hi.is_finite()) {
                 (true, true) => pb.add_column(costs[j], lo..=hi, entries),
@@ -95,12 +140,13 @@ impl LpSolver for HighsSolver {
         }
         let solved = model.try_solve().map_err(|e| SolveError::backend("highs", format!("failed: {e:?}")))?;
         let hs = solved.status();
-        let status = map_status(hs);
         let solution = solved.get_solution();
-        let n_eq = problem.n_eq();
-        // HiGHS row duals are ∂objective/∂rhs: ≤ 0 on binding ≤ rows of a minimisation.
-        let mu = solution.dual_rows()[n_eq..].iter().map(|d| -d).collect();
-        Ok(RawSolution { x: solution.columns().to_vec(), dp_multipliers: Some(mu), status, detail: format!("{hs:?}") })
+        Ok(HighsRun {
+            columns: solution.columns().to_vec(),
+            row_duals: solution.dual_rows().to_vec(),
+            status: map_status(hs),
+            detail: format!("{hs:?}"),
+        })
     }
 }
 

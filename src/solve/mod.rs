@@ -25,6 +25,7 @@ mod robust;
 mod solution;
 mod status;
 mod strategy;
+mod summary;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -44,8 +45,9 @@ pub use plan::{
 pub use robust::{risk_profile, robustness, robustness_warning, Robustness, MAX_PROFILE_WORK, WORST_CASE_FACTOR};
 pub use solution::{LpSize, Solution};
 pub use status::Status;
+pub use summary::{RowSummary, SolveSummary};
 
-use crate::lp::{cost_matrix, MemoryBudget, Problem, Program};
+use crate::lp::{cost_matrix, MemoryBudget, Problem, Program, Symmetry};
 use crate::model::{Model, Objective};
 use crate::{Error, Result};
 
@@ -105,6 +107,7 @@ pub fn solve_model_each(
     if !planned.fits {
         return Err(Error::TooLarge(planned.size_error()));
     }
+
     let fields = || crate::lp::size_fields(model);
     let mut run = || -> Result<Vec<Solution>> {
         match &route {
@@ -112,23 +115,37 @@ pub fn solve_model_each(
             Route::Lp { backends, reason } => {
                 let start = Instant::now();
                 let cost = Arc::new(cost_matrix(model, options.memory)?);
+                if cost.iter().any(|c| !c.is_finite()) {
+                    let fields = match model.spec.parameter.grid {
+                        crate::model::spec::GridSpec::Explicit { .. } => "parameter.grid, output.grid",
+                        _ => "parameter.lower, parameter.upper",
+                    };
+                    return Err(SolveError::NonFiniteCosts { fields: fields.to_string() }.into());
+                }
                 if model.objective == Objective::Minimax {
                     let (n_obs, n_out) = cost.dim();
                     options.memory.check_dense(&[(model.theta.len(), n_obs * n_out)], 0)?;
                 }
                 let program = Program::for_model(model);
+                let neighbours = model.family.neighbours();
+                // Symmetry pays only on the plain program (the δ and minimax rows are not reduced), and
+                // only HiGHS solves the orbit LP.
+                let symmetry = (cfg!(feature = "highs") && program.is_plain()).then(|| {
+                    Symmetry::find(&cost, &model.family.observations(), &model.outputs, &neighbours).map(Arc::new)
+                });
                 let cost_seconds = start.elapsed().as_secs_f64();
                 eps_list
                     .iter()
                     .map(|&eps| {
                         let t = Instant::now();
-                        let problem = Problem::try_with_program(
+                        let mut problem = Problem::try_with_program(
                             cost.clone(),
-                            model.family.neighbours(),
+                            neighbours.clone(),
                             eps,
                             program.clone(),
                             options.memory,
                         )?;
+                        problem.symmetry = symmetry.clone().flatten();
                         let assembly = cost_seconds + t.elapsed().as_secs_f64();
                         let s = solve_lp(&problem, backends, reason, &options, assembly)?;
                         each(&s);

@@ -12,3 +12,4 @@ mod mechanism_properties;
 mod optimum_checks;
 mod polish;
 mod probes;
+mod symmetry;

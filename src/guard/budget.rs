@@ -1,5 +1,6 @@
-//! The memory guard: every allocation proportional to the model's size is priced here first, so a
-//! model too large for the machine is refused in well under a second with the fields to shrink.
+//! The size guard: every allocation proportional to an input's size (a model, a CSV file, an
+//! artifact) is priced here first, so an input too large for the machine is refused in well under a
+//! second with the fields to shrink.
 
 /// How much memory the library may use for one problem (bytes). The caller decides: the CLI reads
 /// `UBAPP_MEMORY_LIMIT`, a library user passes what their process may spend.
@@ -72,41 +73,6 @@ pub struct SizeError {
     pub available_bytes: u64,
     /// The model fields that set the size, in the model file's own terms.
     pub fields: Box<str>,
-}
-
-/// The fields of `model`'s file that set the LP's size, in its own terms: `observation.trials` for
-/// a binomial, `observation.records` and `observation.cap` for a Poisson count,
-/// `observation.records` and `observation.categories` for a multinomial, the parameter grid's
-/// `points` or `resolution`, and the output grid's when it has its own.
-pub(crate) fn size_fields(model: &crate::model::Model) -> String {
-    use crate::model::spec::{GridSpec, ObservationSpec, OutputGridSpec};
-    let spec = model.spec();
-    let mut fields: Vec<&str> = match &spec.observation {
-        ObservationSpec::Binomial { .. } => vec!["observation.trials"],
-        ObservationSpec::Poisson { .. } => vec!["observation.records", "observation.cap"],
-        ObservationSpec::Multinomial { .. } => vec!["observation.records", "observation.categories"],
-        ObservationSpec::Table { .. } => vec!["observation.likelihood (its columns)"],
-    };
-    let grid = |g: &GridSpec, prefix: &'static str| -> &'static str {
-        match (g, prefix) {
-            (GridSpec::Simplex { .. }, "parameter") => "parameter.grid.resolution",
-            (GridSpec::Simplex { .. }, _) => "output.grid.resolution",
-            (GridSpec::Explicit { .. }, "parameter") => "parameter.grid (its points)",
-            (GridSpec::Explicit { .. }, _) => "output.grid (its points)",
-            (_, "parameter") => "parameter.grid.points",
-            _ => "output.grid.points",
-        }
-    };
-    if model.exact().is_none() {
-        fields.push(grid(&spec.parameter.grid, "parameter"));
-    }
-    if let OutputGridSpec::Own(g) = &spec.output.grid {
-        fields.push(grid(g, "output"));
-    }
-    match fields.split_last() {
-        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
-        _ => fields.join(""),
-    }
 }
 
 impl SizeError {

@@ -1,0 +1,74 @@
+"""Certified mechanisms from Python: the files the command line verifies, and its sampler."""
+
+import json
+
+import numpy as np
+import pytest
+
+import ubapp
+
+
+@pytest.fixture(scope="module")
+def mechanism(models):
+    (r,) = ubapp.solve(models / "bernoulli-k100.toml", eps=[1.0])
+    return r.mechanism()
+
+
+def test_saved_mechanism_verifies_with_the_cli(mechanism, cli_json, tmp_path):
+    path = tmp_path / "coin.json"
+    mechanism.save(path)
+    report = cli_json("verify", path)
+    assert report["certified_eps"] == mechanism.certified_eps
+    assert mechanism.certified_eps <= 1.0
+    loaded = ubapp.Mechanism.load(path)
+    assert loaded.certified_eps == mechanism.certified_eps
+    assert loaded.bayes_risk == mechanism.bayes_risk
+
+
+def test_seeded_sample_is_reproducible_and_equals_the_cli(mechanism, cli_json, tmp_path):
+    path = tmp_path / "coin.json"
+    mechanism.save(path)
+    a = mechanism.sample(37, n=50, seed=11, allow_composition=True)
+    b = ubapp.Mechanism.load(path).sample(37, n=50, seed=11, allow_composition=True)
+    assert isinstance(a, np.ndarray) and a.shape == (50,)
+    np.testing.assert_array_equal(a, b)
+    cli = cli_json("sample", path, "--y", 37, "--n", 50, "--seed", 11, "--allow-composition")
+    np.testing.assert_array_equal(a, np.asarray(cli))
+    # A different seed gives different draws (50 draws of a 100-point output).
+    assert not np.array_equal(a, mechanism.sample(37, n=50, seed=12, allow_composition=True))
+
+
+def test_composition_needs_a_budget(mechanism):
+    with pytest.raises(ubapp.InputError, match="basic composition"):
+        mechanism.sample(37, n=5)
+    assert mechanism.sample(37, n=5, budget=5.0, seed=1).shape == (5,)
+    with pytest.raises(ubapp.InputError, match="not an observation"):
+        mechanism.sample(101.5)
+
+
+def test_posterior_equals_the_cli(mechanism, cli_json, tmp_path):
+    path = tmp_path / "coin.json"
+    mechanism.save(path)
+    released = mechanism.sample(80, n=3, seed=5, allow_composition=True)
+    post = mechanism.posterior(list(released), level=0.9)
+    args = ["posterior", path, "--level", 0.9]
+    for v in released:
+        args += ["--release", repr(float(v))]
+    cli = cli_json(*args)
+    assert post.posterior_mean == cli["posterior_mean"]
+    assert list(post.interval) == cli["interval"]
+    np.testing.assert_array_equal(post.probabilities, cli["probabilities"])
+    assert post.probabilities.sum() == pytest.approx(1.0, abs=1e-12)
+
+
+def test_tampered_file_is_refused_like_verify(mechanism, cli, tmp_path):
+    path = tmp_path / "coin.json"
+    mechanism.save(path)
+    doc = json.loads(path.read_text())
+    doc["eps"] = doc["eps"] / 10  # claims ten times more privacy than the weights give
+    path.write_text(json.dumps(doc))
+    code, _, err = cli("verify", path)
+    assert code == 2
+    with pytest.raises(ubapp.InputError) as e:
+        ubapp.Mechanism.load(path)
+    assert str(e.value) == err.strip().removeprefix("error: ")

@@ -1,0 +1,334 @@
+"""ubapp — optimal differentially private Bayes point estimators by linear programming (UBaPP).
+
+The Python face of the ``ubapp`` Rust library and command line: load a model, solve it for each
+privacy level ε, turn a solution into a certified mechanism (integer weights, exact privacy
+certificate, exact sampler), save it for ``ubapp verify``, sample releases and compute posteriors,
+and compare UBaPP with the estimators of the literature.
+
+    >>> import ubapp
+    >>> model = ubapp.load_model("models/bernoulli-k100.toml")
+    >>> result = model.solve(eps=[1.0])[0]
+    >>> result.bayes_risk, result.status, result.p.shape
+    >>> mech = result.mechanism()
+    >>> mech.save("coin.json")             # ubapp verify coin.json
+    >>> mech.sample(37, n=1, seed=7)       # numpy array of released values
+
+Results carry the same fields, computed by the same code, as ``ubapp solve --json`` and
+``ubapp compare --json``. Errors raise :class:`InputError` (bad input the caller can fix: the
+command line's exit code 2) or :class:`Error`, with the command line's one-sentence messages.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
+
+import numpy as np
+
+from . import _native
+from ._native import Error, InputError
+
+__version__: str = _native.__version__
+
+__all__ = [
+    "Error",
+    "InputError",
+    "Model",
+    "Result",
+    "Mechanism",
+    "Posterior",
+    "CompareRows",
+    "load_model",
+    "solve",
+    "compare",
+]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class Model:
+    """A validated model (a model file's contents)."""
+
+    __slots__ = ("_native",)
+
+    def __init__(self, native: "_native.Model") -> None:
+        self._native = native
+
+    @classmethod
+    def load(cls, path: PathLike) -> "Model":
+        """Read and validate a model file (TOML); CSV paths in it are relative to its directory."""
+        return cls(_native.Model.load(os.fspath(path)))
+
+    @classmethod
+    def from_toml(cls, text: str, origin: str = "<string>") -> "Model":
+        """Parse and validate a model from TOML text; ``origin`` names it in error messages."""
+        return cls(_native.Model.from_toml(text, origin))
+
+    @property
+    def name(self) -> str:
+        """The model's name."""
+        return self._native.name
+
+    @property
+    def epsilons(self) -> List[float]:
+        """The model's own privacy levels (its ``epsilon`` list)."""
+        return list(self._native.epsilons)
+
+    def spec(self) -> Dict[str, Any]:
+        """The model as a dict (its file's fields, with CSV contents inline)."""
+        return json.loads(self._native.spec_json())
+
+    def solve(self, eps: Optional[Union[float, Sequence[float]]] = None, solver: str = "auto") -> List["Result"]:
+        """Solve the UBaPP program for each ε (default: the model's list); one :class:`Result` each.
+
+        ``solver`` is one of the command line's ``--solver`` names (``auto``, ``chain``,
+        ``clarabel``, ``highs``, …).
+        """
+        return [Result(s) for s in self._native.solve(_eps_list(eps), solver)]
+
+    def __repr__(self) -> str:
+        return f"ubapp.Model({self.name!r})"
+
+
+def load_model(path: PathLike) -> Model:
+    """Read and validate a model file (same as :meth:`Model.load`)."""
+    return Model.load(path)
+
+
+def _model(model: Union[Model, PathLike]) -> Model:
+    return model if isinstance(model, Model) else Model.load(model)
+
+
+def _eps_list(eps: Optional[Union[float, Sequence[float]]]) -> Optional[List[float]]:
+    if eps is None:
+        return None
+    if isinstance(eps, (int, float)):
+        return [float(eps)]
+    return [float(e) for e in eps]
+
+
+def solve(model: Union[Model, PathLike], eps: Optional[Union[float, Sequence[float]]] = None, solver: str = "auto") -> List["Result"]:
+    """Solve a model (a :class:`Model` or a model file's path) for each ε; see :meth:`Model.solve`."""
+    return _model(model).solve(eps=eps, solver=solver)
+
+
+class Result:
+    """One ε's optimum: the fields of ``ubapp solve --json`` as attributes, and ``p`` as an array.
+
+    Every field of the JSON object is an attribute (``eps``, ``bayes_risk``, ``dual_bound``,
+    ``relative_gap``, ``status``, ``solver``, ``checks``, ``prior_risk``, ``rmse``, …);
+    :meth:`to_dict` gives them all.
+    """
+
+    __slots__ = ("_native", "_row", "_p")
+
+    def __init__(self, native: "_native.Solution") -> None:
+        self._native = native
+        self._row: Dict[str, Any] = json.loads(native.row_json())
+        self._p: Optional[np.ndarray] = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The ``solve --json`` object of this ε (a copy)."""
+        return json.loads(json.dumps(self._row))
+
+    def __getattr__(self, name: str) -> Any:
+        row = object.__getattribute__(self, "_row")
+        if name in row:
+            return row[name]
+        raise AttributeError(f"ubapp.Result has no field {name!r} (fields: {', '.join(row)})")
+
+    def __dir__(self) -> Iterable[str]:
+        return list(super().__dir__()) + list(self._row)
+
+    @property
+    def p(self) -> Optional[np.ndarray]:
+        """P[k, i] = Pr(release θ̃_k | y_i), shape |Θ̃| × |Y|; ``None`` for a compact chain solution."""
+        if self._p is None:
+            raw = self._native.p()
+            if raw is None:
+                return None
+            values, shape = raw
+            self._p = np.asarray(values, dtype=np.float64).reshape(shape)
+            self._p.setflags(write=False)
+        return self._p
+
+    def mechanism(self) -> "Mechanism":
+        """The certified mechanism, as ``ubapp solve --out`` writes it (repaired, quantised to
+        integer weights, its ε certified exactly)."""
+        return Mechanism(self._native.mechanism())
+
+    def __repr__(self) -> str:
+        return f"ubapp.Result(eps={self.eps!r}, bayes_risk={self.bayes_risk!r}, status={self.status!r})"
+
+
+class Posterior:
+    """The exact posterior of θ on the model's parameter grid given releases (``ubapp posterior``)."""
+
+    __slots__ = ("theta", "probabilities", "posterior_mean", "level", "interval", "interval_mass")
+
+    def __init__(self, fields: Dict[str, Any]) -> None:
+        theta = np.asarray(fields["theta"], dtype=np.float64)
+        one_d = theta.ndim == 2 and theta.shape[1] == 1
+        #: Grid points θ_j (a vector for a scalar θ, else one row per point).
+        self.theta: np.ndarray = theta[:, 0] if one_d else theta
+        #: Pr(θ_j | releases), summing to 1.
+        self.probabilities: np.ndarray = np.asarray(fields["probabilities"], dtype=np.float64)
+        mean = np.asarray(fields["posterior_mean"], dtype=np.float64)
+        #: E[θ | releases] (a float for a scalar θ).
+        self.posterior_mean: Union[float, np.ndarray] = float(mean[0]) if one_d else mean
+        #: Credibility level of ``interval``.
+        self.level: float = fields["level"]
+        iv = np.asarray(fields["interval"], dtype=np.float64)
+        #: Equal-tailed credible interval (lower, upper) (one row per coordinate for a vector θ).
+        self.interval: Union[tuple, np.ndarray] = (float(iv[0, 0]), float(iv[0, 1])) if one_d else iv
+        #: Posterior mass inside the interval (≥ level).
+        self.interval_mass: float = fields["interval_mass"]
+
+    def __repr__(self) -> str:
+        return f"ubapp.Posterior(posterior_mean={self.posterior_mean!r}, interval={self.interval!r})"
+
+
+def _coords(value: Union[float, Sequence[float]]) -> List[float]:
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return [float(value)]
+    return [float(v) for v in value]
+
+
+class Mechanism:
+    """A certified mechanism: integer weights (or the compact geometric + remap form) whose ε is
+    certified exactly, and the exact sampler the command line's ``sample`` uses."""
+
+    __slots__ = ("_native",)
+
+    def __init__(self, native: "_native.Mechanism") -> None:
+        self._native = native
+
+    @classmethod
+    def load(cls, path: PathLike) -> "Mechanism":
+        """Read a mechanism file and re-derive its certificate from the weights (raises
+        :class:`InputError` if it fails, as ``ubapp verify`` exits 2)."""
+        return cls(_native.Mechanism.load(os.fspath(path)))
+
+    def save(self, path: PathLike) -> None:
+        """Write the artifact atomically (the file ``ubapp verify``, ``sample`` and ``audit`` read)."""
+        self._native.save(os.fspath(path))
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The artifact's JSON object."""
+        return json.loads(self._native.to_json())
+
+    @property
+    def kind(self) -> str:
+        """``dense`` (integer weights) or ``geometric-remap`` (compact chain form)."""
+        return self._native.kind
+
+    @property
+    def eps(self) -> float:
+        """The target ε."""
+        return self._native.eps
+
+    @property
+    def certified_eps(self) -> float:
+        """The ε certified exactly from the integer weights (≤ the target)."""
+        return self._native.certified_eps
+
+    @property
+    def delta(self) -> float:
+        """The target δ (0 for pure ε-DP)."""
+        return self._native.delta
+
+    @property
+    def certified_delta(self) -> float:
+        """The certified δ."""
+        return self._native.certified_delta
+
+    @property
+    def bayes_risk(self) -> float:
+        """The Bayes risk of the mechanism as it is sampled."""
+        return self._native.bayes_risk
+
+    @property
+    def model_name(self) -> str:
+        """The name of the model it was designed for."""
+        return self._native.model_name
+
+    def sample(
+        self,
+        y: Union[float, Sequence[float]],
+        n: int = 1,
+        seed: Optional[int] = None,
+        budget: Optional[float] = None,
+        allow_composition: bool = False,
+    ) -> np.ndarray:
+        """``n`` releases for observation ``y`` with the exact sampler.
+
+        With a ``seed`` the draws equal ``ubapp sample FILE --y Y --n N --seed SEED`` (for tests
+        only: without it the generator is seeded from the operating system, as a real release
+        must be). ``n`` releases from the same data spend n·ε: pass ``budget`` ≥ n·ε or
+        ``allow_composition=True``. Returns shape (n,) for a scalar output, else (n, dim).
+        """
+        draws = self._native.sample(_coords(y), int(n), seed, budget, allow_composition)
+        arr = np.asarray(draws, dtype=np.float64)
+        return arr[:, 0] if self._native.output_dim == 1 else arr
+
+    def posterior(self, releases: Union[float, Sequence[Any]], level: float = 0.95) -> Posterior:
+        """The exact posterior of θ given one released value or a list of independent releases
+        of this mechanism (``ubapp posterior``); dense mechanisms only."""
+        if isinstance(releases, (int, float, np.integer, np.floating)):
+            items: List[List[float]] = [[float(releases)]]
+        elif self._native.output_dim == 1:
+            items = [_coords(r) for r in releases]
+        else:
+            seq = list(releases)
+            items = [_coords(seq)] if seq and not isinstance(seq[0], (list, tuple, np.ndarray)) else [_coords(r) for r in seq]
+        return Posterior(json.loads(self._native.posterior(items, float(level))))
+
+    def __repr__(self) -> str:
+        return f"ubapp.Mechanism(model={self.model_name!r}, kind={self.kind!r}, certified_eps={self.certified_eps!r})"
+
+
+class CompareRows(list):
+    """The rows of a comparison, each a dict with the fields of ``ubapp compare --json``."""
+
+    def to_dataframe(self) -> Any:
+        """The rows as a pandas DataFrame (needs pandas, which ubapp does not require)."""
+        try:
+            import pandas as pd
+        except ImportError as e:  # pragma: no cover - depends on the environment
+            raise ImportError("CompareRows.to_dataframe needs pandas: pip install pandas") from e
+        return pd.DataFrame(list(self))
+
+
+def compare(
+    model: Union[Model, PathLike],
+    eps: Optional[Union[float, Sequence[float]]] = None,
+    methods: Optional[Sequence[str]] = None,
+    trials: Optional[Sequence[int]] = None,
+    seed: int = 0,
+    delta: float = 1e-5,
+    parties: Optional[int] = None,
+    solver: str = "auto",
+    out: Optional[PathLike] = None,
+    as_frame: bool = False,
+) -> Any:
+    """Compare UBaPP with the baselines over ε and K (``ubapp compare``).
+
+    Returns :class:`CompareRows` (a list of dicts with the fields of ``compare --json``), or a
+    pandas DataFrame with ``as_frame=True``. With ``out`` the directory also gets risk.csv and the
+    plots, as ``compare --out`` writes them.
+    """
+    m = _model(model)
+    text = _native.compare_json(
+        m._native,
+        _eps_list(eps),
+        None if trials is None else [int(k) for k in trials],
+        None if methods is None else [str(x) for x in methods],
+        int(seed),
+        float(delta),
+        parties,
+        solver,
+        None if out is None else os.fspath(out),
+    )
+    rows = CompareRows(json.loads(text))
+    return rows.to_dataframe() if as_frame else rows

@@ -1,0 +1,100 @@
+//! `ubapp compare` for data held by several parties (and for every family the single-holder
+//! comparison does not cover): validate the flags, run `ubapp::compare::parties`, print and write.
+
+use std::path::PathBuf;
+
+use ubapp::compare::parties::{compare_parties, not_applicable, PartyOptions, PARTY_METHODS};
+use ubapp::compare::{CompareError, Method};
+use ubapp::model::Model;
+use ubapp::parties::RiskOptions;
+use ubapp::report::write_party_comparison;
+use ubapp::solve::SolverChoice;
+use ubapp::{Error, Result};
+
+/// The `compare` flags, as the party comparison reads them (see `compare::Args`).
+pub struct PartyArgs {
+    pub eps: Option<Vec<f64>>,
+    pub trials: Option<Vec<u64>>,
+    pub methods: Option<Vec<Method>>,
+    pub out: Option<PathBuf>,
+    pub json: bool,
+    pub seed: u64,
+    pub delta: f64,
+    pub parties: Option<Vec<u64>>,
+    pub solver: SolverChoice,
+}
+
+/// Run the party comparison.
+pub fn run(a: PartyArgs, model: Model) -> Result<()> {
+    if a.trials.is_some() {
+        return Err(Error::argument(
+            "--trials",
+            "applies to the binomial comparison without parties; with parties the records in all stay the model's and --parties splits them",
+        ));
+    }
+    let eps = a.eps.unwrap_or_else(|| model.epsilons().to_vec());
+    if let Some((index, &value)) = eps.iter().enumerate().find(|(_, e)| !(e.is_finite() && **e > 0.0)) {
+        return Err(CompareError::NonPositiveEps { index, value }.into());
+    }
+    if !(a.delta.is_finite() && a.delta > 0.0 && a.delta < 1.0) {
+        return Err(CompareError::DeltaOutOfRange { value: a.delta }.into());
+    }
+    let opts = PartyOptions {
+        eps,
+        parties: a.parties.unwrap_or_else(|| vec![model.parties()]),
+        delta: a.delta,
+        seed: a.seed,
+        solver: a.solver,
+        risk: RiskOptions { seed: a.seed, ..RiskOptions::default() },
+    };
+    let mut cmp = compare_parties(&model, &opts, &mut |line| eprintln!("{line}"))?;
+    if let Some(methods) = &a.methods {
+        cmp.rows.retain(|r| methods.contains(&r.method));
+        for m in methods {
+            if !PARTY_METHODS.contains(m) {
+                cmp.notes.push(format!("{m} is not a party method (it needs one data holder and the binomial family)"));
+            } else if let Some((_, why)) = not_applicable(&model).into_iter().find(|(n, _)| n == m) {
+                cmp.notes.push(format!("{m} was asked for but {why}"));
+            }
+        }
+    }
+    if let Some(dir) = &a.out {
+        let files = write_party_comparison(dir, &cmp)?;
+        eprintln!("wrote {} file(s) to {}", files.len(), dir.display());
+    }
+    if a.json {
+        outln!("{}", serde_json::to_string_pretty(&cmp).expect("rows serialise"));
+        return Ok(());
+    }
+    outln!(
+        "{:<22} {:>9} {:>8} {:>7} {:>7} {:>14} {:>14} {:>12}",
+        "method",
+        "privacy",
+        "eps",
+        "records",
+        "M",
+        "bayes_risk",
+        "true_risk",
+        "risk_method"
+    );
+    for r in &cmp.rows {
+        let se = if r.bayes_risk_se > 0.0 { format!(" ±{:.1e}", r.bayes_risk_se) } else { String::new() };
+        let m = r.parties.map_or("-".to_string(), |p| p.to_string());
+        let records = if r.trials == 0 { "-".to_string() } else { r.trials.to_string() };
+        outln!(
+            "{:<22} {:>9} {:>8} {:>7} {:>7} {:>14.6e} {:>14.6e} {:>12}{se}",
+            r.method,
+            r.privacy,
+            r.eps,
+            records,
+            m,
+            r.bayes_risk,
+            r.true_risk,
+            r.risk_method
+        );
+    }
+    for n in &cmp.notes {
+        outln!("note: {n}");
+    }
+    Ok(())
+}

@@ -1,0 +1,301 @@
+//! The comparison for data held by several parties, for every family: `compare MODEL --parties
+//! M[,M…]` (and any model with a `[parties]` section or outside the binomial family).
+//!
+//! The records in all (T = M₀·n₀ for a model whose `[parties]` count is M₀ and whose family holds
+//! n₀ records per party) stay fixed while the number of parties M varies: each party holds T/M
+//! records of the family (a table family's records cannot be split: its parties each hold the
+//! table's observation). Rows, per ε and M:
+//! - `ubapp` — one trusted curator holding all T records, the LP optimum (no M);
+//! - `ubapp-local`, `geometric-local` — every party releases through its certified single-party
+//!   mechanism, the aggregator computes the exact Bayes aggregate (`crate::parties`);
+//! - `geometric-count` — the `geometric-local` releases averaged as plug-in estimates and clamped
+//!   (no posterior): geometric noise on the counts with clamping, the baseline for every family
+//!   but the table;
+//! - `geometric-shares` — counting families: the parties' noise shares sum to the central
+//!   two-sided geometric on the pooled count (secure aggregation, no trusted party), then the
+//!   aggregator's posterior;
+//! - `dssa`, `dsaa`, `gaussian-conventional`, `cape` — the literature's distributed methods, for
+//!   Bernoulli records (binomial family), built on the pooled model with M parties.
+//!
+//! [`PartyComparison::notes`] says which methods do not apply to the model, and why.
+
+use serde::Serialize;
+
+use super::{build, CompareError, Method, Row};
+use crate::baselines::BaselineOptions;
+use crate::eval::{bayes_risk, true_risk, RiskMethod};
+use crate::model::spec::ObservationSpec;
+use crate::model::{Family, Model};
+use crate::parties::shares::{share_alpha, share_eps};
+use crate::parties::{party_risk, Aggregate, LocalMechanism, PartyRisk, RiskOptions};
+use crate::solve::{solve_model, SolverChoice};
+use crate::Result;
+
+/// What the party comparison runs.
+#[derive(Debug, Clone)]
+pub struct PartyOptions {
+    /// Privacy levels ε (each party's release is ε-DP for its own records).
+    pub eps: Vec<f64>,
+    /// Numbers of parties M (each dividing the records in all, except for a table family).
+    pub parties: Vec<u64>,
+    /// δ of the (ε, δ) baselines.
+    pub delta: f64,
+    /// Seed of the Monte-Carlo fallbacks.
+    pub seed: u64,
+    /// LP solver for the UBaPP designs.
+    pub solver: SolverChoice,
+    /// Exact-sum budget and Monte-Carlo size of the party risks.
+    pub risk: RiskOptions,
+}
+
+/// The rows and what the reader must know beside them.
+#[derive(Debug, Clone, Serialize)]
+pub struct PartyComparison {
+    /// Table rows (`trials` is the number of records in all, `parties` is M).
+    pub rows: Vec<Row>,
+    /// Which methods apply and why the others do not.
+    pub notes: Vec<String>,
+}
+
+/// The methods of the party comparison, in table order.
+pub const PARTY_METHODS: [Method; 9] = [
+    Method::Ubapp,
+    Method::UbappLocal,
+    Method::GeometricLocal,
+    Method::GeometricCount,
+    Method::GeometricShares,
+    Method::Dssa,
+    Method::Dsaa,
+    Method::GaussianConventional,
+    Method::Cape,
+];
+
+/// The number of records one party's family holds (`None` for a table family).
+fn records(model: &Model) -> Option<u64> {
+    match model.family() {
+        Family::Binomial { trials } => Some(*trials),
+        Family::Poisson { records, .. } | Family::Multinomial { records, .. } => Some(*records),
+        Family::Table { .. } => None,
+    }
+}
+
+/// The records in all: M₀ parties × n₀ records (`None` for a table family).
+pub fn total_records(model: &Model) -> Option<u64> {
+    records(model).map(|n| n * model.parties())
+}
+
+/// `model` with `parties` parties sharing its records in all (T/M each; a table family keeps its
+/// per-party observation).
+pub fn split(model: &Model, parties: u64) -> Result<Model> {
+    let mut spec = model.spec().clone();
+    if let Some(total) = total_records(model) {
+        if parties == 0 || total % parties != 0 {
+            return Err(CompareError::PartiesDoNotDivide { parties, trials: total }.into());
+        }
+        let n = total / parties;
+        match &mut spec.observation {
+            ObservationSpec::Binomial { trials } => *trials = n,
+            ObservationSpec::Poisson { records, .. } | ObservationSpec::Multinomial { records, .. } => *records = n,
+            ObservationSpec::Table { .. } => {}
+        }
+    }
+    spec.parties = (parties != 1).then_some(crate::model::spec::PartiesSpec { count: parties });
+    Ok(Model::from_spec(spec)?)
+}
+
+/// Which party-comparison methods do not apply to `model`, each with the reason.
+pub fn not_applicable(model: &Model) -> Vec<(Method, String)> {
+    let mut out = Vec::new();
+    let family = model.family().name();
+    let counting = matches!(model.family(), Family::Binomial { .. } | Family::Poisson { .. });
+    if !counting {
+        out.push((
+            Method::GeometricShares,
+            format!(
+                "needs a count that adds up across parties with a chain or band neighbour relation (binomial, poisson); \
+                 the {family} family's statistic is not one"
+            ),
+        ));
+    }
+    if matches!(model.family(), Family::Table { .. }) {
+        out.push((
+            Method::GeometricCount,
+            "needs releases with a plug-in estimate (a count's proportion or mean); a table's observations have none"
+                .into(),
+        ));
+    }
+    if !matches!(model.family(), Family::Binomial { .. }) || crate::eval::ScalarLoss::of(model.loss()).is_none() {
+        for m in [Method::Dssa, Method::Dsaa, Method::GaussianConventional, Method::Cape] {
+            out.push((
+                m,
+                format!(
+                    "is built for Bernoulli records (binomial family) under squared or absolute loss; this model is {family} \
+                     with {} loss",
+                    model.loss().name()
+                ),
+            ));
+        }
+    }
+    let singles = Method::ALL.iter().filter(|m| !PARTY_METHODS.contains(m));
+    let why = if matches!(model.family(), Family::Binomial { .. }) {
+        "compares one data holder's estimators: run compare without --parties on a model without [parties] for it"
+    } else {
+        "is a single-holder baseline for Bernoulli records (binomial family)"
+    };
+    let ids: Vec<&str> = singles.map(|m| m.id()).collect();
+    out.push((Method::Lbapp, format!("(and {}) {why}", ids[1..].join(", "))));
+    out
+}
+
+/// Run the party comparison. `progress` receives one line per step.
+pub fn compare_parties(model: &Model, opts: &PartyOptions, progress: &mut dyn FnMut(&str)) -> Result<PartyComparison> {
+    if opts.parties.is_empty() {
+        return Err(CompareError::EmptyList { flag: "--parties", what: "number of parties M ≥ 1" }.into());
+    }
+    if opts.parties.contains(&0) {
+        return Err(CompareError::ZeroParties.into());
+    }
+    if !model.is_plain_program() {
+        return Err(crate::Error::argument(
+            "--parties",
+            format!(
+                "needs a pure ε-DP (delta = 0) Bayes (objective = \"bayes\") model; model \"{}\" is not",
+                model.name()
+            ),
+        ));
+    }
+    if model.exact().is_some() {
+        return Err(crate::Error::argument(
+            "--parties",
+            format!(
+                "needs a finite parameter grid (the aggregate is a posterior over it); model \"{}\" has parameter.grid.kind = \"exact\"",
+                model.name()
+            ),
+        ));
+    }
+    // Every M must split the records before any work.
+    let splits: Vec<Model> = opts.parties.iter().map(|&m| split(model, m)).collect::<Result<_>>()?;
+    let total = total_records(model);
+    let skipped = not_applicable(model);
+    let applies = |m: Method| !skipped.iter().any(|(s, _)| *s == m);
+    let mut notes: Vec<String> = skipped.iter().map(|(m, why)| format!("{m} {why}")).collect();
+    if matches!(model.family(), Family::Table { .. }) && opts.parties.iter().any(|&m| m > 1) {
+        notes.push("a table family's records cannot be split: every party holds the table's observation, so the records in all grow with M".into());
+    }
+    let rule = Aggregate::for_loss(model.loss());
+    notes.push(format!(
+        "party aggregates: the {} of θ given the M releases (the exact posterior on the parameter grid)",
+        rule.name()
+    ));
+    if total.is_none() {
+        notes.push(
+            "ubapp (one curator) needs the pooled records' likelihood, which a table family does not give: no row"
+                .into(),
+        );
+    }
+    let mut rows = Vec::new();
+    let pooled = split(model, 1)?;
+    progress(&format!("one curator: solving UBaPP for {} value(s) of ε", opts.eps.len()));
+    let central = solve_model(&pooled, Some(&opts.eps), opts.solver)?;
+    if let Some(t) = total {
+        for (ei, &eps) in opts.eps.iter().enumerate() {
+            let lp = LocalMechanism::ubapp(&pooled, &central[ei])?;
+            let r = party_risk(&pooled, &lp, Aggregate::GridAction, 1, &opts.risk);
+            let note = "one trusted curator holding every record: the LP optimum on its output grid".to_string();
+            rows.push(row(Method::Ubapp, eps, 0.0, t, None, &r, note));
+        }
+    }
+    for (mi, (&m, per_party)) in opts.parties.iter().zip(&splits).enumerate() {
+        let t = total_records(per_party).unwrap_or(0);
+        progress(&format!("[{}/{}] M = {m}: solving each party's UBaPP design", mi + 1, opts.parties.len()));
+        let single = per_party.with_parties(1)?;
+        // One party holding everything is the curator: its designs are solved already.
+        let local = if single.spec() == pooled.spec() {
+            central.clone()
+        } else {
+            solve_model(&single, Some(&opts.eps), opts.solver)?
+        };
+        for (ei, &eps) in opts.eps.iter().enumerate() {
+            let u = LocalMechanism::ubapp(&single, &local[ei])?;
+            let r = party_risk(per_party, &u, rule, m, &opts.risk);
+            rows.push(row(Method::UbappLocal, eps, 0.0, t, Some(m), &r, certified_note(&u, &r)));
+            let g = LocalMechanism::geometric(&single, eps)?;
+            let r = party_risk(per_party, &g, rule, m, &opts.risk);
+            rows.push(row(Method::GeometricLocal, eps, 0.0, t, Some(m), &r, certified_note(&g, &r)));
+            if applies(Method::GeometricCount) {
+                let r = party_risk(per_party, &g, Aggregate::PlugIn, m, &opts.risk);
+                rows.push(row(Method::GeometricCount, eps, 0.0, t, Some(m), &r, certified_note(&g, &r)));
+            }
+            if applies(Method::GeometricShares) {
+                let sensitivity = match model.family() {
+                    Family::Poisson { cap, .. } => *cap,
+                    _ => 1,
+                };
+                let alpha = share_alpha(eps, sensitivity);
+                let eps_shares = share_eps(alpha) * sensitivity as f64;
+                let central_geometric = LocalMechanism::geometric(&pooled, eps_shares)?;
+                let r = party_risk(&pooled, &central_geometric, rule, 1, &opts.risk);
+                let note = format!(
+                    "Pólya shares summing to the two-sided geometric with α = {alpha}/2^32 (ε' = {eps_shares:.6} ≤ ε) on the pooled count"
+                );
+                rows.push(row(Method::GeometricShares, eps, 0.0, t, Some(m), &r, note));
+            }
+            let baseline = BaselineOptions { delta: opts.delta, parties: Some(m), seed: opts.seed };
+            for method in [Method::Dssa, Method::Dsaa, Method::GaussianConventional, Method::Cape] {
+                if !applies(method) {
+                    continue;
+                }
+                let Some(est) = build(method, &pooled, eps, &baseline)? else { continue };
+                let (b, tr) = (bayes_risk(est.as_ref(), &pooled), true_risk(est.as_ref(), &pooled));
+                let privacy = est.privacy();
+                rows.push(Row {
+                    method,
+                    privacy: privacy.kind(),
+                    eps,
+                    delta: privacy.delta(),
+                    trials: t,
+                    parties: Some(m),
+                    bayes_risk: b.value,
+                    bayes_risk_se: b.se,
+                    true_risk: tr.value,
+                    true_risk_se: tr.se,
+                    risk_method: b.method.max(tr.method),
+                    note: String::new(),
+                });
+            }
+        }
+    }
+    Ok(PartyComparison { rows, notes })
+}
+
+fn certified_note(mech: &LocalMechanism, r: &PartyRisk) -> String {
+    let how = if r.bayes.method == RiskMethod::Exact {
+        format!("exact over {:.0} release histograms", r.size)
+    } else {
+        format!("Monte Carlo, {:.0} rounds per θ", r.size)
+    };
+    format!("each party certified ε ≤ {:.6}; {how}", mech.certified_eps)
+}
+
+fn row(method: Method, eps: f64, delta: f64, trials: u64, parties: Option<u64>, r: &PartyRisk, note: String) -> Row {
+    let truth = r.truth.unwrap_or(crate::eval::Risk { value: f64::NAN, se: 0.0, method: r.bayes.method });
+    let note = if r.truth.is_none() {
+        format!("{note}; no true risk for this model (no continuous prior on a line)")
+    } else {
+        note
+    };
+    Row {
+        method,
+        privacy: crate::eval::PrivacyKind::PureEps,
+        eps,
+        delta,
+        trials,
+        parties,
+        bayes_risk: r.bayes.value,
+        bayes_risk_se: r.bayes.se,
+        true_risk: truth.value,
+        true_risk_se: truth.se,
+        risk_method: r.bayes.method.max(truth.method),
+        note,
+    }
+}

@@ -1,0 +1,10 @@
+//! The boundary with untrusted input, below every other layer: what a file may make the process
+//! allocate (`budget`), how files are read (`read`: regular files only, size first, capped) and
+//! how a string a file supplied is shown ([`text`]: control characters escaped, quoted short).
+
+mod budget;
+pub(crate) mod json;
+pub(crate) mod read;
+pub mod text;
+
+pub use budget::{MemoryBudget, SizeError};

@@ -1,0 +1,79 @@
+//! Strings a file supplied, made fit for a terminal: every control character (C0, DEL, C1) and
+//! every bidirectional-override character is escaped as `\u{..}`, so a model name cannot move the
+//! cursor, clear the screen or paint a fake "OK" line; and a quoted string is cut to a few dozen
+//! characters, so a file cannot flood a message.
+
+/// How many characters of a file-supplied string a message quotes.
+pub const QUOTE_CHARS: usize = 40;
+
+/// The longest error message printed whole (a backstop: every part is short already).
+pub const MESSAGE_CHARS: usize = 1000;
+
+fn needs_escape(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}')
+}
+
+/// `s` with control and bidi characters escaped, cut to `max` characters (then ending in `…`).
+pub fn sanitize(s: &str, max: usize) -> String {
+    let mut out = String::new();
+    for (n, c) in s.chars().enumerate() {
+        if n == max {
+            out.push('…');
+            break;
+        }
+        if needs_escape(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A file-supplied string as a message quotes it: sanitised, at most [`QUOTE_CHARS`] characters,
+/// in double quotes.
+pub fn quote(s: &str) -> String {
+    format!("\"{}\"", sanitize(s, QUOTE_CHARS))
+}
+
+/// A parser's message about a file, made safe: sanitised, every `` `…` `` or `"…"` span in it (the
+/// parsers quote the file's own keys and strings that way) cut to [`QUOTE_CHARS`] characters, and
+/// the whole to [`MESSAGE_CHARS`].
+pub fn parser_message(message: &str) -> String {
+    let mut out = String::new();
+    let mut rest = message;
+    while let Some(open) = rest.find(['`', '"']) {
+        let q = rest[open..].chars().next().expect("found a quote");
+        out.push_str(&rest[..=open]);
+        let after = &rest[open + 1..];
+        match after.find(q) {
+            Some(close) => {
+                out.push_str(&sanitize(&after[..close], QUOTE_CHARS));
+                out.push(q);
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push_str(&sanitize(after, QUOTE_CHARS));
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    sanitize(&out, MESSAGE_CHARS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_controls_and_cuts() {
+        assert_eq!(sanitize("ok\u{1b}[2J\u{7}\n", 40), "ok\\u{1b}[2J\\u{7}\\u{a}");
+        assert_eq!(sanitize("a\u{202e}b", 40), "a\\u{202e}b");
+        assert_eq!(sanitize("abcdef", 3), "abc…");
+        assert_eq!(quote(&"x".repeat(100)).chars().count(), QUOTE_CHARS + 3);
+        let m = parser_message(&format!("unknown field `{}`, expected `name`", "k".repeat(500)));
+        assert!(m.starts_with("unknown field `kkk") && m.ends_with("…`, expected `name`"), "{m}");
+        assert!(!parser_message("bad \"\u{1b}]0;x\u{7}\" here").contains('\u{1b}'));
+    }
+}

@@ -1,0 +1,385 @@
+//! The Python extension module `ubapp._native` (cargo feature `python`, built by maturin): thin
+//! wrappers over the library's public surface — a model, its solutions, certified mechanisms and
+//! the comparison. Rows cross as the same JSON the command line prints (`solve --json`,
+//! `compare --json`, `posterior --json`'s fields), so the two cannot drift; the pure-Python
+//! package `ubapp` (python/ubapp) turns them into objects and numpy arrays.
+//!
+//! Errors become `ubapp.InputError` when [`Error::is_input`] holds (the CLI's exit 2) and
+//! `ubapp.Error` otherwise, with the same one-sentence message.
+
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use pyo3::prelude::*;
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+
+use crate::compare::{check_model, compare, validate, BaselineOptions, CompareOptions, Method};
+use crate::mechanism::{Artifact, CompactMechanism, Mechanism, Posterior};
+use crate::model::{Model, ModelSpec};
+use crate::report::write_comparison;
+use crate::solve::{solve_model, Solution, SolveOptions, SolveSummary, SolverChoice};
+use crate::{Error, MemoryBudget};
+
+/// The Python exceptions (named `Error` and `InputError` in Python, hence their own module).
+mod exceptions {
+    use pyo3::exceptions::PyException;
+
+    pyo3::create_exception!(ubapp, Error, PyException, "Anything that went wrong in ubapp.");
+    pyo3::create_exception!(
+        ubapp,
+        InputError,
+        Error,
+        "Bad input the caller can fix (a model file, a parameter, an artifact): the command line's exit code 2."
+    );
+}
+use exceptions::{Error as UbappError, InputError};
+
+fn py_err(e: Error) -> PyErr {
+    if e.is_input() {
+        InputError::new_err(e.to_string())
+    } else {
+        UbappError::new_err(e.to_string())
+    }
+}
+
+/// The memory budget, as the command line decides it: `UBAPP_MEMORY_LIMIT` (bytes) when set, else
+/// what the operating system reports available.
+fn memory_budget() -> MemoryBudget {
+    match std::env::var("UBAPP_MEMORY_LIMIT").ok().and_then(|s| s.trim().parse().ok()) {
+        Some(bytes) => MemoryBudget::bytes(bytes),
+        None => MemoryBudget::available(),
+    }
+}
+
+/// A validated model.
+#[pyclass(name = "Model", module = "ubapp._native", frozen)]
+struct PyModel {
+    model: Arc<Model>,
+    /// The file it came from (named in compare's messages), or `None` for text.
+    path: Option<PathBuf>,
+}
+
+#[pymethods]
+impl PyModel {
+    /// Read and validate a model file (TOML).
+    #[staticmethod]
+    fn load(path: PathBuf) -> PyResult<PyModel> {
+        let model = Model::load(&path).map_err(|e| py_err(e.into()))?;
+        Ok(PyModel { model: Arc::new(model), path: Some(path) })
+    }
+
+    /// Parse and validate a model from TOML text; `origin` names it in messages.
+    #[staticmethod]
+    #[pyo3(signature = (text, origin = "<string>"))]
+    fn from_toml(text: &str, origin: &str) -> PyResult<PyModel> {
+        let spec = ModelSpec::from_toml(text, origin).map_err(|e| py_err(e.into()))?;
+        let model = Model::from_spec(spec).map_err(|e| py_err(e.in_origin(origin).into()))?;
+        Ok(PyModel { model: Arc::new(model), path: None })
+    }
+
+    #[getter]
+    fn name(&self) -> String {
+        self.model.name().to_string()
+    }
+
+    #[getter]
+    fn epsilons(&self) -> Vec<f64> {
+        self.model.epsilons().to_vec()
+    }
+
+    /// The model as JSON (its spec, with CSV contents inline).
+    fn spec_json(&self) -> String {
+        serde_json::to_string(self.model.spec()).expect("a spec serialises")
+    }
+
+    /// Solve for each ε (the model's list when `None`); the GIL is released while solving.
+    #[pyo3(signature = (eps = None, solver = "auto"))]
+    fn solve(&self, py: Python<'_>, eps: Option<Vec<f64>>, solver: &str) -> PyResult<Vec<PySolution>> {
+        let solver = SolverChoice::from_str(solver).map_err(py_err)?;
+        let model = self.model.clone();
+        let options = SolveOptions { solver, memory: memory_budget(), ..SolveOptions::default() };
+        let (solutions, summary) = py
+            .detach(|| {
+                let solutions = solve_model(&model, eps.as_deref(), options)?;
+                let summary = SolveSummary::of(&model, &solutions, options.memory);
+                Ok::<_, Error>((solutions, summary))
+            })
+            .map_err(py_err)?;
+        let rows = summary.json_rows(&solutions);
+        Ok(solutions
+            .into_iter()
+            .zip(rows)
+            .map(|(solution, row)| PySolution { model: self.model.clone(), solution, row: row.to_string() })
+            .collect())
+    }
+}
+
+/// One ε's solution.
+#[pyclass(name = "Solution", module = "ubapp._native", frozen)]
+struct PySolution {
+    model: Arc<Model>,
+    solution: Solution,
+    /// Its `solve --json` object.
+    row: String,
+}
+
+#[pymethods]
+impl PySolution {
+    /// The `solve --json` object of this solution (text).
+    fn row_json(&self) -> String {
+        self.row.clone()
+    }
+
+    /// P (|Θ̃| × |Y|) as row-major values and its shape, or `None` for a compact chain solution.
+    fn p(&self) -> Option<(Vec<f64>, (usize, usize))> {
+        if !self.solution.has_dense_p() {
+            return None;
+        }
+        let p = &self.solution.p;
+        Some((p.iter().copied().collect(), p.dim()))
+    }
+
+    /// The certified mechanism: repaired, quantised to integer weights and checked exactly (the
+    /// compact geometric + remap form for a large chain solution), as `solve --out` writes it.
+    fn mechanism(&self, py: Python<'_>) -> PyResult<PyMechanism> {
+        let (model, solution) = (&self.model, &self.solution);
+        let artifact = py
+            .detach(|| {
+                if solution.compact().is_some() {
+                    CompactMechanism::from_solution(model, solution).map(Artifact::Compact)
+                } else {
+                    Mechanism::from_solution(model, solution).map(Artifact::Dense)
+                }
+            })
+            .map_err(py_err)?;
+        Ok(PyMechanism { artifact })
+    }
+}
+
+/// A certified mechanism (either artifact kind).
+#[pyclass(name = "Mechanism", module = "ubapp._native", frozen)]
+struct PyMechanism {
+    artifact: Artifact,
+}
+
+#[pymethods]
+impl PyMechanism {
+    /// Read a mechanism file and re-derive its certificate from the integer weights.
+    #[staticmethod]
+    fn load(path: PathBuf) -> PyResult<PyMechanism> {
+        Ok(PyMechanism { artifact: Artifact::load(&path).map_err(py_err)? })
+    }
+
+    /// Write the artifact (atomically), in the format `ubapp verify` reads.
+    fn save(&self, path: PathBuf) -> PyResult<()> {
+        match &self.artifact {
+            Artifact::Dense(m) => m.save(&path),
+            Artifact::Compact(m) => m.save(&path),
+        }
+        .map_err(py_err)
+    }
+
+    /// The artifact as JSON text.
+    fn to_json(&self) -> String {
+        let v = match &self.artifact {
+            Artifact::Dense(m) => m.to_json(),
+            Artifact::Compact(m) => m.to_json(),
+        };
+        v.to_string()
+    }
+
+    #[getter]
+    fn kind(&self) -> &'static str {
+        self.artifact.kind()
+    }
+
+    #[getter]
+    fn eps(&self) -> f64 {
+        self.artifact.eps()
+    }
+
+    #[getter]
+    fn certified_eps(&self) -> f64 {
+        self.artifact.certified_eps()
+    }
+
+    #[getter]
+    fn delta(&self) -> f64 {
+        self.artifact.delta()
+    }
+
+    #[getter]
+    fn certified_delta(&self) -> f64 {
+        self.artifact.certified_delta()
+    }
+
+    #[getter]
+    fn bayes_risk(&self) -> f64 {
+        self.artifact.bayes_risk()
+    }
+
+    #[getter]
+    fn model_name(&self) -> String {
+        self.artifact.model().name().to_string()
+    }
+
+    #[getter]
+    fn output_dim(&self) -> usize {
+        self.artifact.model().outputs().dim()
+    }
+
+    /// `n` releases for observation `y` (its coordinates), as the command line's `sample` draws
+    /// them: StdRng from `seed`, or from the operating system when `None`. Returns one list of
+    /// coordinates per release. n > 1 spends n·ε: it needs `budget` ≥ n·ε or `allow_composition`.
+    #[pyo3(signature = (y, n = 1, seed = None, budget = None, allow_composition = false))]
+    fn sample(
+        &self,
+        y: Vec<f64>,
+        n: usize,
+        seed: Option<u64>,
+        budget: Option<f64>,
+        allow_composition: bool,
+    ) -> PyResult<Vec<Vec<f64>>> {
+        let m = &self.artifact;
+        if n == 0 {
+            return Err(py_err(Error::argument("n", "must be at least 1 (0 releases is not a request)")));
+        }
+        let (eps_n, _) = m.composed(n);
+        match budget {
+            Some(b) if !(b.is_finite() && b > 0.0) => {
+                return Err(py_err(Error::argument("budget", format!("must be a positive ε (got {b})"))))
+            }
+            Some(b) if eps_n > b => {
+                return Err(py_err(Error::argument(
+                    "budget",
+                    format!("{n} releases spend ε = {n}·{} = {eps_n} by basic composition, over the budget {b}", m.certified_eps()),
+                )))
+            }
+            None if n > 1 && !allow_composition => {
+                return Err(py_err(Error::argument(
+                    "n",
+                    format!(
+                        "{n} releases from the same data spend ε = {n}·{} = {eps_n} by basic composition, more than the mechanism's ε; state the total with budget={eps_n} (or pass allow_composition=True)",
+                        m.certified_eps()
+                    ),
+                )))
+            }
+            _ => {}
+        }
+        let Some(i) = m.observation_index(&y) else {
+            let obs = m.model().family().observations();
+            return Err(py_err(Error::argument(
+                "y",
+                format!(
+                    "{y:?} is not an observation of model {} ({} values of dimension {})",
+                    m.model().name(),
+                    obs.len(),
+                    obs.dim()
+                ),
+            )));
+        };
+        let mut rng: StdRng = match seed {
+            Some(s) => StdRng::seed_from_u64(s),
+            None => rand::make_rng(),
+        };
+        Ok(m.sample_batch(i, n, &mut rng).into_iter().map(|k| m.output(k).to_vec()).collect())
+    }
+
+    /// The exact posterior of θ given released values (each a list of coordinates) as
+    /// `posterior --json`'s fields (JSON text); dense mechanisms only.
+    #[pyo3(signature = (releases, level = 0.95))]
+    fn posterior(&self, releases: Vec<Vec<f64>>, level: f64) -> PyResult<String> {
+        let Artifact::Dense(m) = &self.artifact else {
+            return Err(py_err(Error::argument(
+                "posterior",
+                "needs a dense mechanism (this one is the compact geometric + remap form)",
+            )));
+        };
+        let outputs = releases
+            .iter()
+            .map(|r| {
+                m.output_index(r).ok_or_else(|| {
+                    Error::argument(
+                        "releases",
+                        format!("{r:?} is not an output of the mechanism (|Θ̃| = {})", m.n_outputs()),
+                    )
+                })
+            })
+            .collect::<Result<Vec<usize>, Error>>()
+            .map_err(py_err)?;
+        let post = Posterior::of(m, &outputs, level).map_err(py_err)?;
+        Ok(serde_json::to_string(&post).expect("a posterior serialises"))
+    }
+}
+
+/// `compare`: the rows as `compare --json` prints them (JSON text); with `out`, also risk.csv and
+/// the plots written there.
+#[pyfunction]
+#[pyo3(signature = (model, eps = None, trials = None, methods = None, seed = 0, delta = 1e-5, parties = None, solver = "auto", out = None))]
+#[allow(clippy::too_many_arguments)] // one per `compare` flag, as Python keyword arguments
+fn compare_json(
+    py: Python<'_>,
+    model: &PyModel,
+    eps: Option<Vec<f64>>,
+    trials: Option<Vec<u64>>,
+    methods: Option<Vec<String>>,
+    seed: u64,
+    delta: f64,
+    parties: Option<u64>,
+    solver: &str,
+    out: Option<PathBuf>,
+) -> PyResult<String> {
+    let source =
+        model.path.as_ref().map_or_else(|| format!("model \"{}\"", model.model.name()), |p| p.display().to_string());
+    let setting = check_model(&model.model, &source).map_err(|e| py_err(e.into()))?;
+    let methods = match methods {
+        None => Method::ALL.to_vec(),
+        Some(ids) => {
+            let mut list: Vec<Method> = Vec::new();
+            for id in ids {
+                let m = Method::ALL.into_iter().find(|m| m.id() == id).ok_or_else(|| {
+                    let known: Vec<&str> = Method::ALL.iter().map(|m| m.id()).collect();
+                    py_err(Error::argument(
+                        "methods",
+                        format!("names no known method \"{id}\" (expected one of {})", known.join(", ")),
+                    ))
+                })?;
+                if !list.contains(&m) {
+                    list.push(m);
+                }
+            }
+            list
+        }
+    };
+    let opts = CompareOptions {
+        eps: eps.unwrap_or_else(|| model.model.epsilons().to_vec()),
+        trials: trials.unwrap_or_else(|| vec![setting.trials]),
+        methods,
+        baseline: BaselineOptions { delta, parties, seed },
+        solver: SolverChoice::from_str(solver).map_err(py_err)?,
+        curve_points: 101,
+    };
+    validate(&opts).map_err(|e| py_err(e.into()))?;
+    let m = model.model.clone();
+    let cmp = py.detach(|| compare(&m, &opts, &mut |_| {})).map_err(py_err)?;
+    if let Some(dir) = &out {
+        write_comparison(dir, &cmp).map_err(py_err)?;
+    }
+    Ok(serde_json::to_string(&cmp.rows).expect("rows serialise"))
+}
+
+/// The module `ubapp._native`.
+#[pymodule]
+#[pyo3(name = "_native")]
+fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("Error", m.py().get_type::<UbappError>())?;
+    m.add("InputError", m.py().get_type::<InputError>())?;
+    m.add_class::<PyModel>()?;
+    m.add_class::<PySolution>()?;
+    m.add_class::<PyMechanism>()?;
+    m.add_function(wrap_pyfunction!(compare_json, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,68 @@
+//! The party comparison's files: `risk.csv` (the same columns as every comparison: `parties`,
+//! `risk_method` and the standard errors among them), `notes.txt` (which methods apply and why
+//! not), and two plots: Bayes risk against the number of parties M at fixed records in all, and
+//! against ε at each M.
+
+use std::path::Path;
+
+use super::plot::{risk_series, write_line_plot, Formats, LinePlot, Series};
+use crate::compare::parties::PartyComparison;
+use crate::compare::{rows_csv, Method};
+use crate::output::write_atomic;
+use crate::{Error, Result};
+
+/// Write `risk.csv`, `notes.txt` and the plots of `cmp` into `dir` (created if missing). Returns
+/// the files written.
+pub fn write_party_comparison(dir: &Path, cmp: &PartyComparison) -> Result<Vec<String>> {
+    std::fs::create_dir_all(dir).map_err(|source| Error::Io { path: dir.to_path_buf(), source })?;
+    let mut files = vec!["risk.csv".to_string(), "notes.txt".to_string()];
+    write_atomic(&dir.join("risk.csv"), rows_csv(&cmp.rows).as_bytes())?;
+    let notes: String = cmp.notes.iter().map(|n| format!("{n}\n")).collect();
+    write_atomic(&dir.join("notes.txt"), notes.as_bytes())?;
+    let mut eps: Vec<f64> = cmp.rows.iter().map(|r| r.eps).collect();
+    eps.sort_by(f64::total_cmp);
+    eps.dedup();
+    let mut parties: Vec<u64> = cmp.rows.iter().filter_map(|r| r.parties).collect();
+    parties.sort_unstable();
+    parties.dedup();
+    let total = cmp.rows.iter().find(|r| r.method == Method::Ubapp).map(|r| r.trials);
+    if parties.len() > 1 {
+        for &e in &eps {
+            let mut series = risk_series(&cmp.rows, &|r| (r.eps == e).then_some(r.parties? as f64));
+            // The one-curator optimum does not depend on M: a flat reference line.
+            if let Some(c) = cmp.rows.iter().find(|r| r.method == Method::Ubapp && r.eps == e) {
+                series.insert(
+                    0,
+                    Series {
+                        name: "ubapp (one curator)".into(),
+                        color: 0,
+                        dashed: false,
+                        points: parties.iter().map(|&m| (m as f64, c.bayes_risk)).collect(),
+                    },
+                );
+            }
+            let records = total.map_or(String::new(), |t| format!(", {t} records in all"));
+            let plot = LinePlot {
+                x_log: true,
+                y_log: true,
+                x_integer: true,
+                series,
+                ..LinePlot::new(format!("Bayes risk vs parties M, ε = {e}{records}"), "M (parties)", "Bayes risk")
+            };
+            files.extend(write_line_plot(dir, &format!("risk_vs_parties_eps{e}"), &plot, Formats::BOTH)?);
+        }
+    }
+    if eps.len() > 1 {
+        for &m in &parties {
+            let series = risk_series(&cmp.rows, &|r| (r.parties.is_none_or(|p| p == m)).then_some(r.eps));
+            let plot = LinePlot {
+                x_log: true,
+                y_log: true,
+                series,
+                ..LinePlot::new(format!("Bayes risk vs ε, M = {m} parties"), "ε (per party)", "Bayes risk")
+            };
+            files.extend(write_line_plot(dir, &format!("risk_vs_eps_M{m}"), &plot, Formats::BOTH)?);
+        }
+    }
+    Ok(files)
+}

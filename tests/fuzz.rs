@@ -1,0 +1,278 @@
+//! A bounded mutation fuzzer over everything that reads untrusted input, run in CI: the model
+//! parser and validator, the artifact loader and the sampler, in process. Seeds are the bundled
+//! models, artifacts solved from them (dense and compact) and the reproducers of known attacks
+//! (a forged table model, huge grids and trial counts, escape sequences, duplicate keys, a NaN
+//! written as `null`). Each input must end in a value or an input error — no panic, no abort — and
+//! every artifact that loads must sample inside its output grid and survive a save/load round trip.
+//!
+//! `UBAPP_FUZZ_CASES` sets the number of mutated inputs (default 20 000; at most 150 s, and never fewer than 10 000, in release
+//! mode on two cores); `UBAPP_FUZZ_SEED` the seed (default fixed, so a failure reproduces).
+
+mod common;
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+use ubapp::mechanism::{Artifact, CompactMechanism, Mechanism};
+use ubapp::model::{Model, ModelSpec};
+use ubapp::solve::{solve_model, SolverChoice};
+
+/// Values a mutation writes in place of a number: edges of every type the schema uses.
+const EXTREMES: &[&str] = &[
+    "0",
+    "1",
+    "2",
+    "-1",
+    "0.5",
+    "-0.0",
+    "1e308",
+    "-1e308",
+    "1e-320",
+    "4294967295",
+    "4294967296",
+    "18446744073709551615",
+    "9007199254740993",
+    "100000",
+    "nan",
+    "inf",
+    "-inf",
+    "\"x\"",
+    "\"\\u001b[2J\"",
+    "[]",
+    "{}",
+    "true",
+    "20.5",
+];
+
+/// Bytes a mutation inserts: structure, quotes, escapes, multi-byte text.
+const SNIPPETS: &[&str] = &[
+    "[",
+    "]",
+    "{",
+    "}",
+    ",",
+    "=",
+    "\"",
+    "\n",
+    "\u{1b}[2J",
+    "\u{202e}",
+    "é",
+    "#",
+    ".",
+    "-",
+    "0",
+    "9",
+    ":",
+    "\"kind\": \"x\"",
+    "kind = \"explicit\"",
+    "file = \"/etc/passwd\"",
+    "file = \"/dev/zero\"",
+];
+
+fn cases() -> usize {
+    std::env::var("UBAPP_FUZZ_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(20_000)
+}
+
+fn rng() -> StdRng {
+    StdRng::seed_from_u64(std::env::var("UBAPP_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(20261123))
+}
+
+/// One text mutation: replace a number, insert a snippet, delete or duplicate a span, or splice.
+fn mutate(text: &str, rng: &mut StdRng) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    if chars.is_empty() {
+        return SNIPPETS[rng.random_range(0..SNIPPETS.len())].to_string();
+    }
+    let at = rng.random_range(0..chars.len());
+    let s = |a: usize, b: usize| chars[a..b].iter().collect::<String>();
+    match rng.random_range(0..5) {
+        0 => {
+            // The number (or word) around `at` becomes an extreme value.
+            let is_word = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+' | '_');
+            let (mut a, mut b) = (at, at);
+            while a > 0 && is_word(chars[a - 1]) {
+                a -= 1;
+            }
+            while b < chars.len() && is_word(chars[b]) {
+                b += 1;
+            }
+            format!("{}{}{}", s(0, a), EXTREMES[rng.random_range(0..EXTREMES.len())], s(b, chars.len()))
+        }
+        1 => format!("{}{}{}", s(0, at), SNIPPETS[rng.random_range(0..SNIPPETS.len())], s(at, chars.len())),
+        2 => {
+            let end = (at + rng.random_range(1..40)).min(chars.len());
+            format!("{}{}", s(0, at), s(end, chars.len()))
+        }
+        3 => {
+            let end = (at + rng.random_range(1..80)).min(chars.len());
+            format!("{}{}{}", s(0, end), s(at, end), s(end, chars.len()))
+        }
+        _ => {
+            let at2 = rng.random_range(0..chars.len());
+            let (a, b) = (at.min(at2), at.max(at2));
+            format!("{}{}", s(0, a), s(b, chars.len()))
+        }
+    }
+}
+
+/// Run `f` on `input`, turning a panic into a test failure that shows (a safe prefix of) the input.
+fn no_panic<T>(what: &str, input: &str, f: impl FnOnce() -> T) -> T {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(v) => v,
+        Err(_) => panic!("{what} panicked on input:\n{}", ubapp::guard::text::sanitize(input, 4000)),
+    }
+}
+
+/// Parse and validate a model text (CSV paths relative to `dir`); errors are `ModelError`s, so
+/// input errors by type. Returns the model when it validates.
+fn load_model(text: &str, dir: &std::path::Path) -> Option<Model> {
+    let spec = ModelSpec::from_toml(text, "fuzz.toml").ok()?;
+    Model::from_spec_in(spec, dir).ok()
+}
+
+/// Load an artifact; an error must be an input error; a loaded one must sample inside its output
+/// grid, and save and load again unchanged in what it certifies.
+fn check_artifact(text: &str, rng: &mut StdRng, dir: &std::path::Path) -> bool {
+    match Artifact::from_json_str(text, "fuzz.json") {
+        Err(e) => {
+            assert!(e.is_input(), "an artifact error that is not an input error: {e}");
+            false
+        }
+        Ok(a) => {
+            let n = a.n_observations();
+            if n > 0 {
+                let i = rng.random_range(0..n);
+                for k in a.sample_batch(i, 4, rng) {
+                    assert!(k < a.n_outputs(), "sampled output {k} outside |Θ̃| = {}", a.n_outputs());
+                }
+            }
+            let path = dir.join("round-trip.json");
+            let saved = match &a {
+                Artifact::Dense(m) => m.save(&path),
+                Artifact::Compact(m) => m.save(&path),
+            };
+            saved.expect("an artifact that loaded saves");
+            let back = Artifact::load(&path).expect("a saved artifact loads");
+            assert_eq!(back.certified_eps(), a.certified_eps());
+            assert_eq!(back.fingerprint(), a.fingerprint());
+            true
+        }
+    }
+}
+
+/// The seeds: every bundled model's text, and artifacts solved from small ones.
+fn seeds() -> (Vec<String>, Vec<String>) {
+    let mut models: Vec<String> =
+        common::bundled_models().iter().map(|p| std::fs::read_to_string(p).unwrap()).collect();
+    // Reproducers: a huge grid and trial count, an escape sequence in the name, a duplicate key,
+    // a CSV path to a device and to /etc/passwd, a float where an integer belongs.
+    let base = common::binomial_toml(8, 12, "squared", &[1.0]);
+    models.push(base.replace("points = 12", "points = 4294967295"));
+    models.push(base.replace("trials = 8", "trials = 10000000000"));
+    models.push(base.replace("name = \"t\"", "name = \"\u{1b}[2J\u{1b}[1;1HOK\""));
+    models.push(base.replace("name = \"t\"", "name = \"t\"\nname = \"u\""));
+    models.push(base.replace("trials = 8", "trials = 20.5"));
+    models.push(
+        "name = \"t\"\nepsilon = [1.0]\n[parameter]\ngrid = { kind = \"midpoint\", points = 2 }\nprior = { kind = \"uniform\" }\n\
+         [observation]\nfamily = \"table\"\nlikelihood = \"/etc/passwd\"\nneighbours = \"/dev/zero\"\n[loss]\nkind = \"squared\"\n"
+            .to_string(),
+    );
+    let mut artifacts = Vec::new();
+    for (trials, points, eps) in [(8, 12, 1.0), (5, 4, 0.3), (20, 10, 1000.0)] {
+        let model = common::binomial_model(trials, points, "squared", &[eps]);
+        let s = solve_model(&model, None, SolverChoice::Auto).unwrap().remove(0);
+        artifacts.push(Mechanism::from_solution(&model, &s).unwrap().to_json().to_string());
+    }
+    let delta = common::parse_model(&common::binomial(6, 8, "absolute", &[1.0]).top("delta = 0.01").toml());
+    let s = solve_model(&delta, None, SolverChoice::Auto).unwrap().remove(0);
+    artifacts.push(Mechanism::from_solution(&delta, &s).unwrap().to_json().to_string());
+    // A compact artifact: a chain model large enough for the compact route.
+    let big = common::binomial_model(20_000, 40, "squared", &[0.5]);
+    let s = solve_model(&big, None, SolverChoice::Auto).unwrap().remove(0);
+    artifacts.push(CompactMechanism::from_solution(&big, &s).unwrap().to_json().to_string());
+    // The forged-model attack and a duplicate key.
+    let mut v: serde_json::Value = serde_json::from_str(&artifacts[0]).unwrap();
+    v["model"]["observation"] =
+        serde_json::json!({"family": "table", "likelihood": [[0.5, 0.5]], "neighbours": [[0, 1]]});
+    artifacts.push(v.to_string());
+    artifacts.push(artifacts[0].replacen("\"eps\":", "\"eps\": 5, \"eps\":", 1));
+    (models, artifacts)
+}
+
+#[test]
+fn mutated_models_and_artifacts_end_in_a_value_or_an_input_error() {
+    let (models, artifacts) = seeds();
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = rng();
+    let n = cases();
+    let (mut models_ok, mut artifacts_ok) = (0usize, 0usize);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(150);
+    let mut n = n;
+    for case in 0..n {
+        if case >= 10_000 && std::time::Instant::now() > deadline {
+            n = case;
+            break;
+        }
+        if case % 2 == 0 {
+            let seed = &models[rng.random_range(0..models.len())];
+            let mut text = mutate(seed, &mut rng);
+            if rng.random_bool(0.3) {
+                text = mutate(&text, &mut rng);
+            }
+            if no_panic("the model loader", &text, || load_model(&text, dir.path())).is_some() {
+                models_ok += 1;
+            }
+        } else {
+            let seed = &artifacts[rng.random_range(0..artifacts.len())];
+            let mut text = mutate(seed, &mut rng);
+            if rng.random_bool(0.3) {
+                text = mutate(&text, &mut rng);
+            }
+            let mut local = StdRng::seed_from_u64(case as u64);
+            if no_panic("the artifact loader", &text, || check_artifact(&text, &mut local, dir.path())) {
+                artifacts_ok += 1;
+            }
+        }
+    }
+    // The mutations must leave some inputs valid, or the loaders' success paths go untested.
+    assert!(
+        models_ok > n / 50 && artifacts_ok > n / 200,
+        "{models_ok} models and {artifacts_ok} artifacts of {n} loaded"
+    );
+    // Nothing left behind but the round-trip file.
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.iter().all(|f| f == "round-trip.json"), "{left:?}");
+}
+
+/// Random valid models × ε: every artifact `solve --out` would write verifies (including ε far
+/// beyond e^ε's range, whose provenance once held a NaN).
+#[test]
+fn every_written_artifact_verifies() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = rng();
+    let losses = ["squared", "absolute"];
+    for case in 0..40 {
+        let trials = rng.random_range(1..30u64);
+        let points = rng.random_range(1..16usize);
+        let eps = [1e-4, 0.01, 0.3, 1.0, 5.0, 50.0, 800.0, 1e6][rng.random_range(0..8)];
+        let loss = losses[rng.random_range(0..2)];
+        let mut b = common::binomial(trials, points, loss, &[eps]);
+        if rng.random_bool(0.25) {
+            b = b.top("delta = 0.001");
+        }
+        if rng.random_bool(0.3) {
+            b = b.output(&format!("{{ kind = \"midpoint\", points = {} }}", rng.random_range(1..20)));
+        }
+        let model = common::parse_model(&b.toml());
+        let Ok(mut solutions) = solve_model(&model, None, SolverChoice::Auto) else { continue };
+        let s = solutions.remove(0);
+        let Ok(m) = Mechanism::from_solution(&model, &s) else { continue };
+        let path = dir.path().join(format!("case{case}.json"));
+        m.save(&path).unwrap_or_else(|e| panic!("case {case} (K = {trials}, M = {points}, ε = {eps}, {loss}): {e}"));
+        let back = Artifact::load(&path).unwrap_or_else(|e| panic!("case {case} does not verify: {e}"));
+        assert_eq!(back.certified_eps(), m.certified_eps());
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains("null") && !text.contains("NaN"), "case {case}: a non-number was written");
+    }
+}

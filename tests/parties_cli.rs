@@ -1,0 +1,117 @@
+//! `ubapp compare` for several parties and for every family: the party rows, the notes saying
+//! which methods do not apply and why, the files written, and bad party input refused with exit
+//! code 2 in one sentence naming the field.
+
+use std::path::Path;
+use std::process::Command;
+
+fn ubapp() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_ubapp"))
+}
+
+fn shipped(model: &str) -> String {
+    format!("{}/models/{model}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+const PARTY_MODEL: &str =
+    "name = \"p\"\nepsilon = [0.5, 2.0]\n[parameter]\ngrid = { kind = \"midpoint\", points = 12 }\n\
+    prior = { kind = \"uniform\" }\n[observation]\nfamily = \"binomial\"\ntrials = 4\n[parties]\ncount = 3\n\
+    [loss]\nkind = \"squared\"\n";
+
+#[test]
+fn a_party_model_gets_party_rows_csv_notes_and_plots() {
+    let tmp = tempfile::tempdir().unwrap();
+    let model = write(tmp.path(), "p.toml", PARTY_MODEL);
+    let out = tmp.path().join("out");
+    let o = ubapp()
+        .args(["compare", &model, "--parties", "1,2,3,4,6", "--json", "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    let count = |id: &str| rows.iter().filter(|r| r["method"] == id).count();
+    // 2 ε × 5 M for each party method, 2 rows for the one curator.
+    assert_eq!(count("ubapp"), 2);
+    for id in ["ubapp-local", "geometric-local", "geometric-count", "geometric-shares", "dssa", "dsaa", "cape"] {
+        assert_eq!(count(id), 10, "{id}");
+    }
+    // 12 records in all for every M; the party rows are exact and say so.
+    assert!(rows.iter().all(|r| r["trials"] == 12));
+    assert!(rows.iter().filter(|r| r["method"] == "geometric-local").all(|r| r["risk_method"] == "exact"));
+    // Exact Bayes aggregation never loses to DSSA's average at the same (ε, M).
+    for r in rows.iter().filter(|r| r["method"] == "geometric-local") {
+        let dssa = rows
+            .iter()
+            .find(|d| d["method"] == "dssa" && d["eps"] == r["eps"] && d["parties"] == r["parties"])
+            .unwrap();
+        assert!(r["bayes_risk"].as_f64().unwrap() <= dssa["bayes_risk"].as_f64().unwrap());
+    }
+    let csv = std::fs::read_to_string(out.join("risk.csv")).unwrap();
+    let header = csv.lines().next().unwrap();
+    for col in ["parties", "risk_method", "bayes_risk_se", "true_risk_se"] {
+        assert!(header.split(',').any(|c| c == col), "{col} missing from {header}");
+    }
+    for f in ["risk_vs_parties_eps0.5.png", "risk_vs_parties_eps2.svg", "risk_vs_eps_M3.png", "notes.txt"] {
+        assert!(out.join(f).exists(), "{f} was not written");
+    }
+}
+
+#[test]
+fn every_bundled_model_compares_and_says_what_does_not_apply() {
+    // The binomial ones go through the single-holder comparison (tests/compare_cli.rs); the others
+    // through the party comparison, which names the methods it leaves out and why.
+    for (model, family) in [
+        ("rare-events-poisson-cap3.toml", "poisson"),
+        ("vote-share-3way-small.toml", "multinomial"),
+        ("prevalence-imperfect-test.toml", "table"),
+    ] {
+        let o = ubapp().args(["compare", &shipped(model), "--eps", "1"]).output().unwrap();
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success(), "{model}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(stdout.contains("ubapp-local") && stdout.contains("geometric-local"), "{model}: {stdout}");
+        assert!(
+            stdout.contains(&format!("note: dssa is built for Bernoulli records (binomial family) under squared or absolute loss; this model is {family}")),
+            "{model}: {stdout}"
+        );
+        assert!(stdout.contains("note: lbapp (and "), "{model}: {stdout}");
+    }
+}
+
+#[test]
+fn bad_party_input_is_refused_in_one_sentence() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (text, needle) in [
+        (PARTY_MODEL.replace("count = 3", "count = 0"), "parties.count: must be at least 1 (got 0)"),
+        (PARTY_MODEL.replace("count = 3", "count = 3\nsize = 2"), "unknown field `size`"),
+        (
+            PARTY_MODEL.replace("name = \"p\"", "name = \"p\"\nobjective = \"minimax\""),
+            "parties.count: several parties are supported for objective = \"bayes\" only",
+        ),
+    ] {
+        let model = write(tmp.path(), "bad.toml", &text);
+        let o = ubapp().args(["compare", &model]).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(needle) && err.contains("bad.toml"), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+    let model = write(tmp.path(), "p.toml", PARTY_MODEL);
+    for (args, needle) in [
+        (vec!["--parties", "5"], "--parties 5 does not divide K = 12"),
+        (vec!["--parties", "0"], "--parties must be at least 1"),
+        (vec!["--trials", "10"], "--trials"),
+    ] {
+        let o = ubapp().args(["compare", &model]).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
+}
