@@ -13,7 +13,7 @@ use std::path::PathBuf;
 
 use ubapp::compare::{compare, rows_csv, BaselineOptions, CompareOptions, Method};
 use ubapp::model::Model;
-use ubapp::report::{risk_series, write_heatmap, write_line_plot, Formats, LinePlot};
+use ubapp::report::{reference_lines, risk_series, write_heatmap, write_line_plot, Formats, LinePlot};
 use ubapp::solve::SolverChoice;
 
 fn main() -> ubapp::Result<()> {
@@ -44,12 +44,11 @@ fn main() -> ubapp::Result<()> {
     let by_eps = compare(&model, &base, &mut progress)?;
     print!("{}", rows_csv(&by_eps.rows));
     let plot = LinePlot {
-        title: "Bayes risk (MSE) vs ε, K = 100".into(),
-        x_label: "ε".into(),
-        y_label: "Bayes risk (MSE)".into(),
         x_log: true,
         y_log: true,
         series: risk_series(&by_eps.rows, &|r| Some(r.eps)),
+        references: reference_lines(&by_eps, 100),
+        ..LinePlot::new("Bayes risk (MSE) vs ε, K = 100", "ε", "Bayes risk (MSE)")
     };
     write_line_plot(&out, "paper_mse_vs_eps_K100", &plot, Formats::PNG)?;
 
@@ -59,12 +58,11 @@ fn main() -> ubapp::Result<()> {
         let by_k = compare(&model, &opts, &mut progress)?;
         print!("{}", rows_csv(&by_k.rows).lines().skip(1).map(|l| format!("{l}\n")).collect::<String>());
         let plot = LinePlot {
-            title: format!("Bayes risk (MSE) vs K, ε = {eps}"),
-            x_label: "K (trials)".into(),
-            y_label: "Bayes risk (MSE)".into(),
             x_log: true,
             y_log: true,
+            x_integer: true,
             series: risk_series(&by_k.rows, &|r| Some(r.trials as f64)),
+            ..LinePlot::new(format!("Bayes risk (MSE) vs K, ε = {eps}"), "K (trials)", "Bayes risk (MSE)")
         };
         write_line_plot(&out, &format!("paper_mse_vs_K_eps{eps}"), &plot, Formats::PNG)?;
     }

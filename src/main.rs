@@ -123,19 +123,29 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// The smallest ε (to 1 %) whose certified optimal Bayes risk meets a target.
-    Plan {
+    /// The smallest ε (to 1 %), or number of trials K at a given ε, whose certified optimal Bayes
+    /// risk meets a target; and the risk-vs-ε curve (--curve DIR).
+    Plan(cli::plan::Args),
+    /// One page a colleague can read (report.html, self-contained, and report.md): the model in
+    /// words, the optimal risks with their references, the worst case, the baselines, the plots,
+    /// the mechanism's heat map, the certificates of the artifacts and the commands behind every
+    /// number.
+    Report {
         /// Model file (TOML).
         model: PathBuf,
-        /// Target Bayes risk.
+        /// Directory to write (must not exist, be empty, or hold an earlier ubapp output, which is
+        /// replaced whole; written beside it and renamed into place).
         #[arg(long)]
-        target_risk: Option<f64>,
-        /// Target root mean squared error (squared loss: target risk = rmse²).
-        #[arg(long)]
-        target_rmse: Option<f64>,
-        /// Print the result as JSON.
-        #[arg(long)]
-        json: bool,
+        out: PathBuf,
+        /// Comma-separated privacy levels; default: the model's `epsilon` list.
+        #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
+        eps: Option<Vec<f64>>,
+        /// Solver (as for `solve`).
+        #[arg(long, value_enum, default_value_t = SolverChoice::Auto)]
+        solver: SolverChoice,
+        /// Seed of the baselines' Monte-Carlo risks (as for `compare`).
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
     },
     /// Empirical DP test of a mechanism file: sample neighbouring columns, report an ε lower bound.
     Audit {
@@ -218,8 +228,9 @@ fn main() -> ExitCode {
         Command::Posterior { file, release, level, json } => {
             cli::posterior::run(&file, &release, level, json).map_err(Into::into)
         }
-        Command::Plan { model, target_risk, target_rmse, json } => {
-            cli::plan::run(&model, target_risk, target_rmse, json).map_err(Into::into)
+        Command::Plan(args) => cli::plan::run(args).map_err(Into::into),
+        Command::Report { model, out, eps, solver, seed } => {
+            cli::report::run(&model, &out, eps, solver, seed).map_err(Into::into)
         }
         Command::Audit { file, samples, seed, alpha, max_pairs, json, trust } => {
             cli::audit::run(&file, samples, seed, alpha, max_pairs, json, &trust).map_err(Into::into)

@@ -45,3 +45,77 @@ pub(crate) fn grid_json(grid: &Grid) -> Value {
         Value::Array(grid.points().rows().into_iter().map(|r| json!(r.to_vec())).collect())
     }
 }
+
+/// The file that marks a directory as written whole by [`write_dir_atomic`] (and so replaceable by
+/// the next run).
+pub(crate) const DIR_MARKER: &str = ".ubapp-output";
+
+/// Whether `dir` may be (re)written by [`write_dir_atomic`]: it does not exist, is an empty
+/// directory, or holds [`DIR_MARKER`] (an earlier output of ours, replaced whole). Anything else
+/// is refused, so a user's unrelated files are never clobbered. `flag` names the option in the error.
+pub(crate) fn check_output_dir(dir: &Path, flag: &str) -> Result<()> {
+    if !dir.exists() {
+        return Ok(());
+    }
+    let refuse = |why: &str| {
+        Err(Error::argument(flag, format!("{} {why}: give a new directory, or remove it first", dir.display())))
+    };
+    if !dir.is_dir() {
+        return refuse("exists and is not a directory");
+    }
+    if dir.join(DIR_MARKER).is_file() {
+        return Ok(());
+    }
+    match std::fs::read_dir(dir).map(|mut entries| entries.next().is_none()) {
+        Ok(true) => Ok(()),
+        Ok(false) => refuse(&format!("exists, is not empty and was not written by ubapp (no {DIR_MARKER} file)")),
+        Err(e) => refuse(&format!("cannot be read ({e})")),
+    }
+}
+
+/// Write a whole directory atomically: `fill` writes into a fresh temporary directory next to
+/// `dir`, which then replaces `dir` by rename (an earlier output is moved aside first and removed
+/// after). On any failure the temporary directory is removed and `dir` is left as it was.
+/// `dir` must pass [`check_output_dir`].
+pub(crate) fn write_dir_atomic(dir: &Path, flag: &str, fill: &mut dyn FnMut(&Path) -> Result<()>) -> Result<()> {
+    check_output_dir(dir, flag)?;
+    let parent = match dir.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name =
+        dir.file_name().ok_or_else(|| Error::argument(flag, format!("{} is not a directory name", dir.display())))?;
+    let sibling = |what: &str| parent.join(format!(".{}.{}.{what}", name.to_string_lossy(), std::process::id()));
+    let (tmp, old) = (sibling("tmp"), sibling("old"));
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| Error::Io { path, source }
+    };
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).map_err(io(&tmp))?;
+    let filled = fill(&tmp).and_then(|()| {
+        std::fs::write(tmp.join(DIR_MARKER), b"written by ubapp; replaced whole by the next run\n").map_err(io(&tmp))
+    });
+    if let Err(e) = filled {
+        let _ = std::fs::remove_dir_all(&tmp);
+        return Err(e);
+    }
+    let had_old = dir.exists();
+    if had_old {
+        if let Err(e) = std::fs::rename(dir, &old) {
+            let _ = std::fs::remove_dir_all(&tmp);
+            return Err(io(dir)(e));
+        }
+    }
+    if let Err(e) = std::fs::rename(&tmp, dir) {
+        if had_old {
+            let _ = std::fs::rename(&old, dir);
+        }
+        let _ = std::fs::remove_dir_all(&tmp);
+        return Err(io(dir)(e));
+    }
+    if had_old {
+        let _ = std::fs::remove_dir_all(&old);
+    }
+    Ok(())
+}

@@ -126,6 +126,7 @@ per_model! {
     breadth_bernoulli_minimax_k30_solves_and_two_backends_agree: "bernoulli-minimax-k30";
     breadth_click_through_solves_and_two_backends_agree: "click-through";
     breadth_click_through_exact_solves_and_two_backends_agree: "click-through-exact";
+    breadth_click_through_robust_solves_and_two_backends_agree: "click-through-robust";
     breadth_prevalence_asymmetric_loss_solves_and_two_backends_agree: "prevalence-asymmetric-loss";
     breadth_prevalence_imperfect_test_solves_and_two_backends_agree: "prevalence-imperfect-test";
     breadth_rare_events_poisson_cap3_solves_and_two_backends_agree: "rare-events-poisson-cap3";

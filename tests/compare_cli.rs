@@ -46,20 +46,41 @@ fn compare_writes_csv_and_plots() {
         assert!(header.split(',').any(|c| c == col), "column {col} missing from {header}");
     }
     assert!(csv.lines().any(|l| l.starts_with("cape,eps-delta,")), "CAPE is labelled (ε, δ)");
-    for f in [
-        "risk_vs_eps_K8.png",
-        "risk_vs_eps_K12.svg",
-        "risk_vs_trials_eps0.1.png",
-        "mse_theta_eps1_K12.png",
-        "heatmap_ubapp_eps0.1_K8.svg",
-    ] {
+    let plots = [
+        "plots/risk_vs_eps_K8.png",
+        "plots/risk_vs_eps_K12.svg",
+        "plots/risk_vs_trials_eps0.1.png",
+        "mse_theta/mse_theta_eps1_K12.png",
+        "heatmaps/heatmap_ubapp_eps0.1_K8.svg",
+    ];
+    for f in plots.iter().chain(&["data/mse_theta.csv", "index.html"]) {
         let meta = std::fs::metadata(out.join(f)).unwrap_or_else(|_| panic!("{f} was not written"));
         assert!(meta.len() > 1000, "{f} is too small");
     }
-    let png = std::fs::read(out.join("risk_vs_eps_K8.png")).unwrap();
+    let png = std::fs::read(out.join("plots/risk_vs_eps_K8.png")).unwrap();
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    // The top level holds the table, the index and sub-folders only.
+    let mut top: Vec<String> =
+        std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    top.sort();
+    assert_eq!(top, ["data", "heatmaps", "index.html", "mse_theta", "plots", "risk.csv"]);
+    // The index links every plot and the table, and shows every row.
+    let index = std::fs::read_to_string(out.join("index.html")).unwrap();
+    for f in plots.iter().filter(|f| f.ends_with(".png")).chain(&["risk.csv", "data/mse_theta.csv"]) {
+        assert!(index.contains(&format!("\"{f}\"")), "index.html does not link {f}");
+    }
+    assert_eq!(index.matches("<tr><td").count(), 20);
+    // The curve data: one line per (ε, K, method, θ), 101 θ each.
+    let curves = std::fs::read_to_string(out.join("data/mse_theta.csv")).unwrap();
+    assert_eq!(curves.lines().count(), 1 + 20 * 101);
     // No temporary files are left behind.
-    assert!(std::fs::read_dir(&out).unwrap().all(|e| !e.unwrap().file_name().to_string_lossy().ends_with(".tmp")));
+    for d in ["", "plots", "mse_theta", "heatmaps", "data"] {
+        assert!(std::fs::read_dir(out.join(d)).unwrap().all(|e| !e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .ends_with(".tmp")));
+    }
 }
 
 /// Run `compare` on the small model with `args` and `--out` into a directory that must stay absent;

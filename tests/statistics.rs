@@ -10,7 +10,7 @@ use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use ubapp::mechanism::{Mechanism, Posterior};
 use ubapp::model::Model;
-use ubapp::solve::{plan_eps, reference_risks, risk_profile, solve_model, SolveOptions, SolverChoice};
+use ubapp::solve::{plan_eps, plan_trials, reference_risks, risk_profile, solve_model, SolveOptions, SolverChoice};
 use ubapp::MemoryBudget;
 
 /// K = 1, θ ∈ {0.25, 0.75} (uniform prior), Θ̃ = Θ, and the weights (10, 6) | (6, 10) of total 16
@@ -199,6 +199,81 @@ fn plan_returns_an_eps_that_meets_the_target_while_099_eps_does_not() {
     assert_eq!(stdout_json(&o)["eps"].as_f64().unwrap(), plan.eps);
     assert_input_error(&ubapp(&["plan", path.to_str().unwrap(), "--target-risk", "0.1"]), &["ε → 0"]);
     assert_input_error(&ubapp(&["plan", path.to_str().unwrap(), "--target-risk", "0.001"]), &["non-private"]);
+}
+
+#[test]
+fn plan_for_trials_returns_the_smallest_k_that_meets_the_target() {
+    // Uniform prior, 50 midpoints, ε = 1: the optimum falls with K (a design for K records applied
+    // to K of K + 1 is as private and as good).
+    let model = common::binomial(4, 50, "squared", &[1.0]).model();
+    let target = 0.012;
+    let plan = plan_trials(&model, 1.0, target, SolveOptions::default()).unwrap();
+    let at = |k: u64| {
+        let m = model.with_trials(k).unwrap();
+        let s = solve_model(&m, Some(&[1.0]), SolveOptions::default()).unwrap().remove(0);
+        s.checks.certified_objective.unwrap_or(s.bayes_risk)
+    };
+    assert!(plan.trials > 1, "the target must need more than one trial: {plan:?}");
+    assert!(at(plan.trials) <= target, "{} > {target} at K = {}", at(plan.trials), plan.trials);
+    assert!(at(plan.trials - 1) > target, "{} ≤ {target} at K − 1 = {}", at(plan.trials - 1), plan.trials - 1);
+    assert_eq!(plan.trials_below, Some(plan.trials - 1));
+    // The command line gives the same K; a family without trials is refused by name.
+    let (_dir, path) = common::model_file(&common::binomial(4, 50, "squared", &[1.0]).toml());
+    let o = ubapp(&["plan", path.to_str().unwrap(), "--for", "trials", "--target-risk", "0.012", "--json"]);
+    assert_success(&o);
+    assert_eq!(stdout_json(&o)["trials"].as_u64().unwrap(), plan.trials);
+    let poisson = bundled("rare-events-poisson-cap3");
+    assert_input_error(
+        &ubapp(&["plan", poisson.to_str().unwrap(), "--for", "trials", "--eps", "1", "--target-risk", "0.01"]),
+        &["observation.trials"],
+    );
+}
+
+#[test]
+fn plan_curve_writes_the_optimum_at_each_eps_with_the_references() {
+    let (dir, path) = common::model_file(&common::binomial(10, 30, "squared", &[1.0]).toml());
+    let out = dir.path().join("curve");
+    let o = ubapp(&[
+        "plan",
+        path.to_str().unwrap(),
+        "--target-rmse",
+        "0.15",
+        "--curve",
+        out.to_str().unwrap(),
+        "--curve-range",
+        "0.05,20",
+        "--curve-points",
+        "7",
+    ]);
+    assert_success(&o);
+    let csv = std::fs::read_to_string(out.join("risk_vs_eps.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines[0], "eps,bayes_risk,rmse,prior_risk,non_private_risk");
+    assert_eq!(lines.len(), 8);
+    let model = Model::load(&path).unwrap();
+    let refs = reference_risks(&model, MemoryBudget::available()).unwrap();
+    let mut last = f64::INFINITY;
+    for l in &lines[1..] {
+        let f: Vec<f64> = l.split(',').map(|x| x.parse().unwrap()).collect();
+        let s = solve_model(&model, Some(&[f[0]]), SolveOptions::default()).unwrap().remove(0);
+        let want = s.checks.certified_objective.unwrap_or(s.bayes_risk);
+        assert!((f[1] - want).abs() <= 1e-9 * want, "ε = {}: {} vs {want}", f[0], f[1]);
+        assert!((f[2] - f[1].sqrt()).abs() <= 1e-9 * f[2]);
+        assert!((f[3] - refs.prior_risk).abs() <= 1e-9 * refs.prior_risk);
+        assert!(f[1] <= last * (1.0 + 1e-9), "non-increasing in ε");
+        last = f[1];
+    }
+    for f in ["risk_vs_eps.png", "risk_vs_eps.svg"] {
+        assert!(std::fs::metadata(out.join(f)).unwrap().len() > 1000, "{f}");
+    }
+    // The curve alone (no target) is allowed; a directory holding other files is refused.
+    std::fs::write(dir.path().join("other.txt"), "x").unwrap();
+    assert_input_error(
+        &ubapp(&["plan", path.to_str().unwrap(), "--curve", dir.path().to_str().unwrap()]),
+        &["--curve", "not empty"],
+    );
+    assert_success(&ubapp(&["plan", path.to_str().unwrap(), "--curve", out.to_str().unwrap(), "--curve-points", "3"]));
+    assert_eq!(std::fs::read_to_string(out.join("risk_vs_eps.csv")).unwrap().lines().count(), 4);
 }
 
 #[test]

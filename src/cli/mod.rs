@@ -11,6 +11,7 @@ pub mod models;
 pub mod plan;
 pub mod posterior;
 pub mod progress;
+pub mod report;
 pub mod sample;
 pub mod solve;
 pub mod trust;

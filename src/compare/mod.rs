@@ -38,16 +38,17 @@ mod tests;
 
 pub use error::CompareError;
 pub use method::{build, Method};
-pub use rows::{rows_csv, Comparison, CurveSeries, Curves, Heatmap, Row};
+pub use rows::{curves_csv, rows_csv, Comparison, CurveSeries, Curves, Heatmap, Row, TrialsReference};
 pub use shard::{
     case_hash, compare_shard, merge, model_fingerprint, Shard, ShardError, ShardFile, SweepGrid, SHARD_FILE,
 };
 
 pub use crate::baselines::BaselineOptions;
 
-use crate::eval::{bayes_risk, risk_curve, true_risk, Estimator, Setting};
+use crate::eval::{bayes_risk, prior_shape, risk_curve, true_risk, Estimator, Setting};
 use crate::model::{Family, Model, Objective};
-use crate::solve::{solve_model, Solution, SolverChoice};
+use crate::solve::{reference_risks, solve_model, Solution, SolverChoice};
+use crate::MemoryBudget;
 use crate::Result;
 
 /// What to compare.
@@ -144,6 +145,8 @@ pub fn compare(model: &Model, opts: &CompareOptions, progress: &mut dyn FnMut(&s
         heatmaps: Vec::new(),
         loss: setting.loss,
         objective: model.objective,
+        references: Vec::new(),
+        prior_shape: prior_shape(model),
     };
     let steps = opts.trials.len() * opts.eps.len();
     let mut step = 0;
@@ -151,6 +154,13 @@ pub fn compare(model: &Model, opts: &CompareOptions, progress: &mut dyn FnMut(&s
         let m = model.with_trials(k)?;
         let setting = check_model(&m, &format!("model \"{}\"", m.name()))?;
         let parties = opts.baseline.parties_for(k);
+        if let Ok(r) = reference_risks(&m, MemoryBudget::available()) {
+            out.references.push(TrialsReference {
+                trials: k,
+                prior_risk: r.prior_risk,
+                non_private_risk: r.non_private_risk,
+            });
+        }
         let (lo, hi) = (setting.lower, setting.upper);
         let thetas: Vec<f64> =
             (0..opts.curve_points).map(|i| lo + (hi - lo) * i as f64 / (opts.curve_points - 1) as f64).collect();

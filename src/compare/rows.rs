@@ -66,7 +66,7 @@ pub struct Curves {
 pub struct Heatmap {
     /// ε.
     pub eps: f64,
-    /// K.
+    /// K (0 for a model without trials: the heat map's caption then leaves K out).
     pub trials: u64,
     /// P, |Θ̃| × |Y|.
     pub p: Array2<f64>,
@@ -87,6 +87,22 @@ pub struct Comparison {
     pub loss: ScalarLoss,
     /// What the model's UBaPP program minimises (the rows are always ranked on Bayes risk).
     pub objective: Objective,
+    /// The reference risks at each K (prior-only, ε → 0; non-private, ε → ∞), where the cost
+    /// matrix fits in memory.
+    pub references: Vec<TrialsReference>,
+    /// The prior's shape over Θ, (θ, density up to a constant), for shading under risk(θ) curves.
+    pub prior_shape: Vec<(f64, f64)>,
+}
+
+/// The reference risks at one K.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct TrialsReference {
+    /// K.
+    pub trials: u64,
+    /// Bayes risk of the best constant release (ε → 0).
+    pub prior_risk: f64,
+    /// Bayes risk of the best non-private estimator on the output grid (ε → ∞).
+    pub non_private_risk: f64,
 }
 
 impl Comparison {
@@ -125,6 +141,27 @@ pub fn rows_csv(rows: &[Row]) -> String {
             r.risk_method,
             r.note.replace('"', "'")
         ));
+    }
+    s
+}
+
+/// The risk(θ) curves as CSV text in long form (header first): one line per (ε, K, method, θ).
+pub fn curves_csv(curves: &[Curves]) -> String {
+    let mut s = String::from("eps,trials,method,privacy,theta,risk\n");
+    for c in curves {
+        for series in &c.series {
+            for (t, r) in c.thetas.iter().zip(&series.risk) {
+                s.push_str(&format!(
+                    "{},{},{},{},{},{:.10e}\n",
+                    c.eps,
+                    c.trials,
+                    series.method,
+                    series.privacy.kind(),
+                    t,
+                    r
+                ));
+            }
+        }
     }
     s
 }

@@ -436,6 +436,22 @@ pub fn merge(dirs: &[&Path]) -> Result<Comparison> {
         heatmaps: Vec::new(),
         loss: setting.loss,
         objective: model.objective,
+        // Not in the shards: recomputed from the model, as `compare` computes them.
+        references: first
+            .grid
+            .trials
+            .iter()
+            .filter_map(|&k| {
+                let m = model.with_trials(k).ok()?;
+                let r = crate::solve::reference_risks(&m, crate::MemoryBudget::available()).ok()?;
+                Some(super::TrialsReference {
+                    trials: k,
+                    prior_risk: r.prior_risk,
+                    non_private_risk: r.non_private_risk,
+                })
+            })
+            .collect(),
+        prior_shape: crate::eval::prior_shape(&model),
     };
     let mut cases: Vec<&Case> = shards.iter().flat_map(|s| &s.cases).collect();
     let position = |c: &Case| {

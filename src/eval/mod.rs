@@ -279,16 +279,53 @@ pub(crate) fn prior_quadrature(model: &Model, n: usize) -> Vec<(f64, f64)> {
 /// Prior density on the unit scale (up to a constant); `None` for priors with no density on an
 /// interval (explicit weights: the prior *is* the discrete one; Dirichlet: not a scalar prior).
 fn prior_density(prior: &PriorSpec, u: f64, lo: f64, hi: f64) -> Option<f64> {
+    let x = lo + u * (hi - lo);
     match prior {
         PriorSpec::Uniform => Some(1.0),
-        PriorSpec::Gamma { shape, rate } => {
-            // On the parameter's own scale, truncated to [lo, hi] (the constant cancels).
-            let x = lo + u * (hi - lo);
-            Some(x.powf(shape - 1.0) * (-rate * x).exp())
+        // On the parameter's own scale, truncated to [lo, hi] (the constant cancels).
+        PriorSpec::Gamma { shape, rate } => Some(x.powf(shape - 1.0) * (-rate * x).exp()),
+        PriorSpec::LogNormal { mu, sigma } => {
+            Some(if x > 0.0 { (-0.5 * ((x.ln() - mu) / sigma).powi(2)).exp() / x } else { 0.0 })
         }
         PriorSpec::Beta { a, b } => Some(Beta::new(*a, *b).expect("validated shape parameters").pdf(u)),
+        // Σ_c w_c f_c(x) / Z_c with Z_c = ∫ f_c over [lo, hi] (Gauss–Legendre, 4 × 24 nodes on the
+        // unit scale): each component truncated and normalised, then mixed, as on the grid.
+        PriorSpec::Mixture { weights, components } => {
+            let rule = Rule::new(24);
+            let total: f64 = weights.iter().sum();
+            let mut d = 0.0;
+            for (c, w) in components.iter().zip(weights) {
+                let z: f64 = (0..4)
+                    .flat_map(|p| rule.on(p as f64 / 4.0, (p + 1) as f64 / 4.0).collect::<Vec<_>>())
+                    .map(|(v, wv)| wv * prior_density(c, v, lo, hi).unwrap_or(0.0))
+                    .sum();
+                if z > 0.0 {
+                    d += w / total * prior_density(c, u, lo, hi)? / z;
+                }
+            }
+            Some(d)
+        }
         PriorSpec::Dirichlet { .. } | PriorSpec::Weights { .. } => None,
     }
+}
+
+/// The prior's shape over Θ for plots: (θ, density up to a constant) at 201 points for a
+/// continuous scalar prior, else the parameter grid with its weights.
+pub fn prior_shape(model: &Model) -> Vec<(f64, f64)> {
+    let (lo, hi) = (model.spec.parameter.lower, model.spec.parameter.upper);
+    if model.theta.dim() != 1 {
+        return Vec::new();
+    }
+    if prior_density(&model.spec.parameter.prior, 0.5, lo, hi).is_none() {
+        return model.theta.values().into_iter().zip(model.prior.iter().copied()).collect();
+    }
+    (0..=200)
+        .map(|i| {
+            let u = i as f64 / 200.0;
+            let d = prior_density(&model.spec.parameter.prior, u, lo, hi).unwrap_or(0.0);
+            (lo + u * (hi - lo), if d.is_finite() { d } else { 0.0 })
+        })
+        .collect()
 }
 
 /// ∫ risk(θ) π(θ) dθ under the continuous prior (Gauss–Legendre, 4 × 24 nodes): charges the

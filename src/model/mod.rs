@@ -378,6 +378,51 @@ fn build_grid(
     })
 }
 
+/// The `kind` of a prior spec, as written in a model file.
+fn prior_kind(prior: &PriorSpec) -> &'static str {
+    match prior {
+        PriorSpec::Uniform => "uniform",
+        PriorSpec::Beta { .. } => "beta",
+        PriorSpec::Gamma { .. } => "gamma",
+        PriorSpec::LogNormal { .. } => "log-normal",
+        PriorSpec::Mixture { .. } => "mixture",
+        PriorSpec::Dirichlet { .. } => "dirichlet",
+        PriorSpec::Weights { .. } => "weights",
+    }
+}
+
+/// The one-dimensional density a spec names, its parameters checked (errors name `field`); `None`
+/// for the priors that are not one (dirichlet, weights, mixture).
+fn scalar_prior(prior: &PriorSpec, field: &str) -> Result<Option<Prior>> {
+    let positive = |name: &str, v: f64| -> Result<()> {
+        if !(v.is_finite() && v > 0.0) {
+            bail_field!(format!("{field}.{name}"), "must be a finite number > 0 (got {v})");
+        }
+        Ok(())
+    };
+    Ok(match *prior {
+        PriorSpec::Uniform => Some(Prior::Uniform),
+        PriorSpec::Beta { a, b } => {
+            positive("a", a)?;
+            positive("b", b)?;
+            Some(Prior::Beta { a, b })
+        }
+        PriorSpec::Gamma { shape, rate } => {
+            positive("shape", shape)?;
+            positive("rate", rate)?;
+            Some(Prior::Gamma { shape, rate })
+        }
+        PriorSpec::LogNormal { mu, sigma } => {
+            if !mu.is_finite() {
+                bail_field!(format!("{field}.mu"), "must be a finite number (got {mu})");
+            }
+            positive("sigma", sigma)?;
+            Some(Prior::LogNormal { mu, sigma })
+        }
+        PriorSpec::Mixture { .. } | PriorSpec::Dirichlet { .. } | PriorSpec::Weights { .. } => None,
+    })
+}
+
 /// Prior weights π_j on the parameter grid.
 fn prior_weights(
     prior: &PriorSpec,
@@ -405,23 +450,58 @@ fn prior_weights(
             Space::Interval => Prior::Uniform.grid_weights(&theta.values(), lower, upper).ok_or_else(none),
             _ => Ok(uniform()),
         },
-        PriorSpec::Beta { a, b } => {
-            check_beta(*a, *b)?;
+        PriorSpec::Beta { .. } | PriorSpec::Gamma { .. } | PriorSpec::LogNormal { .. } => {
+            let scalar = scalar_prior(prior, "parameter.prior")?.expect("a one-dimensional prior");
             if space != Space::Interval {
-                bail_field!("parameter.prior", "kind = \"beta\" applies to one-dimensional parameters (binomial, poisson); use \"dirichlet\" or \"weights\"");
+                bail_field!(
+                    "parameter.prior",
+                    "kind = \"{}\" applies to one-dimensional parameters (binomial, poisson); use \"dirichlet\" or \"weights\"",
+                    prior_kind(prior)
+                );
             }
-            Prior::Beta { a: *a, b: *b }.grid_weights(&theta.values(), lower, upper).ok_or_else(none)
+            scalar.grid_weights(&theta.values(), lower, upper).ok_or_else(none)
         }
-        PriorSpec::Gamma { shape, rate } => {
-            for (name, v) in [("shape", shape), ("rate", rate)] {
-                if !(v.is_finite() && *v > 0.0) {
-                    bail_field!(format!("parameter.prior.{name}"), "must be a finite number > 0 (got {v})");
+        PriorSpec::Mixture { weights, components } => {
+            if space != Space::Interval {
+                bail_field!(
+                    "parameter.prior",
+                    "kind = \"mixture\" applies to one-dimensional parameters (binomial, poisson)"
+                );
+            }
+            if weights.len() != components.len() || components.is_empty() {
+                bail_field!(
+                    "parameter.prior.weights",
+                    "needs one weight per component ({} components, {} weights; at least one)",
+                    components.len(),
+                    weights.len()
+                );
+            }
+            if let Some((c, w)) = weights.iter().enumerate().find(|(_, w)| !(w.is_finite() && **w >= 0.0)) {
+                bail_field!(format!("parameter.prior.weights[{c}]"), "must be a finite number ≥ 0 (got {w})");
+            }
+            let total: f64 = weights.iter().sum();
+            if !(total > 0.0 && total.is_finite()) {
+                bail_field!("parameter.prior.weights", "sum to {total}; they must have a positive finite sum");
+            }
+            // Each component normalised on the grid, then mixed: Pr(component c) = weights[c]/Σ.
+            let mut mixed = vec![0.0; m];
+            for (c, (component, &w)) in components.iter().zip(weights).enumerate() {
+                let field = format!("parameter.prior.components[{c}]");
+                let Some(scalar) = scalar_prior(component, &field)? else {
+                    bail_field!(
+                        field,
+                        "must be a uniform, beta, gamma or log-normal prior (got \"{}\")",
+                        prior_kind(component)
+                    );
+                };
+                let wc = scalar.grid_weights(&theta.values(), lower, upper).ok_or_else(|| {
+                    ModelError::invalid(field.clone(), "puts no finite positive mass on the parameter grid")
+                })?;
+                for (x, y) in mixed.iter_mut().zip(wc) {
+                    *x += w / total * y;
                 }
             }
-            if space != Space::Interval {
-                bail_field!("parameter.prior", "kind = \"gamma\" applies to one-dimensional parameters (poisson, binomial); use \"dirichlet\" or \"weights\"");
-            }
-            Prior::Gamma { shape: *shape, rate: *rate }.grid_weights(&theta.values(), lower, upper).ok_or_else(none)
+            Ok(mixed)
         }
         PriorSpec::Dirichlet { alpha } => {
             let Space::Simplex(d) = space else {

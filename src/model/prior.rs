@@ -23,6 +23,13 @@ pub enum Prior {
         /// Rate, > 0.
         rate: f64,
     },
+    /// Log-normal (ln θ ~ Normal(mu, sigma²)) on the parameter's own scale, truncated to [lower, upper].
+    LogNormal {
+        /// Mean of ln θ.
+        mu: f64,
+        /// Standard deviation of ln θ, > 0.
+        sigma: f64,
+    },
 }
 
 impl Prior {
@@ -32,7 +39,24 @@ impl Prior {
         match self {
             Prior::Uniform => 1.0,
             Prior::Beta { a, b } => Beta::new(a, b).expect("validated shape parameters").pdf(u),
-            Prior::Gamma { .. } => unreachable!("a gamma prior is weighted on its own scale (gamma_log_density)"),
+            Prior::Gamma { .. } | Prior::LogNormal { .. } => {
+                unreachable!("gamma and log-normal priors are weighted on their own scale (own_scale_log_density)")
+            }
+        }
+    }
+
+    /// ln of the density at θ on the parameter's own scale, up to its constant (gamma and
+    /// log-normal); −∞ where the density is 0.
+    fn own_scale_log_density(self, theta: f64) -> f64 {
+        match self {
+            Prior::Gamma { shape, rate } => Prior::gamma_log_density(shape, rate, theta),
+            // ln[θ^(−1) exp(−(ln θ − μ)²/(2σ²))]; zero density at θ ≤ 0.
+            Prior::LogNormal { mu, sigma } if theta > 0.0 => {
+                let z = (theta.ln() - mu) / sigma;
+                -theta.ln() - 0.5 * z * z
+            }
+            Prior::LogNormal { .. } => f64::NEG_INFINITY,
+            Prior::Uniform | Prior::Beta { .. } => unreachable!("weighted on the unit scale"),
         }
     }
 
@@ -45,9 +69,9 @@ impl Prior {
     /// Weights ∝ prior density at the (1-D) points, normalised to sum to 1.
     /// Returns `None` if the density vanishes (or is infinite) on the whole grid.
     pub fn grid_weights(self, values: &[f64], lower: f64, upper: f64) -> Option<Vec<f64>> {
-        if let Prior::Gamma { shape, rate } = self {
+        if let Prior::Gamma { .. } | Prior::LogNormal { .. } = self {
             // In logs, shifted by the largest, so large rates or shapes do not underflow.
-            let logs: Vec<f64> = values.iter().map(|&v| Prior::gamma_log_density(shape, rate, v)).collect();
+            let logs: Vec<f64> = values.iter().map(|&v| self.own_scale_log_density(v)).collect();
             let top = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             if !top.is_finite() || logs.iter().any(|l| l.is_nan() || *l == f64::INFINITY) {
                 return None;
@@ -73,7 +97,9 @@ impl Prior {
                 let d = Beta::new(a, b).expect("validated shape parameters");
                 (0..points).map(|_| d.sample(&mut rng)).collect()
             }
-            Prior::Gamma { .. } => unreachable!("prior-samples grids are refused for gamma priors"),
+            Prior::Gamma { .. } | Prior::LogNormal { .. } => {
+                unreachable!("prior-samples grids are refused for gamma and log-normal priors")
+            }
         };
         draws.sort_by(f64::total_cmp);
         draws.into_iter().map(|u| lower + u * (upper - lower)).collect()

@@ -152,6 +152,24 @@ pub enum PriorSpec {
         /// Rate (inverse scale), > 0.
         rate: f64,
     },
+    /// Log-normal: ln θ ~ Normal(mu, sigma²), density ∝ θ^(−1) exp(−(ln θ − mu)²/(2 sigma²)) for
+    /// θ > 0, truncated to [lower, upper] and renormalised on the grid (for positive quantities
+    /// spread over orders of magnitude).
+    LogNormal {
+        /// Mean of ln θ.
+        mu: f64,
+        /// Standard deviation of ln θ, > 0.
+        sigma: f64,
+    },
+    /// A mixture Σ_c weights\[c\] · components\[c\] of one-dimensional priors (uniform, beta,
+    /// gamma, log-normal): each component is truncated to [lower, upper] and normalised (on the
+    /// grid for the grid weights), then mixed, so the weights are the components' probabilities.
+    Mixture {
+        /// Mixing weights, ≥ 0 with a positive sum (normalised), one per component.
+        weights: Vec<f64>,
+        /// The components.
+        components: Vec<PriorSpec>,
+    },
     /// Dirichlet(α_1..α_d) on the simplex (multinomial family).
     Dirichlet {
         /// Concentrations, one per category, each > 0.

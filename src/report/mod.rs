@@ -1,18 +1,29 @@
-//! Reports of a comparison: CSV and plots (PNG and SVG through `plotters`, text drawn with an
+//! Reports: `ubapp report`'s HTML and Markdown pages of one model ([`Report`]), and a comparison's
+//! CSV, index page and plots (PNG and SVG through `plotters`, text drawn with an
 //! embedded DejaVu Sans font, so no system font library is needed), and a dependency-free SVG heat
 //! map of a mechanism over the 2-simplex. Every file is written atomically.
 
+mod curve;
+mod document;
+mod html;
 mod parties;
 mod plot;
+mod render;
 mod simplex_svg;
 
 use std::path::{Path, PathBuf};
 
+pub use curve::{curve_csv, write_risk_curve, RiskCurve};
+pub use document::{CertificateRow, Figure, Report, ReportOptions, Reproduce, RiskRow};
 pub use parties::write_party_comparison;
-pub use plot::{risk_series, write_heatmap, write_line_plot, Formats, LinePlot, Series};
+pub use plot::{
+    coinciding, heatmap_svg, line_plot_svg, reference_lines, risk_series, write_heatmap, write_line_plot, Formats,
+    LinePlot, Reference, Series, Shade, COINCIDE_RELATIVE, REFERENCE_COLOR,
+};
+pub use render::num;
 pub use simplex_svg::{default_panels, mechanism_heatmap_svg};
 
-use crate::compare::{rows_csv, Comparison};
+use crate::compare::{curves_csv, rows_csv, Comparison};
 use crate::output::write_atomic;
 use crate::{Error, Result};
 
@@ -61,11 +72,25 @@ pub enum ReportError {
     },
 }
 
-/// Write `risk.csv` and every plot of `cmp` into `dir` (created if missing). Returns the files written.
+/// Write a comparison into `dir` (created if missing): `risk.csv` (the table, always at this path),
+/// `data/mse_theta.csv` (the risk(θ) curves), the plots in sub-folders (`plots/` risk vs ε and vs K,
+/// `mse_theta/`, `heatmaps/`, each as PNG and SVG) and `index.html` linking all of them. Returns the
+/// files written, relative to `dir`.
 pub fn write_comparison(dir: &Path, cmp: &Comparison) -> Result<Vec<String>> {
-    std::fs::create_dir_all(dir).map_err(|source| Error::Io { path: dir.to_path_buf(), source })?;
-    let mut files = vec!["risk.csv".to_string()];
+    let data = dir.join("data");
+    std::fs::create_dir_all(&data).map_err(|source| Error::Io { path: data.clone(), source })?;
+    let mut files = vec!["risk.csv".to_string(), "data/mse_theta.csv".to_string()];
     write_atomic(&dir.join("risk.csv"), rows_csv(&cmp.rows).as_bytes())?;
+    write_atomic(&data.join("mse_theta.csv"), curves_csv(&cmp.curves).as_bytes())?;
     files.extend(plot::write_all(dir, cmp)?);
+    let index = html::comparison_index(cmp, &files);
+    write_atomic(&dir.join("index.html"), index.as_bytes())?;
+    files.push("index.html".to_string());
     Ok(files)
+}
+
+/// Whether `dir` may receive a report: it does not exist, is empty, or is an earlier output of
+/// ubapp (then replaced whole). Checked before any work; an input error names `flag`.
+pub fn check_report_dir(dir: &Path, flag: &str) -> Result<()> {
+    crate::output::check_output_dir(dir, flag)
 }

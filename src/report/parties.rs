@@ -43,12 +43,11 @@ pub fn write_party_comparison(dir: &Path, cmp: &PartyComparison) -> Result<Vec<S
             }
             let records = total.map_or(String::new(), |t| format!(", {t} records in all"));
             let plot = LinePlot {
-                title: format!("Bayes risk vs parties M, ε = {e}{records}"),
-                x_label: "M (parties)".into(),
-                y_label: "Bayes risk".into(),
                 x_log: true,
                 y_log: true,
+                x_integer: true,
                 series,
+                ..LinePlot::new(format!("Bayes risk vs parties M, ε = {e}{records}"), "M (parties)", "Bayes risk")
             };
             files.extend(write_line_plot(dir, &format!("risk_vs_parties_eps{e}"), &plot, Formats::BOTH)?);
         }
@@ -57,12 +56,10 @@ pub fn write_party_comparison(dir: &Path, cmp: &PartyComparison) -> Result<Vec<S
         for &m in &parties {
             let series = risk_series(&cmp.rows, &|r| (r.parties.is_none_or(|p| p == m)).then_some(r.eps));
             let plot = LinePlot {
-                title: format!("Bayes risk vs ε, M = {m} parties"),
-                x_label: "ε (per party)".into(),
-                y_label: "Bayes risk".into(),
                 x_log: true,
                 y_log: true,
                 series,
+                ..LinePlot::new(format!("Bayes risk vs ε, M = {m} parties"), "ε (per party)", "Bayes risk")
             };
             files.extend(write_line_plot(dir, &format!("risk_vs_eps_M{m}"), &plot, Formats::BOTH)?);
         }

@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::sync::Once;
 
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::FontStyle;
@@ -38,6 +39,25 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
 }
 
+/// A horizontal reference line (e.g. the prior-only risk, ε → 0, and the non-private risk, ε → ∞).
+#[derive(Debug, Clone)]
+pub struct Reference {
+    /// Legend entry.
+    pub name: String,
+    /// Its height.
+    pub y: f64,
+}
+
+/// A density shaded under the curves, scaled to the lower third of the data area (e.g. the prior
+/// of θ under MSE(θ) curves: where the Bayes risk puts its weight).
+#[derive(Debug, Clone)]
+pub struct Shade {
+    /// Legend entry.
+    pub name: String,
+    /// (x, density) points; only the shape matters (scaled to the plot).
+    pub points: Vec<(f64, f64)>,
+}
+
 /// A line plot.
 #[derive(Debug, Clone)]
 pub struct LinePlot {
@@ -53,6 +73,51 @@ pub struct LinePlot {
     pub y_log: bool,
     /// The lines.
     pub series: Vec<Series>,
+    /// Horizontal reference lines.
+    pub references: Vec<Reference>,
+    /// A density shaded under the curves.
+    pub shade: Option<Shade>,
+    /// Integer ticks on x (e.g. numbers of trials K).
+    pub x_integer: bool,
+}
+
+impl LinePlot {
+    /// A plot of `series` with no reference lines, no shading and real-valued x ticks.
+    pub fn new(title: impl Into<String>, x_label: impl Into<String>, y_label: impl Into<String>) -> LinePlot {
+        LinePlot {
+            title: title.into(),
+            x_label: x_label.into(),
+            y_label: y_label.into(),
+            x_log: false,
+            y_log: false,
+            series: Vec::new(),
+            references: Vec::new(),
+            shade: None,
+            x_integer: false,
+        }
+    }
+}
+
+/// Relative difference below which two curves count as coinciding (drawn once in the legend as
+/// "a = b").
+pub const COINCIDE_RELATIVE: f64 = 1e-3;
+
+/// For each series, the index of the first earlier series it coincides with (same x values, every
+/// y within [`COINCIDE_RELATIVE`]), if any.
+pub fn coinciding(series: &[Series]) -> Vec<Option<usize>> {
+    let same = |a: &Series, b: &Series| {
+        a.points.len() == b.points.len()
+            && !a.points.is_empty()
+            && a.points.iter().zip(&b.points).all(|(p, q)| {
+                let scale = p.1.abs().max(q.1.abs());
+                p.0 == q.0 && (p.1 - q.1).abs() <= COINCIDE_RELATIVE * scale
+            })
+    };
+    let mut out: Vec<Option<usize>> = vec![None; series.len()];
+    for i in 0..series.len() {
+        out[i] = (0..i).find(|&j| out[j].is_none() && same(&series[j], &series[i]));
+    }
+    out
 }
 
 /// What a plotting backend said when drawing failed (the file is attached by [`render`]).
@@ -65,7 +130,16 @@ impl<E: std::error::Error + Send + Sync> From<DrawingAreaErrorKind<E>> for DrawF
 }
 
 /// A colour per method (fixed order, so a method keeps its colour across plots).
+/// The palette index of a reference curve (grey, thin, long dashes), e.g. the non-private risk
+/// against K.
+pub const REFERENCE_COLOR: usize = usize::MAX;
+
+const REFERENCE_GREY: RGBColor = RGBColor(110, 110, 110);
+
 fn palette(i: usize) -> RGBColor {
+    if i == REFERENCE_COLOR {
+        return REFERENCE_GREY;
+    }
     const P: [RGBColor; 19] = [
         RGBColor(0, 0, 0),
         RGBColor(31, 119, 180),
@@ -99,24 +173,112 @@ fn tf(log: bool, v: f64) -> Option<f64> {
 }
 
 fn fmt_axis(log: bool, v: f64) -> String {
-    if log {
-        let p = 10f64.powf(v);
-        if (1.0..1e5).contains(&p) {
-            if p >= 10.0 {
-                format!("{p:.0}")
-            } else {
-                format!("{p:.1}")
-            }
-        } else if (v - v.round()).abs() < 1e-9 {
-            format!("1e{}", v.round() as i64)
-        } else {
-            format!("{p:.1e}")
-        }
-    } else if v.abs() >= 1000.0 || (v != 0.0 && v.abs() < 0.01) {
-        format!("{v:.1e}")
-    } else {
-        format!("{}", (v * 1000.0).round() / 1000.0)
+    let v = if log { 10f64.powf(v) } else { v };
+    if v == 0.0 {
+        return "0".into();
     }
+    let a = v.abs();
+    if (1e-3..1e5).contains(&a) {
+        // Up to 4 significant digits, trailing zeros dropped.
+        let digits = (3 - a.log10().floor() as i32).clamp(0, 6) as usize;
+        let s = format!("{v:.digits$}");
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    } else {
+        let e = a.log10().floor() as i32;
+        let m = v / 10f64.powi(e);
+        if (m.abs() - 1.0).abs() < 1e-9 {
+            format!("1e{e}")
+        } else {
+            format!("{m:.1}e{e}")
+        }
+    }
+}
+
+/// Tick positions on an axis spanning [lo, hi] (log10 values on a log axis): decades on a log axis
+/// (with 2× and 5× when fewer than three decades show), integers on an integer axis, else 1-2-5 steps.
+fn ticks(lo: f64, hi: f64, log: bool, integer: bool) -> Vec<f64> {
+    let inside = |v: &f64| *v >= lo - 1e-9 && *v <= hi + 1e-9;
+    if log {
+        let decades: Vec<f64> = ((lo - 1e-9).ceil() as i64..=(hi + 1e-9).floor() as i64).map(|k| k as f64).collect();
+        if decades.len() >= 3 {
+            let step = decades.len().div_ceil(8);
+            return decades.into_iter().step_by(step).collect();
+        }
+        let mut t: Vec<f64> = (lo.floor() as i64..=hi.ceil() as i64)
+            .flat_map(|k| [1.0, 2.0, 5.0].map(|m| k as f64 + f64::log10(m)))
+            .filter(inside)
+            .collect();
+        if t.len() < 2 {
+            t = linear_ticks(lo, hi);
+        }
+        return t;
+    }
+    let mut t = linear_ticks(lo, hi);
+    if integer {
+        t.retain(|v| (v - v.round()).abs() < 1e-9);
+        if t.len() < 2 {
+            t = (lo.ceil() as i64..=hi.floor() as i64).map(|k| k as f64).collect();
+        }
+    }
+    t
+}
+
+/// About 6 ticks at multiples of 1, 2 or 5 × 10^k.
+fn linear_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let span = (hi - lo).max(1e-12);
+    let raw = span / 6.0;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * mag).find(|s| *s >= raw).unwrap_or(10.0 * mag);
+    let first = (lo / step).ceil() as i64;
+    let last = (hi / step).floor() as i64;
+    (first..=last).map(|i| i as f64 * step).collect()
+}
+
+/// A linear axis on [lo, hi] whose ticks are the given values (decades, integers, 1-2-5 steps).
+struct Ticked {
+    lo: f64,
+    hi: f64,
+    ticks: Vec<f64>,
+}
+
+impl Ranged for Ticked {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
+        let f = (v - self.lo) / (self.hi - self.lo);
+        limit.0 + (f * (limit.1 - limit.0) as f64 + 1e-3).floor() as i32
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            Vec::new()
+        } else {
+            self.ticks.clone()
+        }
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.lo..self.hi
+    }
+}
+
+/// Width of the legend panel right of the data area.
+const LEGEND_WIDTH: u32 = 270;
+
+/// One legend entry: how to draw its sample, and its text.
+enum Key {
+    /// A line sample; `dash` = (dash, gap) in pixels for a dashed line.
+    Line {
+        color: RGBColor,
+        width: u32,
+        dash: Option<(u32, u32)>,
+    },
+    Box(RGBAColor),
 }
 
 fn draw_lines<DB: DrawingBackend>(
@@ -124,17 +286,24 @@ fn draw_lines<DB: DrawingBackend>(
     plot: &LinePlot,
 ) -> std::result::Result<(), DrawFailed> {
     root.fill(&WHITE)?;
+    let (main, legend_area) = root.split_horizontally(root.dim_in_pixel().0.saturating_sub(LEGEND_WIDTH));
     let pts: Vec<Vec<(f64, f64)>> = plot
         .series
         .iter()
         .map(|s| s.points.iter().filter_map(|&(x, y)| Some((tf(plot.x_log, x)?, tf(plot.y_log, y)?))).collect())
         .collect();
+    let refs: Vec<(usize, f64)> =
+        plot.references.iter().enumerate().filter_map(|(i, r)| Some((i, tf(plot.y_log, r.y)?))).collect();
     let all: Vec<(f64, f64)> = pts.iter().flatten().copied().collect();
     if all.is_empty() {
         return Ok(());
     }
     let (mut x0, mut x1) = all.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |a, p| (a.0.min(p.0), a.1.max(p.0)));
-    let (mut y0, mut y1) = all.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |a, p| (a.0.min(p.1), a.1.max(p.1)));
+    let (mut y0, mut y1) = all
+        .iter()
+        .map(|p| p.1)
+        .chain(refs.iter().map(|r| r.1))
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |a, y| (a.0.min(y), a.1.max(y)));
     if x1 - x0 < 1e-12 {
         x0 -= 0.5;
         x1 += 0.5;
@@ -142,13 +311,16 @@ fn draw_lines<DB: DrawingBackend>(
     let pad = ((y1 - y0) * 0.05).max(1e-3);
     y0 -= pad;
     y1 += pad;
-    let mut chart = ChartBuilder::on(root)
+    let (xl, yl) = (plot.x_log, plot.y_log);
+    let mut chart = ChartBuilder::on(&main)
         .caption(&plot.title, (FONT, 22))
         .margin(12)
         .x_label_area_size(45)
-        .y_label_area_size(75)
-        .build_cartesian_2d(x0..x1, y0..y1)?;
-    let (xl, yl) = (plot.x_log, plot.y_log);
+        .y_label_area_size(80)
+        .build_cartesian_2d(
+            Ticked { lo: x0, hi: x1, ticks: ticks(x0, x1, xl, plot.x_integer) },
+            Ticked { lo: y0, hi: y1, ticks: ticks(y0, y1, yl, false) },
+        )?;
     chart
         .configure_mesh()
         .x_desc(plot.x_label.as_str())
@@ -157,32 +329,120 @@ fn draw_lines<DB: DrawingBackend>(
         .axis_desc_style((FONT, 16))
         .x_label_formatter(&move |v| fmt_axis(xl, *v))
         .y_label_formatter(&move |v| fmt_axis(yl, *v))
-        .light_line_style(RGBColor(235, 235, 235))
+        .bold_line_style(RGBColor(225, 225, 225))
         .draw()?;
-    for (s, p) in plot.series.iter().zip(pts) {
+    let mut keys: Vec<(Key, String)> = Vec::new();
+    if let Some(shade) = &plot.shade {
+        let top = shade.points.iter().map(|p| p.1).fold(0.0, f64::max);
+        if top > 0.0 {
+            let fill = RGBColor(120, 170, 220).mix(0.25);
+            let h = (y1 - y0) / 3.0;
+            let area: Vec<(f64, f64)> =
+                shade.points.iter().filter_map(|&(x, d)| Some((tf(xl, x)?, y0 + h * (d / top).max(0.0)))).collect();
+            let mut polygon = area;
+            if let (Some(&(first, _)), Some(&(last, _))) = (polygon.first(), polygon.last()) {
+                polygon.push((last, y0));
+                polygon.push((first, y0));
+            }
+            chart.draw_series(std::iter::once(Polygon::new(polygon, fill.filled())))?;
+            keys.push((Key::Box(fill), shade.name.clone()));
+        }
+    }
+    for &(i, y) in &refs {
+        let style = ShapeStyle { color: REFERENCE_GREY.to_rgba(), filled: false, stroke_width: 1 };
+        // Prior-only dotted, non-private dash-dot-like (longer dashes): told apart by the pattern.
+        let (dash, gap) = if i == 0 { (2, 4) } else { (10, 5) };
+        chart.draw_series(DashedLineSeries::new(vec![(x0, y), (x1, y)], dash, gap, style))?;
+        keys.push((
+            Key::Line { color: REFERENCE_GREY, width: 1, dash: Some((dash, gap)) },
+            plot.references[i].name.clone(),
+        ));
+    }
+    let same = coinciding(&plot.series);
+    let mut key_of: Vec<Option<usize>> = vec![None; plot.series.len()];
+    for (idx, (s, p)) in plot.series.iter().zip(&pts).enumerate() {
         let c = palette(s.color);
         // UBaPP (colour 0) is drawn wider so that methods matching it (e.g. the geometric mechanism)
         // leave it visible around them.
-        let width = if s.color == 0 { 5 } else { 2 };
-        let style = ShapeStyle { color: c.to_rgba(), filled: false, stroke_width: width };
-        let anno = if s.dashed {
-            chart.draw_series(DashedLineSeries::new(p.clone(), 6, 4, style))?
-        } else {
-            chart.draw_series(LineSeries::new(p.clone(), style))?
+        let width = match s.color {
+            0 => 5,
+            REFERENCE_COLOR => 1,
+            _ => 2,
         };
-        anno.label(s.name.as_str()).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
+        let style = ShapeStyle { color: c.to_rgba(), filled: false, stroke_width: width };
+        // A reference curve is dashed like the non-private reference line.
+        let dash = if s.color == REFERENCE_COLOR { (10, 5) } else { (6, 4) };
+        if s.dashed || same[idx].is_some() {
+            chart.draw_series(DashedLineSeries::new(p.clone(), dash.0, dash.1, style))?;
+        } else {
+            chart.draw_series(LineSeries::new(p.clone(), style))?;
+        }
         if p.len() <= 12 {
             chart.draw_series(p.iter().map(|&q| Circle::new(q, 3, c.filled())))?;
         }
+        match same[idx] {
+            // A coinciding curve joins the legend entry of the one it matches.
+            Some(first) => {
+                if let Some(k) = key_of[first] {
+                    keys[k].1 = format!("{} = {}", keys[k].1, s.name);
+                }
+            }
+            None => {
+                key_of[idx] = Some(keys.len());
+                keys.push((Key::Line { color: c, width, dash: s.dashed.then_some(dash) }, s.name.clone()));
+            }
+        }
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(RGBColor(180, 180, 180))
-        .label_font((FONT, 13))
-        .draw()?;
+    draw_legend(&legend_area, &keys)?;
     Ok(root.present()?)
+}
+
+/// The legend in its own panel, right of the data area (it never hides a curve).
+fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    keys: &[(Key, String)],
+) -> std::result::Result<(), DrawFailed> {
+    let font = (FONT, 13).into_font().color(&BLACK);
+    let mut y = 50;
+    for (key, text) in keys {
+        // Long entries ("a = b = c") wrap at " = ".
+        let mut lines: Vec<String> = vec![String::new()];
+        for (i, part) in text.split(" = ").enumerate() {
+            let piece = if i == 0 { part.to_string() } else { format!("= {part}") };
+            let last = lines.last_mut().expect("one line");
+            if !last.is_empty() && last.chars().count() + piece.chars().count() > 28 {
+                lines.push(piece);
+            } else {
+                if !last.is_empty() {
+                    last.push(' ');
+                }
+                last.push_str(&piece);
+            }
+        }
+        match key {
+            Key::Line { color, width, dash } => {
+                let style = ShapeStyle { color: color.to_rgba(), filled: false, stroke_width: *width };
+                if let Some((dash, gap)) = *dash {
+                    let (dash, gap) = (dash as i32, gap as i32);
+                    let mut x = 8;
+                    while x < 38 {
+                        area.draw(&PathElement::new(vec![(x, y), ((x + dash).min(38), y)], style))?;
+                        x += dash + gap;
+                    }
+                } else {
+                    area.draw(&PathElement::new(vec![(8, y), (38, y)], style))?;
+                }
+            }
+            Key::Box(c) => {
+                area.draw(&Rectangle::new([(8, y - 6), (38, y + 6)], c.filled()))?;
+            }
+        }
+        for (li, line) in lines.iter().enumerate() {
+            area.draw(&Text::new(line.clone(), (46, y - 7 + 17 * li as i32), font.clone()))?;
+        }
+        y += 17 * lines.len() as i32 + 8;
+    }
+    Ok(())
 }
 
 /// A sequential colour map (dark blue → yellow), t ∈ [0, 1].
@@ -208,7 +468,7 @@ fn colormap(t: f64) -> RGBColor {
 
 fn draw_heatmap<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, h: &Heatmap) -> std::result::Result<(), DrawFailed> {
     root.fill(&WHITE)?;
-    let (main, bar) = root.split_horizontally(root.dim_in_pixel().0.saturating_sub(90));
+    let (main, bar) = root.split_horizontally(root.dim_in_pixel().0.saturating_sub(110));
     let n_obs = h.p.ncols();
     let mut order: Vec<usize> = (0..h.outputs.len()).collect();
     order.sort_by(|&a, &b| h.outputs[a].total_cmp(&h.outputs[b]));
@@ -234,7 +494,14 @@ fn draw_heatmap<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, h: &Heatmap) 
     let (ylo, yhi) = (edges[0].0, edges[edges.len() - 1].1);
     let (ylo, yhi) = if yhi > ylo { (ylo, yhi) } else { (ylo - 0.5, ylo + 0.5) };
     let mut chart = ChartBuilder::on(&main)
-        .caption(format!("UBaPP mechanism: Pr(release | y), ε = {}, K = {}", h.eps, h.trials), (FONT, 20))
+        .caption(
+            if h.trials > 0 {
+                format!("UBaPP mechanism: Pr(release | y), ε = {}, K = {}", h.eps, h.trials)
+            } else {
+                format!("UBaPP mechanism: Pr(release | y), ε = {}", h.eps)
+            },
+            (FONT, 20),
+        )
         .margin(12)
         .x_label_area_size(45)
         .y_label_area_size(60)
@@ -242,7 +509,7 @@ fn draw_heatmap<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, h: &Heatmap) 
     chart
         .configure_mesh()
         .disable_mesh()
-        .x_desc("observation y (successes)")
+        .x_desc(if h.trials > 0 { "observation y (successes)" } else { "observation y" })
         .y_desc("released value")
         .x_label_formatter(&|v| format!("{}", v.round() as i64))
         .label_style((FONT, 14))
@@ -260,7 +527,7 @@ fn draw_heatmap<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, h: &Heatmap) 
         .margin_top(40)
         .margin_bottom(57)
         .margin_right(10)
-        .y_label_area_size(40)
+        .y_label_area_size(50)
         .build_cartesian_2d(0f64..1f64, 0f64..1f64)?;
     cb.configure_mesh()
         .disable_mesh()
@@ -276,7 +543,7 @@ fn draw_heatmap<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, h: &Heatmap) 
     Ok(root.present()?)
 }
 
-const SIZE: (u32, u32) = (900, 600);
+const SIZE: (u32, u32) = (1100, 600);
 
 /// Which files to write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -394,13 +661,32 @@ fn tag(v: f64) -> String {
     format!("{v}")
 }
 
-/// All plots of a comparison; returns the file names.
-pub(crate) fn write_all(dir: &Path, cmp: &Comparison) -> Result<Vec<String>> {
-    let mut files = Vec::new();
-    let (risk_label, curve_label) = match cmp.loss {
+/// The reference lines of a risk plot at K: prior-only (ε → 0) and non-private (ε → ∞), if known.
+pub fn reference_lines(cmp: &Comparison, trials: u64) -> Vec<Reference> {
+    cmp.references
+        .iter()
+        .filter(|r| r.trials == trials)
+        .flat_map(|r| {
+            [
+                Reference { name: "prior only (ε → 0)".into(), y: r.prior_risk },
+                Reference { name: "non-private (ε → ∞)".into(), y: r.non_private_risk },
+            ]
+        })
+        .collect()
+}
+
+/// The axis labels of a comparison's risk plots and risk(θ) plots.
+fn labels(loss: ScalarLoss) -> (&'static str, &'static str) {
+    match loss {
         ScalarLoss::Squared => ("Bayes risk (MSE)", "MSE(θ)"),
         ScalarLoss::Absolute => ("Bayes risk", "expected loss at θ"),
-    };
+    }
+}
+
+/// A comparison's plots, each with its sub-folder and file stem, in the order an index lists them.
+pub(crate) fn comparison_plots(cmp: &Comparison) -> Vec<(&'static str, String, PlotKind<'_>)> {
+    let (risk_label, curve_label) = labels(cmp.loss);
+    let mut out = Vec::new();
     let mut trials: Vec<u64> = cmp.rows.iter().map(|r| r.trials).collect();
     trials.sort_unstable();
     trials.dedup();
@@ -411,35 +697,46 @@ pub(crate) fn write_all(dir: &Path, cmp: &Comparison) -> Result<Vec<String>> {
     if eps.len() > 1 {
         for &k in &trials {
             let plot = LinePlot {
-                title: format!("Bayes risk vs ε, K = {k}"),
-                x_label: "ε".into(),
-                y_label: risk_label.into(),
                 x_log: true,
                 y_log: true,
                 series: series_of(&|r| (r.trials == k).then_some(r.eps)),
+                references: reference_lines(cmp, k),
+                ..LinePlot::new(format!("Bayes risk vs ε, K = {k}"), "ε", risk_label)
             };
-            files.extend(write_line_plot(dir, &format!("risk_vs_eps_K{k}"), &plot, Formats::BOTH)?);
+            out.push(("plots", format!("risk_vs_eps_K{k}"), PlotKind::Line(plot)));
         }
     }
     if trials.len() > 1 {
         for &e in &eps {
+            // The non-private risk depends on K: drawn as a curve; the prior-only one does not.
+            let mut series = series_of(&|r| (r.eps == e).then_some(r.trials as f64));
+            let np: Vec<(f64, f64)> = cmp.references.iter().map(|r| (r.trials as f64, r.non_private_risk)).collect();
+            if np.len() > 1 {
+                series.push(Series {
+                    name: "non-private (ε → ∞)".into(),
+                    color: REFERENCE_COLOR,
+                    dashed: true,
+                    points: np,
+                });
+            }
+            let references = cmp
+                .references
+                .first()
+                .map(|r| vec![Reference { name: "prior only (ε → 0)".into(), y: r.prior_risk }])
+                .unwrap_or_default();
             let plot = LinePlot {
-                title: format!("Bayes risk vs K, ε = {e}"),
-                x_label: "K (trials)".into(),
-                y_label: risk_label.into(),
                 x_log: true,
                 y_log: true,
-                series: series_of(&|r| (r.eps == e).then_some(r.trials as f64)),
+                x_integer: true,
+                series,
+                references,
+                ..LinePlot::new(format!("Bayes risk vs K, ε = {e}"), "K (trials)", risk_label)
             };
-            files.extend(write_line_plot(dir, &format!("risk_vs_trials_eps{}", tag(e)), &plot, Formats::BOTH)?);
+            out.push(("plots", format!("risk_vs_trials_eps{}", tag(e)), PlotKind::Line(plot)));
         }
     }
     for c in &cmp.curves {
         let plot = LinePlot {
-            title: format!("risk at θ, ε = {}, K = {}", c.eps, c.trials),
-            x_label: "θ".into(),
-            y_label: curve_label.into(),
-            x_log: false,
             y_log: true,
             series: c
                 .series
@@ -451,16 +748,55 @@ pub(crate) fn write_all(dir: &Path, cmp: &Comparison) -> Result<Vec<String>> {
                     points: c.thetas.iter().copied().zip(s.risk.iter().copied()).collect(),
                 })
                 .collect(),
+            shade: (!cmp.prior_shape.is_empty())
+                .then(|| Shade { name: "prior density of θ (scaled)".into(), points: cmp.prior_shape.clone() }),
+            ..LinePlot::new(format!("risk at θ, ε = {}, K = {}", c.eps, c.trials), "θ", curve_label)
         };
-        files.extend(write_line_plot(
-            dir,
-            &format!("mse_theta_eps{}_K{}", tag(c.eps), c.trials),
-            &plot,
-            Formats::BOTH,
-        )?);
+        out.push(("mse_theta", format!("mse_theta_eps{}_K{}", tag(c.eps), c.trials), PlotKind::Line(plot)));
     }
     for h in &cmp.heatmaps {
-        files.extend(write_heatmap(dir, &format!("heatmap_ubapp_eps{}_K{}", tag(h.eps), h.trials), h, Formats::BOTH)?);
+        out.push(("heatmaps", format!("heatmap_ubapp_eps{}_K{}", tag(h.eps), h.trials), PlotKind::Heatmap(h)));
+    }
+    out
+}
+
+/// A plot to draw: lines or a mechanism's heat map.
+pub(crate) enum PlotKind<'a> {
+    Line(LinePlot),
+    Heatmap(&'a Heatmap),
+}
+
+/// All plots of a comparison, each in its sub-folder of `dir`; returns the paths relative to `dir`.
+pub(crate) fn write_all(dir: &Path, cmp: &Comparison) -> Result<Vec<String>> {
+    let mut files = Vec::new();
+    for (folder, stem, kind) in comparison_plots(cmp) {
+        let sub = dir.join(folder);
+        std::fs::create_dir_all(&sub).map_err(|source| crate::Error::Io { path: sub.clone(), source })?;
+        let written = match kind {
+            PlotKind::Line(plot) => write_line_plot(&sub, &stem, &plot, Formats::BOTH)?,
+            PlotKind::Heatmap(h) => write_heatmap(&sub, &stem, h, Formats::BOTH)?,
+        };
+        files.extend(written.into_iter().map(|f| format!("{folder}/{f}")));
     }
     Ok(files)
+}
+
+/// A line plot as SVG text (for embedding in a page).
+pub fn line_plot_svg(plot: &LinePlot) -> Result<String> {
+    svg_string(&|r| draw_lines(r, plot))
+}
+
+/// A UBaPP mechanism's heat map as SVG text (for embedding in a page).
+pub fn heatmap_svg(h: &Heatmap) -> Result<String> {
+    svg_string(&|r| draw_heatmap(r, h))
+}
+
+fn svg_string(draw: &DrawSvg) -> Result<String> {
+    init_font();
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        draw(&root).map_err(|m| ReportError::Draw { file: "inline.svg".into(), message: m.0 })?;
+    }
+    Ok(svg)
 }

@@ -39,7 +39,9 @@ pub(crate) use choice::lp_order;
 pub use choice::{Route, SolverChoice};
 pub use error::SolveError;
 pub use estimate::{estimate, Estimate};
-pub use plan::{plan_eps, Plan, PLAN_MAX_EPS};
+pub use plan::{
+    log_spaced, plan_eps, plan_trials, risk_vs_eps, CurvePoint, Plan, TrialsPlan, PLAN_MAX_EPS, PLAN_MAX_TRIALS,
+};
 pub use robust::{risk_profile, robustness, robustness_warning, Robustness, MAX_PROFILE_WORK, WORST_CASE_FACTOR};
 pub use solution::{LpSize, Solution};
 pub use status::Status;

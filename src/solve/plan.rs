@@ -128,3 +128,126 @@ pub fn plan_eps(model: &Model, target: f64, options: SolveOptions) -> Result<Pla
         solves,
     })
 }
+
+/// The answer of [`plan_trials`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TrialsPlan {
+    /// The target Bayes risk.
+    pub target_risk: f64,
+    /// The privacy level the search holds fixed.
+    pub eps: f64,
+    /// The smallest number of trials K whose optimum at `eps` meets the target.
+    pub trials: u64,
+    /// The optimal risk at `trials`.
+    pub bayes_risk: f64,
+    /// `trials − 1` and its optimal risk (> target), when `trials` > 1.
+    pub trials_below: Option<u64>,
+    /// See `trials_below`.
+    pub bayes_risk_below: Option<f64>,
+    /// Prior risk (the ε → 0 limit, the same at every K).
+    pub prior_risk: f64,
+    /// Solves run.
+    pub solves: usize,
+}
+
+/// Largest K the search tries.
+pub const PLAN_MAX_TRIALS: u64 = 1 << 20;
+
+/// The smallest number of trials K (binomial family) whose certified optimal Bayes risk at `eps`
+/// is ≤ `target`. The optimum is non-increasing in K: an ε-DP mechanism for K records applied to
+/// the first K of K + 1 records is ε-DP for K + 1 (neighbours stay neighbours or become equal) and
+/// has the same risk, so K = 1, 2, 4, … brackets the answer and integer bisection finds it.
+pub fn plan_trials(model: &Model, eps: f64, target: f64, options: SolveOptions) -> Result<TrialsPlan> {
+    if model.objective() != Objective::Bayes {
+        return Err(Error::argument(
+            "--target-risk",
+            "plan works on Bayes designs (this model's objective is minimax)",
+        ));
+    }
+    if !(target.is_finite() && target > 0.0) {
+        return Err(Error::argument("--target-risk", format!("must be a positive number (got {target})")));
+    }
+    if !(eps.is_finite() && eps > 0.0) {
+        return Err(Error::argument("--eps", format!("must be a finite number > 0 (got {eps})")));
+    }
+    // The family check (binomial only) comes from `with_trials` before any solve.
+    let at_one = model.with_trials(1)?;
+    let prior_risk = reference_risks(&at_one, options.memory)?.prior_risk;
+    let mut solves = 0;
+    let mut risk = |k: u64| -> Result<f64> {
+        solves += 1;
+        let m = model.with_trials(k)?;
+        let s = solve_model(&m, Some(&[eps]), options)?.remove(0);
+        if !s.status.has_solution() {
+            return Err(Error::argument(
+                "--target-risk",
+                format!("the solve at K = {k}, ε = {eps} returned no solution ({})", s.status),
+            ));
+        }
+        Ok(s.checks.certified_objective.unwrap_or(s.bayes_risk))
+    };
+    let (mut hi, mut r_hi) = (1u64, risk(1)?);
+    let mut below: Option<(u64, f64)> = None;
+    while r_hi > target {
+        below = Some((hi, r_hi));
+        if hi >= PLAN_MAX_TRIALS {
+            return Err(Error::argument(
+                "--target-risk",
+                format!(
+                    "not met with K = {PLAN_MAX_TRIALS} trials at ε = {eps} (risk {r_hi:e}): raise ε or the target"
+                ),
+            ));
+        }
+        hi = (hi * 2).min(PLAN_MAX_TRIALS);
+        r_hi = risk(hi)?;
+    }
+    if let Some((mut lo, mut r_lo)) = below {
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            let r = risk(mid)?;
+            if r <= target {
+                (hi, r_hi) = (mid, r);
+            } else {
+                (lo, r_lo) = (mid, r);
+            }
+        }
+        below = Some((lo, r_lo));
+    }
+    Ok(TrialsPlan {
+        target_risk: target,
+        eps,
+        trials: hi,
+        bayes_risk: r_hi,
+        trials_below: below.map(|b| b.0),
+        bayes_risk_below: below.map(|b| b.1),
+        prior_risk,
+        solves,
+    })
+}
+
+/// One point of a risk-vs-ε curve.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CurvePoint {
+    /// ε.
+    pub eps: f64,
+    /// The certified optimal Bayes risk at ε.
+    pub bayes_risk: f64,
+}
+
+/// `points` values of ε spaced evenly in log ε over [lo, hi].
+pub fn log_spaced(lo: f64, hi: f64, points: usize) -> Vec<f64> {
+    if points <= 1 {
+        return vec![lo];
+    }
+    (0..points).map(|i| (lo.ln() + (hi.ln() - lo.ln()) * i as f64 / (points - 1) as f64).exp()).collect()
+}
+
+/// The certified optimal Bayes risk at each ε (as [`plan_eps`] measures it).
+pub fn risk_vs_eps(model: &Model, eps: &[f64], options: SolveOptions) -> Result<Vec<CurvePoint>> {
+    let solutions = solve_model(model, Some(eps), options)?;
+    Ok(solutions
+        .iter()
+        .filter(|s| s.status.has_solution())
+        .map(|s| CurvePoint { eps: s.eps, bayes_risk: s.checks.certified_objective.unwrap_or(s.bayes_risk) })
+        .collect())
+}

@@ -115,6 +115,7 @@ chain_models! {
     bundled_bernoulli_k100_paper_grid: "bernoulli-k100-paper-grid";
     bundled_click_through: "click-through";
     bundled_click_through_exact: "click-through-exact";
+    bundled_click_through_robust: "click-through-robust";
     bundled_hospitals_5_parties: "hospitals-5-parties";
     bundled_prevalence_asymmetric_loss: "prevalence-asymmetric-loss";
     bundled_prevalence_imperfect_test: "prevalence-imperfect-test";

@@ -1,0 +1,494 @@
+//! `ubapp report`: everything a colleague needs about one model, gathered once ([`Report::build`])
+//! and written as a self-contained HTML page and a Markdown page ([`Report::write`]).
+//!
+//! Every number comes from the library's own routes — `solve` (optimum, references, worst case),
+//! `mechanism` (the certificate of the artifact written beside the page), `compare` (the baselines,
+//! binomial models only) — and the page lists the commands that reproduce each.
+
+use std::path::Path;
+
+use super::plot::{comparison_plots, heatmap_svg, line_plot_svg, LinePlot, PlotKind, Reference, Series, Shade};
+use super::{mechanism_heatmap_svg, render};
+use crate::compare::{check_model, compare, CompareOptions, Comparison, Heatmap};
+use crate::eval::prior_shape;
+use crate::mechanism::{CompactMechanism, Mechanism};
+use crate::model::{Model, Objective};
+use crate::output::{write_atomic, write_dir_atomic};
+use crate::solve::{
+    reference_risks, risk_profile, robustness, robustness_warning, solve_model, ReferenceRisks, Robustness, Solution,
+    SolveOptions,
+};
+use crate::{Error, Result};
+
+/// Largest |Θ̃|·|Y| drawn as a heat map (a cell per entry).
+const MAX_HEATMAP_CELLS: usize = 200_000;
+
+/// What to put in a report.
+#[derive(Debug, Clone)]
+pub struct ReportOptions {
+    /// Privacy levels; `None`: the model's list.
+    pub eps: Option<Vec<f64>>,
+    /// Solver options (as for `solve`).
+    pub solve: SolveOptions,
+    /// Seed of the baselines' Monte-Carlo risks (as `compare --seed`).
+    pub seed: u64,
+    /// How the model file is named in the reproducing commands (e.g. its path as given).
+    pub model_arg: String,
+    /// The model file's text, shown verbatim (optional).
+    pub model_text: Option<String>,
+}
+
+/// One ε of the report: the optimum with its references and robustness.
+#[derive(Debug, Clone)]
+pub struct RiskRow {
+    /// ε.
+    pub eps: f64,
+    /// The optimal Bayes risk (as `solve` reports it).
+    pub bayes_risk: f64,
+    /// √bayes_risk (squared loss only).
+    pub rmse: Option<f64>,
+    /// Solver status after our checks.
+    pub status: String,
+    /// Solver used.
+    pub solver: String,
+    /// Worst case over the parameter grid (Bayes designs: from the risk profile; minimax: the
+    /// program's objective).
+    pub worst_case_risk: Option<f64>,
+    /// Where a Bayes design's worst case is attained.
+    pub worst_case_theta: Option<Vec<f64>>,
+    /// A Bayes design's released range and coverage.
+    pub robustness: Option<Robustness>,
+}
+
+/// The certificate of the artifact written for one ε.
+#[derive(Debug, Clone)]
+pub struct CertificateRow {
+    /// Target ε.
+    pub eps: f64,
+    /// Certified ε, re-derived from the integer weights.
+    pub certified_eps: f64,
+    /// Target δ.
+    pub delta: f64,
+    /// Certified δ.
+    pub certified_delta: f64,
+    /// The artifact's Bayes risk (after repair and quantisation).
+    pub bayes_risk: f64,
+    /// `dense` or `compact`.
+    pub kind: &'static str,
+    /// Its file, relative to the report's directory.
+    pub file: String,
+}
+
+/// A figure: its title and SVG text (also written as `file`, relative to the report's directory).
+#[derive(Debug, Clone)]
+pub struct Figure {
+    /// Title.
+    pub title: String,
+    /// What it shows.
+    pub caption: String,
+    /// SVG file, relative to the report's directory.
+    pub file: String,
+    /// The SVG document.
+    pub svg: String,
+}
+
+/// A command that reproduces some of the report's numbers.
+#[derive(Debug, Clone)]
+pub struct Reproduce {
+    /// Which numbers.
+    pub what: String,
+    /// The command line.
+    pub command: String,
+}
+
+/// Everything in a report.
+#[derive(Debug)]
+pub struct Report {
+    /// The model's name.
+    pub name: String,
+    /// The model's description.
+    pub description: String,
+    /// The model in words, one sentence per section.
+    pub words: Vec<String>,
+    /// The model file's text.
+    pub model_text: Option<String>,
+    /// The ε list.
+    pub eps: Vec<f64>,
+    /// δ (0 for pure ε-DP).
+    pub delta: f64,
+    /// Squared loss (RMSE reported).
+    pub squared: bool,
+    /// The loss's name.
+    pub loss: String,
+    /// Bayes or minimax.
+    pub objective: Objective,
+    /// Prior-only and non-private risks (`None` when the cost matrix does not fit in memory).
+    pub references: Option<ReferenceRisks>,
+    /// One row per ε.
+    pub rows: Vec<RiskRow>,
+    /// Robustness warnings.
+    pub warnings: Vec<String>,
+    /// The certificate of each artifact.
+    pub certificates: Vec<CertificateRow>,
+    /// The baselines (binomial models).
+    pub comparison: Option<Comparison>,
+    /// Why there are no baselines, when there are none.
+    pub no_baselines: Option<String>,
+    /// The figures.
+    pub figures: Vec<Figure>,
+    /// Commands that reproduce the numbers.
+    pub commands: Vec<Reproduce>,
+    artifacts: Vec<(String, Artifact)>,
+}
+
+enum Artifact {
+    Dense(Box<Mechanism>),
+    Compact(Box<CompactMechanism>),
+}
+
+impl std::fmt::Debug for Artifact {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Artifact::Dense(_) => "Dense",
+            Artifact::Compact(_) => "Compact",
+        })
+    }
+}
+
+/// `v` as a file-name tag: 0.5 → "0.5".
+fn tag(v: f64) -> String {
+    format!("{v}")
+}
+
+impl Report {
+    /// Solve `model` at each ε, build and certify each artifact, run the baselines where they
+    /// apply and draw the figures. `progress` gets one line per step.
+    pub fn build(model: &Model, opts: &ReportOptions, progress: &mut dyn FnMut(&str)) -> Result<Report> {
+        let eps: Vec<f64> = opts.eps.clone().unwrap_or_else(|| model.epsilons().to_vec());
+        crate::model::validate_epsilons(&eps, "--eps")?;
+        progress(&format!("solving {} value(s) of ε", eps.len()));
+        let solutions = solve_model(model, Some(&eps), opts.solve)?;
+        let references = reference_risks(model, opts.solve.memory).ok();
+        let squared = model.loss().name() == "squared";
+        let bayes = model.objective() == Objective::Bayes;
+        let mut warnings = Vec::new();
+        let mut rows = Vec::new();
+        for s in &solutions {
+            let rob = if bayes && s.status.has_solution() && s.has_dense_p() { robustness(model, &s.p) } else { None };
+            if let (Some(r), Some(refs)) = (&rob, &references) {
+                warnings.extend(robustness_warning(s.eps, s.bayes_risk, refs, r));
+            }
+            rows.push(RiskRow {
+                eps: s.eps,
+                bayes_risk: s.bayes_risk,
+                rmse: squared.then(|| s.bayes_risk.max(0.0).sqrt()),
+                status: s.status.to_string(),
+                solver: s.solver.clone(),
+                worst_case_risk: rob.as_ref().map(|r| r.worst_case_risk).or(s.checks.worst_case_risk),
+                worst_case_theta: rob.as_ref().map(|r| r.worst_case_theta.clone()),
+                robustness: rob,
+            });
+        }
+        progress("certifying the mechanisms");
+        let mut certificates = Vec::new();
+        let mut artifacts = Vec::new();
+        for s in solutions.iter().filter(|s| s.status.has_solution()) {
+            let file = format!("artifacts/mechanism-eps{}.json", tag(s.eps));
+            let (row, artifact) = if s.compact().is_some() {
+                let m = CompactMechanism::from_solution(model, s)?;
+                let row = CertificateRow {
+                    eps: m.eps(),
+                    certified_eps: m.certified_eps(),
+                    delta: 0.0,
+                    certified_delta: 0.0,
+                    bayes_risk: m.bayes_risk(),
+                    kind: "compact",
+                    file: file.clone(),
+                };
+                (row, Artifact::Compact(Box::new(m)))
+            } else {
+                let m = Mechanism::from_solution(model, s)?;
+                let row = CertificateRow {
+                    eps: m.eps(),
+                    certified_eps: m.certified_eps(),
+                    delta: m.delta(),
+                    certified_delta: m.certified_delta(),
+                    bayes_risk: m.bayes_risk(),
+                    kind: "dense",
+                    file: file.clone(),
+                };
+                (row, Artifact::Dense(Box::new(m)))
+            };
+            certificates.push(row);
+            artifacts.push((file, artifact));
+        }
+        let (comparison, no_baselines) = match check_model(model, &format!("model \"{}\"", model.name())) {
+            Ok(setting) => {
+                progress("evaluating the baselines");
+                let copts = CompareOptions {
+                    eps: eps.clone(),
+                    trials: vec![setting.trials],
+                    solver: opts.solve.solver,
+                    baseline: crate::compare::BaselineOptions { seed: opts.seed, ..Default::default() },
+                    ..CompareOptions::for_model(model)
+                };
+                (Some(compare(model, &copts, &mut |_| {})?), None)
+            }
+            Err(e) => (None, Some(e.to_string())),
+        };
+        let mut report = Report {
+            name: model.name().to_string(),
+            description: model.spec().description.clone(),
+            words: in_words(model),
+            model_text: opts.model_text.clone(),
+            eps: eps.clone(),
+            delta: model.delta(),
+            squared,
+            loss: model.loss().name().to_string(),
+            objective: model.objective(),
+            references,
+            rows,
+            warnings,
+            certificates,
+            comparison,
+            no_baselines,
+            figures: Vec::new(),
+            commands: Vec::new(),
+            artifacts,
+        };
+        progress("drawing the figures");
+        report.figures = report.draw(model, &solutions)?;
+        report.commands = report.reproduce(&opts.model_arg);
+        Ok(report)
+    }
+
+    fn draw(&self, model: &Model, solutions: &[Solution]) -> Result<Vec<Figure>> {
+        let mut figures = Vec::new();
+        let mut add = |title: String, caption: &str, stem: String, svg: String| {
+            figures.push(Figure { title, caption: caption.to_string(), file: format!("plots/{stem}.svg"), svg });
+        };
+        if let Some(cmp) = &self.comparison {
+            for (_, stem, kind) in comparison_plots(cmp) {
+                let (title, caption, svg) = match kind {
+                    PlotKind::Line(plot) => {
+                        let caption = if stem.starts_with("mse_theta") {
+                            "The risk at each θ of every method at this ε. Shaded: the prior's density (scaled), \
+                             where the Bayes risk puts its weight; a Bayes design may be poor where it is thin."
+                        } else {
+                            "Bayes risk of every method. Grey: the prior-only risk (ε → 0, dotted) and the \
+                             non-private risk on the output grid (ε → ∞, dashed)."
+                        };
+                        (plot.title.clone(), caption, line_plot_svg(&plot)?)
+                    }
+                    PlotKind::Heatmap(h) => (
+                        format!("The UBaPP mechanism at ε = {}", h.eps),
+                        "Pr(release | y) of the optimal design (colour ∝ √P so small probabilities show).",
+                        heatmap_svg(h)?,
+                    ),
+                };
+                add(title, caption, stem, svg);
+            }
+            return Ok(figures);
+        }
+        // Models compare does not handle: UBaPP alone, from the solutions.
+        if let (Some(refs), true) = (&self.references, self.rows.len() > 1) {
+            let plot = LinePlot {
+                x_log: true,
+                y_log: true,
+                series: vec![Series {
+                    name: "ubapp".into(),
+                    color: 0,
+                    dashed: false,
+                    points: self.rows.iter().map(|r| (r.eps, r.bayes_risk)).collect(),
+                }],
+                references: vec![
+                    Reference { name: "prior only (ε → 0)".into(), y: refs.prior_risk },
+                    Reference { name: "non-private (ε → ∞)".into(), y: refs.non_private_risk },
+                ],
+                ..LinePlot::new("Optimal Bayes risk vs ε", "ε", "Bayes risk")
+            };
+            add(
+                plot.title.clone(),
+                "The optimum at each ε between the prior-only (dotted) and non-private (dashed) references.",
+                "risk_vs_eps".into(),
+                line_plot_svg(&plot)?,
+            );
+        }
+        for s in solutions.iter().filter(|s| s.status.has_solution() && s.has_dense_p()) {
+            if model.theta().dim() == 1 {
+                if let Some(profile) = risk_profile(model, &s.p) {
+                    let shape = prior_shape(model);
+                    let plot = LinePlot {
+                        y_log: true,
+                        series: vec![Series {
+                            name: "ubapp".into(),
+                            color: 0,
+                            dashed: false,
+                            points: model.theta().values().into_iter().zip(profile).collect(),
+                        }],
+                        shade: (!shape.is_empty())
+                            .then(|| Shade { name: "prior density of θ (scaled)".into(), points: shape }),
+                        ..LinePlot::new(format!("risk at θ, ε = {}", s.eps), "θ", "risk at θ")
+                    };
+                    add(
+                        plot.title.clone(),
+                        "The optimal design's risk at each θ of the parameter grid; shaded: the prior's density (scaled).",
+                        format!("risk_theta_eps{}", tag(s.eps)),
+                        line_plot_svg(&plot)?,
+                    );
+                }
+            }
+            let (outputs, n_obs) = (model.outputs(), model.family().observation_count());
+            if outputs.len() * n_obs > MAX_HEATMAP_CELLS {
+                continue;
+            }
+            let title = format!("The UBaPP mechanism at ε = {}", s.eps);
+            let caption = "Pr(release | y) of the optimal design.";
+            if outputs.dim() == 1 {
+                let h = Heatmap { eps: s.eps, trials: 0, p: s.p.clone(), outputs: outputs.values() };
+                add(title, caption, format!("heatmap_ubapp_eps{}", tag(s.eps)), heatmap_svg(&h)?);
+            } else if outputs.dim() == 3 {
+                let obs = model.family().observations();
+                if obs.dim() == 3 {
+                    let panels = super::default_panels(&obs);
+                    let svg = mechanism_heatmap_svg(outputs, &obs, &s.p, &panels, &title)?;
+                    add(title, caption, format!("heatmap_ubapp_eps{}", tag(s.eps)), svg);
+                }
+            }
+        }
+        Ok(figures)
+    }
+
+    fn reproduce(&self, model_arg: &str) -> Vec<Reproduce> {
+        let eps_list = self.eps.iter().map(|e| tag(*e)).collect::<Vec<_>>().join(",");
+        let quote = |s: &str| {
+            if s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+=,".contains(c)) {
+                s.to_string()
+            } else {
+                format!("'{}'", s.replace('\'', r"'\''"))
+            }
+        };
+        let m = quote(model_arg);
+        let mut out = vec![Reproduce {
+            what: "the optimal risks, references, RMSE and worst cases (one JSON object per ε)".into(),
+            command: format!("ubapp solve {m} --eps {eps_list} --json"),
+        }];
+        for c in &self.certificates {
+            out.push(Reproduce {
+                what: format!("the certified mechanism at ε = {} and its certificate", c.eps),
+                command: format!(
+                    "ubapp solve {m} --eps {} --out {} && ubapp verify {}",
+                    tag(c.eps),
+                    quote(Path::new(&c.file).file_name().map_or(&c.file[..], |n| n.to_str().unwrap_or(&c.file))),
+                    quote(Path::new(&c.file).file_name().map_or(&c.file[..], |n| n.to_str().unwrap_or(&c.file)))
+                ),
+            });
+        }
+        if self.comparison.is_some() {
+            out.push(Reproduce {
+                what: "the baselines table and the plots".into(),
+                command: format!("ubapp compare {m} --eps {eps_list} --out compare-{}", quote(&self.name)),
+            });
+        }
+        out.push(Reproduce {
+            what: "this report".into(),
+            command: format!("ubapp report {m} --eps {eps_list} --out report-{}", quote(&self.name)),
+        });
+        out
+    }
+
+    /// Write the report into `dir`: `report.html` (self-contained: styles inline, plots as inline
+    /// SVG), `report.md`, `plots/*.svg`, the artifacts (`artifacts/*.json`) and `risk.csv` of the
+    /// baselines. `dir` must not exist, be empty, or be an earlier output of ubapp (replaced
+    /// whole); the directory is written next to it and renamed into place, so a failure leaves no
+    /// partial report. `flag` names the option in errors.
+    pub fn write(&self, dir: &Path, flag: &str) -> Result<()> {
+        write_dir_atomic(dir, flag, &mut |tmp| {
+            let io = |p: &Path| {
+                let p = p.to_path_buf();
+                move |source| Error::Io { path: p, source }
+            };
+            for sub in ["plots", "artifacts"] {
+                std::fs::create_dir_all(tmp.join(sub)).map_err(io(&tmp.join(sub)))?;
+            }
+            for f in &self.figures {
+                write_atomic(&tmp.join(&f.file), f.svg.as_bytes())?;
+            }
+            for (file, a) in &self.artifacts {
+                match a {
+                    Artifact::Dense(m) => m.save(&tmp.join(file))?,
+                    Artifact::Compact(m) => m.save(&tmp.join(file))?,
+                }
+            }
+            if let Some(cmp) = &self.comparison {
+                write_atomic(&tmp.join("risk.csv"), crate::compare::rows_csv(&cmp.rows).as_bytes())?;
+            }
+            write_atomic(&tmp.join("report.html"), render::html(self).as_bytes())?;
+            write_atomic(&tmp.join("report.md"), render::markdown(self).as_bytes())?;
+            Ok(())
+        })
+    }
+}
+
+/// The model in words: one sentence per section, from the validated spec.
+fn in_words(model: &Model) -> Vec<String> {
+    let spec = model.spec();
+    let fields = |v: serde_json::Value, skip: &str| -> String {
+        let Some(o) = v.as_object() else { return String::new() };
+        let parts: Vec<String> = o
+            .iter()
+            .filter(|(k, _)| *k != skip)
+            .map(|(k, v)| {
+                let text = match v {
+                    serde_json::Value::Array(a) if a.len() > 8 => format!("[{} values]", a.len()),
+                    v => v.to_string().trim_matches('"').to_string(),
+                };
+                format!("{k} = {text}")
+            })
+            .collect();
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", parts.join(", "))
+        }
+    };
+    let json = |v: serde_json::Result<serde_json::Value>| v.unwrap_or(serde_json::Value::Null);
+    let obs = json(serde_json::to_value(&spec.observation));
+    let family = obs.get("family").and_then(|f| f.as_str()).unwrap_or("?").to_string();
+    let prior = json(serde_json::to_value(&spec.parameter.prior));
+    let grid = json(serde_json::to_value(&spec.parameter.grid));
+    let kind = |v: &serde_json::Value| v.get("kind").and_then(|k| k.as_str()).unwrap_or("?").to_string();
+    let p = &spec.parameter;
+    let mut words = vec![
+        format!("Data: the {family} family{}; the release depends on the data only through its sufficient statistic y, and datasets differing in one record are neighbours.", fields(obs.clone(), "family")),
+        format!(
+            "Parameter: θ in [{}, {}] with a {} prior{}, discretised on a {} grid{}: {}.",
+            p.lower,
+            p.upper,
+            kind(&prior),
+            fields(prior.clone(), "kind"),
+            kind(&grid),
+            fields(grid.clone(), "kind"),
+            if model.exact().is_some() {
+                "exact costs: no parameter grid".to_string()
+            } else {
+                format!("{} points", model.theta().len())
+            }
+        ),
+        format!("Releases: one of {} values (the output grid).", model.outputs().len()),
+        format!("Loss: {}.", model.loss().name()),
+    ];
+    let privacy = if model.delta() > 0.0 {
+        format!("(ε, δ)-differential privacy with δ = {}", model.delta())
+    } else {
+        "pure ε-differential privacy".to_string()
+    };
+    words.push(format!(
+        "Design: the {} estimator under {privacy}, found by linear programming (UBaPP) and certified exactly.",
+        match model.objective() {
+            Objective::Bayes => "Bayes-optimal (least risk averaged over the prior)",
+            Objective::Minimax => "minimax (least worst-case risk over the parameter grid)",
+        }
+    ));
+    words
+}
