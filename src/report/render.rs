@@ -137,7 +137,7 @@ fn sections(r: &Report) -> Vec<Section> {
         match (&row.robustness, r.objective) {
             (Some(rob), _) => {
                 let range =
-                    rob.released_range.iter().map(|[a, b]| format!("[{a}, {b}]")).collect::<Vec<_>>().join(" × ");
+                    rob.released_range.iter().map(|[a, b]| format!("[{a:.4}, {b:.4}]")).collect::<Vec<_>>().join(" × ");
                 worst.push(format!(
                     "At ε = {}: the design's risk is largest at θ = {}, where it is {}{}; it releases values in {range} ({:.0} % of the parameter range).",
                     row.eps,
