@@ -122,6 +122,8 @@ enum Command {
         /// Print the result as JSON.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        trust: cli::trust::TrustArgs,
     },
     /// The smallest ε (to 1 %), or number of trials K at a given ε, whose certified optimal Bayes
     /// risk meets a target; and the risk-vs-ε curve (--curve DIR).
@@ -225,8 +227,8 @@ fn main() -> ExitCode {
             let budget = cli::sample::Budget { eps_total: budget, allow_composition };
             cli::sample::run(&file, &y, n, seed, json, budget, &trust).map_err(Into::into)
         }
-        Command::Posterior { file, release, level, json } => {
-            cli::posterior::run(&file, &release, level, json).map_err(Into::into)
+        Command::Posterior { file, release, level, json, trust } => {
+            cli::posterior::run(&file, &release, level, json, &trust).map_err(Into::into)
         }
         Command::Plan(args) => cli::plan::run(args).map_err(Into::into),
         Command::Report { model, out, eps, solver, seed } => {

@@ -68,6 +68,7 @@ fn a_forged_artifact_verifies_alone_and_is_refused_against_the_trusted_model() {
         vec!["verify", "forged.json", "--fingerprint", fp.as_str()],
         vec!["sample", "forged.json", "--y", "50", "--seed", "1", "--model", "model.toml"],
         vec!["audit", "forged.json", "--samples", "100", "--model", "model.toml"],
+        vec!["posterior", "forged.json", "--release", "0.505", "--model", "model.toml"],
     ] {
         let o = ubapp_in(dir.path(), &cmd);
         assert_input_error(&o, &["forged.json"]);
@@ -91,6 +92,14 @@ fn a_genuine_artifact_passes_its_trusted_model_and_fingerprint() {
         "{}",
         stdout(&o)
     );
+
+    // The posterior of a release drawn from the file, both checked against the same trusted model.
+    let o = ubapp_in(dir.path(), &["sample", "mech.json", "--y", "4", "--seed", "1", "--model", "model.toml"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let released = stdout(&o).lines().next().unwrap_or_default().trim().to_string();
+    let o = ubapp_in(dir.path(), &["posterior", "mech.json", "--release", &released, "--model", "model.toml"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("posterior"), "{}", stdout(&o));
 
     // ε may differ only downward: a trusted model listing only ε = 0.5 refuses the ε = 1 file.
     write_file(dir.path(), "strict.toml", &common::binomial_toml(8, 12, "squared", &[0.5]));

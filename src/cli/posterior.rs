@@ -1,13 +1,17 @@
-//! `ubapp posterior FILE --release VALUE [--release VALUE …] [--level 0.95] [--json]`: the exact
-//! posterior of θ on the model's grid given independent releases of a verified mechanism.
+//! `ubapp posterior FILE --release VALUE [--release VALUE …] [--level 0.95] [--json]
+//! [--model MODEL.toml] [--fingerprint HEX]`: the exact posterior of θ on the model's grid given
+//! independent releases of a verified mechanism (checked against the trusted model when given).
 
 use std::path::Path;
 
+use super::trust::TrustArgs;
 use ubapp::mechanism::{Mechanism, Posterior};
 use ubapp::{Error, Result};
 
 /// Run the command.
-pub fn run(file: &Path, releases: &[String], level: f64, json: bool) -> Result<()> {
+pub fn run(file: &Path, releases: &[String], level: f64, json: bool, trust: &TrustArgs) -> Result<()> {
+    // The artifact against the deployer's model first (a forged file is refused before any output).
+    super::trust::load(file, trust)?;
     let m = Mechanism::load(file)?;
     let outputs = releases
         .iter()
