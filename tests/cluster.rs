@@ -9,6 +9,8 @@
 //!
 //! Both check that the merged sweep equals the unsharded run file for file.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -34,18 +36,6 @@ fn unsharded(model: &Path, out: &Path) {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
-fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut v: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| {
-            let e = e.unwrap();
-            (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap())
-        })
-        .collect();
-    v.sort();
-    v
-}
-
 fn sh(script: &str) -> std::process::Output {
     Command::new("bash").arg("-c").arg(script).output().unwrap()
 }
@@ -66,7 +56,7 @@ fn gnu_parallel_sweep_equals_the_unsharded_run() {
     );
     let o = sh(&script);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert_eq!(files(&tmp.path().join("sweep/merged")), files(&tmp.path().join("whole")));
+    assert_eq!(common::files_under(&tmp.path().join("sweep/merged")), common::files_under(&tmp.path().join("whole")));
 }
 
 #[test]
@@ -118,5 +108,5 @@ fn slurm_job_array_sweep_equals_the_unsharded_run() {
     for i in 0..4 {
         assert!(tmp.path().join(format!("sweep/shard-{i}/shard.json")).exists(), "task {i} wrote its shard");
     }
-    assert_eq!(files(&tmp.path().join("sweep/merged")), files(&tmp.path().join("whole")));
+    assert_eq!(common::files_under(&tmp.path().join("sweep/merged")), common::files_under(&tmp.path().join("whole")));
 }

@@ -3,6 +3,8 @@
 //! shards of different sweeps, a shard twice or too few shards is refused with exit code 2 and
 //! nothing written.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -62,25 +64,6 @@ fn shard(model: &Path, i: u32, n: u32, out: &Path, grid: &[&str]) {
     run(&args);
 }
 
-/// Every file under `dir` (sub-folders included) by its relative path, with its bytes.
-fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    fn walk(root: &Path, dir: &Path, v: &mut Vec<(String, Vec<u8>)>) {
-        for e in std::fs::read_dir(dir).unwrap() {
-            let path = e.unwrap().path();
-            if path.is_dir() {
-                walk(root, &path, v);
-            } else {
-                let rel = path.strip_prefix(root).unwrap().to_string_lossy().into_owned();
-                v.push((rel, std::fs::read(&path).unwrap()));
-            }
-        }
-    }
-    let mut v = Vec::new();
-    walk(dir, dir, &mut v);
-    v.sort();
-    v
-}
-
 #[test]
 fn sharded_and_merged_equals_unsharded_on_1_3_and_7_shards() {
     let tmp = tempfile::tempdir().unwrap();
@@ -89,7 +72,7 @@ fn sharded_and_merged_equals_unsharded_on_1_3_and_7_shards() {
     let mut args = vec!["compare", m.to_str().unwrap(), "--out", whole.to_str().unwrap(), "--json"];
     args.extend_from_slice(&GRID);
     let unsharded = run(&args);
-    let expected = files(&whole);
+    let expected = common::files_under(&whole);
     assert!(expected.len() > 10, "risk.csv and the plots");
     let csv = std::fs::read_to_string(whole.join("risk.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + 8 * 5);
@@ -111,7 +94,7 @@ fn sharded_and_merged_equals_unsharded_on_1_3_and_7_shards() {
         };
         let got = std::fs::read_to_string(merged.join("risk.csv")).unwrap();
         assert_eq!(sorted(&got), sorted(&csv), "{n} shards");
-        assert_eq!(files(&merged), expected, "{n} shards: every file as the unsharded run writes it");
+        assert_eq!(common::files_under(&merged), expected, "{n} shards: every file as the unsharded run writes it");
         assert_eq!(o.stdout, unsharded.stdout, "{n} shards: the same --json rows");
     }
 }

@@ -192,3 +192,23 @@ pub fn neighbours_strategy() -> impl Strategy<Value = Neighbours> {
         ]
     })
 }
+
+/// Every file under `dir` (sub-folders included) by its path relative to `dir`, with its bytes,
+/// sorted: two output folders are equal file for file when these are equal.
+pub fn files_under(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    fn walk(root: &Path, dir: &Path, v: &mut Vec<(String, Vec<u8>)>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let path = e.unwrap().path();
+            if path.is_dir() {
+                walk(root, &path, v);
+            } else {
+                let rel = path.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+                v.push((rel, std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    let mut v = Vec::new();
+    walk(dir, dir, &mut v);
+    v.sort();
+    v
+}
