@@ -31,11 +31,9 @@ pub struct Plan {
     pub solves: usize,
 }
 
-/// Largest ε the search tries.
-pub const PLAN_MAX_EPS: f64 = 1e3;
-
-/// The smallest ε (to 1 % relative) whose certified optimal Bayes risk is ≤ `target`.
-pub fn plan_eps(model: &Model, target: f64, options: SolveOptions) -> Result<Plan> {
+/// What both searches need: a Bayes design (the risk they bisect is the Bayes risk) and a
+/// positive target.
+fn check_target(model: &Model, target: f64) -> Result<()> {
     if model.objective() != Objective::Bayes {
         return Err(Error::argument(
             "--target-risk",
@@ -45,6 +43,15 @@ pub fn plan_eps(model: &Model, target: f64, options: SolveOptions) -> Result<Pla
     if !(target.is_finite() && target > 0.0) {
         return Err(Error::argument("--target-risk", format!("must be a positive number (got {target})")));
     }
+    Ok(())
+}
+
+/// Largest ε the search tries.
+pub const PLAN_MAX_EPS: f64 = 1e3;
+
+/// The smallest ε (to 1 % relative) whose certified optimal Bayes risk is ≤ `target`.
+pub fn plan_eps(model: &Model, target: f64, options: SolveOptions) -> Result<Plan> {
+    check_target(model, target)?;
     let refs = reference_risks(model, options.memory)?;
     if target >= refs.prior_risk {
         return Err(Error::argument(
@@ -158,15 +165,7 @@ pub const PLAN_MAX_TRIALS: u64 = 1 << 20;
 /// the first K of K + 1 records is ε-DP for K + 1 (neighbours stay neighbours or become equal) and
 /// has the same risk, so K = 1, 2, 4, … brackets the answer and integer bisection finds it.
 pub fn plan_trials(model: &Model, eps: f64, target: f64, options: SolveOptions) -> Result<TrialsPlan> {
-    if model.objective() != Objective::Bayes {
-        return Err(Error::argument(
-            "--target-risk",
-            "plan works on Bayes designs (this model's objective is minimax)",
-        ));
-    }
-    if !(target.is_finite() && target > 0.0) {
-        return Err(Error::argument("--target-risk", format!("must be a positive number (got {target})")));
-    }
+    check_target(model, target)?;
     if !(eps.is_finite() && eps > 0.0) {
         return Err(Error::argument("--eps", format!("must be a finite number > 0 (got {eps})")));
     }
