@@ -129,8 +129,11 @@ pub fn solve_model_each(
                 let program = Program::for_model(model);
                 let neighbours = model.family.neighbours();
                 // Symmetry pays only on the plain program (the δ and minimax rows are not reduced), and
-                // only HiGHS solves the orbit LP.
-                let symmetry = (cfg!(feature = "highs") && program.is_plain()).then(|| {
+                // only HiGHS solves the orbit LP: no search on a route without it.
+                let highs = backends
+                    .iter()
+                    .any(|c| matches!(c, SolverChoice::Highs | SolverChoice::HighsSimplex | SolverChoice::HighsIpm));
+                let symmetry = (highs && program.is_plain()).then(|| {
                     Symmetry::find(&cost, &model.family.observations(), &model.outputs, &neighbours).map(Arc::new)
                 });
                 let cost_seconds = start.elapsed().as_secs_f64();
