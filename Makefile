@@ -66,7 +66,7 @@ python-test: deps python-deps
 # The same LPs for SciPy's HiGHS and CVXPY + Clarabel, side by side with `ubapp solve` (benches/peers.py).
 PEER_VENV ?= target/peer-venv
 bench-peers: build python-deps
-	@test -x $(PEER_VENV)/bin/python || { python3 -m venv $(PEER_VENV) && $(PEER_VENV)/bin/pip install -q numpy scipy cvxpy clarabel; }
+	@test -x $(PEER_VENV)/bin/python || { $(PYTHON) -m venv $(PEER_VENV) && $(PEER_VENV)/bin/pip install -q numpy scipy cvxpy clarabel; }
 	$(PEER_VENV)/bin/python benches/peers.py --ubapp target/release/ubapp $(PEER_CASES)
 
 clean:
