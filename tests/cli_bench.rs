@@ -48,6 +48,9 @@ bad_flags! {
     bench_rejects_zero_repeats_with_exit_code_2: ["bench", "--repeat", "0"];
     bench_rejects_an_unknown_lp_solver_with_exit_code_2: ["bench", "--lp-solver", "nope"];
     bench_rejects_a_single_case_without_a_path_with_exit_code_2: ["bench", "--single", "1,2"];
+    bench_model_rejects_a_missing_model_file_with_exit_code_2: ["bench", "--model", "/nonexistent/model.toml"];
+    bench_model_rejects_zero_repeats_with_exit_code_2:
+        ["bench", "--model", concat!(env!("CARGO_MANIFEST_DIR"), "/models/vote-share-3way-small.toml"), "--repeat", "0"];
     solve_rejects_an_unknown_solver_with_one_line_and_exit_code_2:
         ["solve", concat!(env!("CARGO_MANIFEST_DIR"), "/models/rare-event-beta.toml"), "--solver", "nope"];
     solve_rejects_a_negative_eps_with_one_line_and_exit_code_2:
@@ -69,4 +72,29 @@ fn solve_with_chain_solver_prints_certified_rows() {
         assert_eq!(s["status"], "optimal");
         assert!(s["relative_gap"].as_f64().unwrap() <= 1e-9);
     }
+}
+
+#[test]
+fn bench_model_times_solve_and_reports_its_certified_rows() {
+    let model = bundled("vote-share-3way-small");
+    let out = ubapp(&["bench", "--model", model.to_str().unwrap(), "--repeat", "1", "--json"]);
+    assert_success(&out);
+    let rows = stdout_json(&out);
+    let rows = rows.as_array().expect("a JSON array");
+    // One row per ε of the model, each the solve's own optimum, certified.
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    for r in rows {
+        assert_eq!(r["status"], "optimal");
+        assert!(r["relative_gap"].as_f64().unwrap() <= 1e-9);
+        assert!(r["wall_seconds"].as_f64().unwrap() >= r["solve_seconds"].as_f64().unwrap());
+        assert_eq!(r["variables"].as_u64(), Some(45 * 28));
+        assert!(r["solver_detail"].as_str().unwrap().contains("orbit LP"), "{r}");
+    }
+}
+
+#[test]
+fn bench_model_names_the_missing_file() {
+    let out = ubapp(&["bench", "--model", "/nonexistent/model.toml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("/nonexistent/model.toml"), "{}", stderr(&out));
 }
