@@ -236,6 +236,55 @@ impl Problem {
         Problem { eps, cost, scale, neighbours, a, program, symmetry: None }
     }
 
+    /// The plain LP over the outputs `keep` only (indices into Θ̃, increasing): the rows of P for
+    /// the other outputs fixed at 0. Keeps this LP's objective scale, so the multipliers of the
+    /// two LPs are in the same units (see [`Restriction`]).
+    pub(crate) fn restricted(&self, keep: &[usize]) -> (Problem, Restriction) {
+        debug_assert!(self.program.is_plain(), "only the plain program is restricted");
+        debug_assert!(keep.windows(2).all(|w| w[0] < w[1]), "outputs in increasing order");
+        let cost = self.cost.select(ndarray::Axis(1), keep);
+        let mut sub = Problem::new_plain(Arc::new(cost), self.neighbours.clone(), self.eps);
+        sub.scale = self.scale;
+        let restriction = Restriction {
+            keep: keep.to_vec(),
+            n_out: self.n_outputs(),
+            n_obs: self.n_obs(),
+            n_edges: self.neighbours.edge_count(),
+        };
+        (sub, restriction)
+    }
+
+    /// The plain program's LP (no δ, Bayes objective).
+    fn new_plain(cost: Arc<Array2<f64>>, neighbours: Neighbours, eps: f64) -> Problem {
+        Problem::with_program(cost, neighbours, eps, Program::default())
+    }
+
+    /// Column prices ν_i = min over k ∈ `outputs` of the reduced cost
+    /// c\[k,i\]/scale + Σ_r μ_r A\[r, (k,i)\] (plain program; μ of every DP row in scaled units,
+    /// negative entries read as 0): the multipliers of the column sums that go with μ.
+    pub(crate) fn column_prices(&self, mu: &[f64], outputs: &[usize]) -> Vec<f64> {
+        let (n_obs, n_out) = (self.n_obs(), self.n_outputs());
+        let e_eps = self.eps.exp();
+        let edges: Vec<(usize, usize)> = self.neighbours.edges().collect();
+        let mut nu = vec![f64::INFINITY; n_obs];
+        let mut reduced = vec![0.0; n_obs];
+        for &k in outputs {
+            for (i, r) in reduced.iter_mut().enumerate() {
+                *r = self.cost[[i, k]] / self.scale;
+            }
+            for (e, &(a, b)) in edges.iter().enumerate() {
+                let m0 = mu[2 * e * n_out + k].max(0.0);
+                let m1 = mu[(2 * e + 1) * n_out + k].max(0.0);
+                reduced[a] += m0 - e_eps * m1;
+                reduced[b] += m1 - e_eps * m0;
+            }
+            for (n, &r) in nu.iter_mut().zip(&reduced) {
+                *n = n.min(r);
+            }
+        }
+        nu
+    }
+
     /// Number of P variables |Y|·|Θ̃| (they come first).
     pub(crate) fn n_p(&self) -> usize {
         self.n_obs() * self.n_outputs()
@@ -446,6 +495,41 @@ impl Problem {
             }
         }
         bound
+    }
+}
+
+/// How a [`Problem::restricted`] LP's variables and DP rows sit in the full LP's.
+#[derive(Debug, Clone)]
+pub(crate) struct Restriction {
+    /// The outputs kept, increasing.
+    pub keep: Vec<usize>,
+    n_out: usize,
+    n_obs: usize,
+    n_edges: usize,
+}
+
+impl Restriction {
+    /// The full LP's P variables from the restricted LP's (rows of dropped outputs are 0).
+    pub(crate) fn lift_primal(&self, x: &[f64]) -> Vec<f64> {
+        let m = self.keep.len();
+        let mut full = vec![0.0; self.n_obs * self.n_out];
+        for i in 0..self.n_obs {
+            for (pos, &k) in self.keep.iter().enumerate() {
+                full[i * self.n_out + k] = x[i * m + pos];
+            }
+        }
+        full
+    }
+
+    /// Write the restricted LP's DP-row multipliers into the full LP's vector `full` (rows of
+    /// dropped outputs are left as they are).
+    pub(crate) fn lift_multipliers(&self, mu: &[f64], full: &mut [f64]) {
+        let m = self.keep.len();
+        for block in 0..2 * self.n_edges {
+            for (pos, &k) in self.keep.iter().enumerate() {
+                full[block * self.n_out + k] = mu[block * m + pos];
+            }
+        }
     }
 }
 

@@ -49,6 +49,10 @@ pub(crate) struct Symmetry {
     dp_representatives: Vec<(usize, u32)>,
     /// Orbit of each DP row (index into `dp_representatives`), `u32::MAX` for dropped rows.
     dp_orbit: Vec<u32>,
+    /// The group: each element's permutation of Y and of Θ̃.
+    group: Vec<(Vec<usize>, Vec<usize>)>,
+    /// The neighbour pairs, in the LP's edge order.
+    edges: Vec<(usize, usize)>,
 }
 
 impl Symmetry {
@@ -88,6 +92,18 @@ impl Symmetry {
         if group.len() <= 1 {
             return None;
         }
+        Some(Symmetry::from_group(group, n_obs, n_out, &edges))
+    }
+
+    /// The orbits of `group` (pairs of permutations of Y and of Θ̃, the identity included) on the
+    /// LP's variables and DP rows.
+    fn from_group(
+        group: Vec<(Vec<usize>, Vec<usize>)>,
+        n_obs: usize,
+        n_out: usize,
+        edges: &[(usize, usize)],
+    ) -> Symmetry {
+        let edge_index: HashMap<(usize, usize), usize> = edges.iter().enumerate().map(|(e, &p)| (p, e)).collect();
         // Orbits of the variables: the least variable index over the group's images.
         let var = |k: usize, i: usize| i * n_out + k;
         let mut var_orbit = vec![u32::MAX; n_obs * n_out];
@@ -146,14 +162,44 @@ impl Symmetry {
                 }
             }
         }
-        Some(Symmetry {
+        Symmetry {
             group_order: group.len(),
             var_orbit,
             n_var_orbits: n_var_orbits as usize,
             obs_representatives,
             dp_representatives,
             dp_orbit,
-        })
+            group,
+            edges: edges.to_vec(),
+        }
+    }
+
+    /// Add to `chosen` (one flag per output) the images of every chosen output under the group,
+    /// so that the chosen set is a union of orbits.
+    pub(crate) fn close_outputs(&self, chosen: &mut [bool]) {
+        let picked: Vec<usize> = (0..chosen.len()).filter(|&k| chosen[k]).collect();
+        for k in picked {
+            for (_, out) in &self.group {
+                chosen[out[k]] = true;
+            }
+        }
+    }
+
+    /// The group acting on the LP restricted to the outputs `keep` (increasing; a union of orbits,
+    /// see [`Symmetry::close_outputs`]): `None` when `keep` is not closed under the group.
+    pub(crate) fn restricted(&self, keep: &[usize]) -> Option<Symmetry> {
+        let n_obs = self.group.first()?.0.len();
+        let mut position = vec![usize::MAX; self.group.first()?.1.len()];
+        for (pos, &k) in keep.iter().enumerate() {
+            position[k] = pos;
+        }
+        let mut group = Vec::with_capacity(self.group.len());
+        for (obs, out) in &self.group {
+            let moved: Option<Vec<usize>> =
+                keep.iter().map(|&k| Some(position[out[k]]).filter(|&p| p != usize::MAX)).collect();
+            group.push((obs.clone(), moved?));
+        }
+        Some(Symmetry::from_group(group, n_obs, keep.len(), &self.edges))
     }
 
     /// The orbit LP for ε with objective c / `scale`: (costs, constraint matrix in CSC with the

@@ -19,6 +19,7 @@ mod estimate;
 mod good_lp;
 #[cfg(feature = "highs")]
 mod highs;
+pub(crate) mod outputs;
 mod plan;
 pub(crate) mod polish;
 mod robust;
@@ -62,6 +63,9 @@ pub struct SolveOptions {
     pub limits: Limits,
     /// Polish unconfirmed interior-point and simplex answers on their active set.
     pub polish: bool,
+    /// Solve the LP on the outputs the optimum uses and prove the others unused (output
+    /// generation) where it applies; off: every LP whole.
+    pub output_generation: bool,
 }
 
 impl Default for SolveOptions {
@@ -71,6 +75,7 @@ impl Default for SolveOptions {
             memory: MemoryBudget::available(),
             limits: Limits::default(),
             polish: true,
+            output_generation: true,
         }
     }
 }
@@ -197,7 +202,7 @@ pub(crate) fn solve_lp(
     let mut tried = Vec::new();
     let mut last_err: Option<Error> = None;
     for &choice in backends {
-        match strategy::run(problem, choice, options.limits, options.polish) {
+        match strategy::run(problem, choice, options) {
             Ok(j) if !j.raw.status.has_solution() => {
                 tried.push(format!("{}: {} ({})", j.solver, j.raw.status, j.raw.detail));
                 last_err = Some(

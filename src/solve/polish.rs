@@ -39,20 +39,21 @@
 //! Plain (Bayes, pure ε) programs only: the δ and minimax programs keep the backend's answer.
 
 use std::collections::VecDeque;
+use std::time::{Duration, Instant};
 
 use crate::lp::Problem;
 
 /// [`Problem::dp_row`] without walking the edge list each time.
-struct DpRows {
-    edges: Vec<(usize, usize)>,
-    n_out: usize,
+pub(super) struct DpRows {
+    pub(super) edges: Vec<(usize, usize)>,
+    pub(super) n_out: usize,
     /// adjacency\[i\] = (j, row of "P\[k,i\] ≤ e^ε P\[k,j\]", row of the reverse), both for k = 0
     /// (add k for output k).
     adjacency: Vec<Vec<(usize, usize, usize)>>,
 }
 
 impl DpRows {
-    fn new(problem: &Problem) -> DpRows {
+    pub(super) fn new(problem: &Problem) -> DpRows {
         let n_out = problem.n_outputs();
         let edges: Vec<(usize, usize)> = problem.neighbours.edges().collect();
         let mut adjacency: Vec<Vec<(usize, usize, usize)>> = vec![Vec::new(); problem.n_obs()];
@@ -99,6 +100,28 @@ impl DpRows {
         (order, parent)
     }
 
+    /// The observations within graph distance `radius` of `centre`, with their distances
+    /// (breadth first).
+    pub(super) fn ball(&self, centre: usize, radius: usize) -> Vec<(usize, usize)> {
+        let mut dist = std::collections::HashMap::from([(centre, 0usize)]);
+        let mut out = vec![(centre, 0)];
+        let mut head = 0;
+        while head < out.len() {
+            let (i, d) = out[head];
+            head += 1;
+            if d == radius {
+                continue;
+            }
+            for &(j, _, _) in &self.adjacency[i] {
+                if let std::collections::hash_map::Entry::Vacant(slot) = dist.entry(j) {
+                    slot.insert(d + 1);
+                    out.push((j, d + 1));
+                }
+            }
+        }
+        out
+    }
+
     /// (k, lhs, rhs) of DP row r: P[k, lhs] ≤ e^ε P[k, rhs].
     fn get(&self, r: usize) -> (usize, usize, usize) {
         let (block, k) = (r / self.n_out, r % self.n_out);
@@ -128,7 +151,7 @@ const PRIMAL_TIGHT: f64 = 1e-8;
 pub(crate) const GOOD_ENOUGH_GAP: f64 = 1e-11;
 
 /// Why the polish declined; the backend's answer then stands, and `solver_detail` says why.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub(crate) enum PolishError {
     /// Only the plain program has the block structure the polish uses.
     #[error("only the plain Bayes, pure-ε program is polished")]
@@ -136,6 +159,16 @@ pub(crate) enum PolishError {
     /// The active set read from the point admits no feasible vertex, even after the retry.
     #[error("the reduced LP is infeasible")]
     ReducedInfeasible,
+    /// The reduced LPs took longer than the polish may (a multiple of the backend's own time:
+    /// a polish that cannot finish must not cost more than the answer it would refine).
+    #[error("stopped after {seconds:.1} s, its time budget")]
+    OverBudget {
+        /// The budget.
+        seconds: f64,
+    },
+    /// HiGHS stopped at the time limit on one reduced LP.
+    #[error("the reduced LP reached its time limit")]
+    TimeLimit,
     /// HiGHS failed on the reduced LP.
     #[cfg(feature = "highs")]
     #[error("HiGHS {stage} on the reduced LP: {status}")]
@@ -171,12 +204,13 @@ pub(crate) struct Polished {
     pub rounds: usize,
 }
 
-/// Polish the approximate point `x` (variable order) with DP multipliers `mu` (scaled units):
-/// see the module docs.
-pub(crate) fn polish(problem: &Problem, x: &[f64], mu: &[f64]) -> Result<Polished, PolishError> {
+/// Polish the approximate point `x` (variable order) with DP multipliers `mu` (scaled units),
+/// within `budget` of wall-clock time: see the module docs.
+pub(crate) fn polish(problem: &Problem, x: &[f64], mu: &[f64], budget: Duration) -> Result<Polished, PolishError> {
     if !problem.program.is_plain() {
         return Err(PolishError::NotPlain);
     }
+    let start = Instant::now();
     let dp = DpRows::new(problem);
     let mut tight = classify_tight(problem, &dp, x, mu);
     let mut rounds = 0;
@@ -186,7 +220,15 @@ pub(crate) fn polish(problem: &Problem, x: &[f64], mu: &[f64]) -> Result<Polishe
         rounds += 1;
         let blocks = consistent_blocks(problem, &dp, x, &mut tight);
         let reduced = ReducedLp::build(problem, &dp, &blocks, &rays);
-        let Some((scales, lambda, row_mu)) = reduced.solve()? else {
+        let remaining = budget.saturating_sub(start.elapsed());
+        if remaining.is_zero() {
+            return Err(PolishError::OverBudget { seconds: budget.as_secs_f64() });
+        }
+        let Some((scales, lambda, row_mu)) = reduced.solve(remaining).map_err(|e| match e {
+            PolishError::TimeLimit => PolishError::OverBudget { seconds: budget.as_secs_f64() },
+            other => other,
+        })?
+        else {
             // Some row taken tight cuts every feasible point off (the multipliers said tight,
             // the point did not): keep only rows the point also meets with equality, once.
             if primal_checked {
@@ -446,7 +488,7 @@ impl ReducedLp {
     /// Dual simplex: (scales x_B, column duals λ, multipliers ≥ 0 of `dp_rows`), scaled units;
     /// `None` when the reduced LP is infeasible.
     #[cfg(feature = "highs")]
-    fn solve(&self) -> Result<Option<Solved>, PolishError> {
+    fn solve(&self, time_limit: Duration) -> Result<Option<Solved>, PolishError> {
         use highs::{ColProblem, HighsModelStatus, Model, Sense};
         let err =
             |stage: &'static str, e: highs::HighsStatus| PolishError::ReducedLp { stage, status: format!("{e:?}") };
@@ -459,6 +501,7 @@ impl ReducedLp {
         model.set_option("dual_feasibility_tolerance", 1e-10);
         // Shape factors span e^{−ε·|Y|}; keep coefficients down to HiGHS's floor.
         model.set_option("small_matrix_value", 1e-12);
+        model.set_option("time_limit", time_limit.as_secs_f64());
         let rows = (0..self.n_rows())
             .map(|r| if r < self.n_obs { model.try_add_row(1.0..=1.0, []) } else { model.try_add_row(..=0.0, []) })
             .collect::<Result<Vec<_>, _>>()
@@ -472,6 +515,9 @@ impl ReducedLp {
         if solved.status() == HighsModelStatus::Infeasible {
             return Ok(None);
         }
+        if solved.status() == HighsModelStatus::ReachedTimeLimit {
+            return Err(PolishError::TimeLimit);
+        }
         if solved.status() != HighsModelStatus::Optimal {
             return Err(PolishError::ReducedLp { stage: "ended", status: format!("{:?}", solved.status()) });
         }
@@ -484,7 +530,7 @@ impl ReducedLp {
     }
 
     #[cfg(not(feature = "highs"))]
-    fn solve(&self) -> Result<Option<Solved>, PolishError> {
+    fn solve(&self, _: Duration) -> Result<Option<Solved>, PolishError> {
         Err(PolishError::NoHighs)
     }
 }
@@ -594,7 +640,12 @@ fn tree_multipliers(
 /// pricing LP min{d·p : p in the DP cone, 0 ≤ p ≤ 1}, by dual simplex. Also returns that LP's
 /// solution p (the LP's row duals), a ray with d·p = −Σσ.
 #[cfg(feature = "highs")]
-fn row_certificate(problem: &Problem, dp: &DpRows, k: usize, d: &[f64]) -> Result<RowCertificate, PolishError> {
+pub(super) fn row_certificate(
+    problem: &Problem,
+    dp: &DpRows,
+    k: usize,
+    d: &[f64],
+) -> Result<RowCertificate, PolishError> {
     use highs::{ColProblem, HighsModelStatus, Sense};
     let e_eps = problem.eps.exp();
     let mut pb = ColProblem::new();
@@ -612,6 +663,9 @@ fn row_certificate(problem: &Problem, dp: &DpRows, k: usize, d: &[f64]) -> Resul
     let mut model = pb.try_optimise(Sense::Minimise).map_err(|e| PolishError::Pricing { status: format!("{e:?}") })?;
     model.make_quiet();
     model.set_option("solver", "simplex");
+    // Its constraints are the certificate's reduced costs: met to 1e-10, as the LPs' own rows.
+    model.set_option("primal_feasibility_tolerance", 1e-10);
+    model.set_option("dual_feasibility_tolerance", 1e-10);
     let solved = model.try_solve().map_err(|e| PolishError::Pricing { status: format!("{e:?}") })?;
     if solved.status() != HighsModelStatus::Optimal {
         return Err(PolishError::Pricing { status: format!("{:?}", solved.status()) });
@@ -624,9 +678,9 @@ fn row_certificate(problem: &Problem, dp: &DpRows, k: usize, d: &[f64]) -> Resul
 }
 
 /// Multipliers (DP row, μ) of one output row, the total shortfall Σσ, and the pricing ray.
-type RowCertificate = (Vec<(usize, f64)>, f64, Vec<f64>);
+pub(super) type RowCertificate = (Vec<(usize, f64)>, f64, Vec<f64>);
 
 #[cfg(not(feature = "highs"))]
-fn row_certificate(_: &Problem, _: &DpRows, _: usize, _: &[f64]) -> Result<RowCertificate, PolishError> {
+pub(super) fn row_certificate(_: &Problem, _: &DpRows, _: usize, _: &[f64]) -> Result<RowCertificate, PolishError> {
     Err(PolishError::NoHighs)
 }

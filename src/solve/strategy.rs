@@ -2,9 +2,11 @@
 //! active-set polish of an unconfirmed answer), each candidate judged once by
 //! [`Assessment::of`], the best-ranked kept.
 
+use std::time::{Duration, Instant};
+
 use super::assess::{Assessment, CHECK_TOLERANCE};
 use super::backend::{Limits, RawSolution};
-use super::{polish, SolveError, SolverChoice, Status};
+use super::{outputs, polish, SolveError, SolveOptions, SolverChoice, Status};
 use crate::lp::Problem;
 
 /// A backend's kept answer with our assessment of it.
@@ -38,9 +40,51 @@ pub(crate) const CLARABEL_REGULARISATION: [f64; 3] = [1e-13, 1e-10, 1e-8];
 #[cfg(feature = "clarabel")]
 pub(crate) const CLARABEL_REGULARISATION_GRAPH: [f64; 3] = [1e-8, 1e-10, 1e-13];
 
-/// Run `choice`'s backend on `problem` with its attempts and the polish (`polish` off: the
-/// backend's answers only).
-pub(crate) fn run(problem: &Problem, choice: SolverChoice, limits: Limits, polish: bool) -> Result<Judged, SolveError> {
+/// Run `choice`'s backend on `problem`: by output generation ([`outputs`]) where it applies, is
+/// on in `options` and certifies its answer, else on the whole LP ([`run_whole`]).
+pub(crate) fn run(problem: &Problem, choice: SolverChoice, options: &SolveOptions) -> Result<Judged, SolveError> {
+    let (limits, polish) = (options.limits, options.polish);
+    if !(options.output_generation && outputs::applies(problem)) {
+        return run_whole(problem, choice, limits, polish);
+    }
+    let why = match outputs::run(problem, choice, limits, polish) {
+        Ok(g) if g.judged.assessment.confirmed => {
+            let mut judged = g.judged;
+            judged.raw.detail = format!(
+                "{}; by output generation: {} of {} outputs in {} round(s)",
+                judged.raw.detail,
+                g.outputs_used,
+                problem.n_outputs(),
+                g.rounds
+            );
+            return Ok(judged);
+        }
+        Ok(g) => format!(
+            "output generation on {} of {} outputs not confirmed (gap {:.1e})",
+            g.outputs_used,
+            problem.n_outputs(),
+            g.judged.assessment.checks.relative_gap.unwrap_or(f64::INFINITY)
+        ),
+        Err(why) => format!("output generation stopped: {why}"),
+    };
+    let mut judged = run_whole(problem, choice, limits, polish)?;
+    judged.raw.detail = format!("{}; {why}, so the whole LP", judged.raw.detail);
+    Ok(judged)
+}
+
+/// Judge a backend's answer with no polish.
+pub(crate) fn assess(problem: &Problem, raw: RawSolution, solver: &str) -> Judged {
+    judge(problem, raw, solver, None, CHECK_TOLERANCE)
+}
+
+/// Run `choice`'s backend on the whole of `problem` with its attempts and the polish (`polish`
+/// off: the backend's answers only).
+pub(crate) fn run_whole(
+    problem: &Problem,
+    choice: SolverChoice,
+    limits: Limits,
+    polish: bool,
+) -> Result<Judged, SolveError> {
     match choice {
         #[cfg(feature = "clarabel")]
         SolverChoice::Clarabel => {
@@ -48,13 +92,19 @@ pub(crate) fn run(problem: &Problem, choice: SolverChoice, limits: Limits, polis
             let mut attempts = Vec::new();
             let ladder =
                 if problem.neighbours.is_chain() { CLARABEL_REGULARISATION } else { CLARABEL_REGULARISATION_GRAPH };
+            // On the chain the polish reaches an exact vertex and is worth it on any answer above
+            // GOOD_ENOUGH_GAP; off the chain it often cannot finish (module docs of `polish`), so
+            // it is spent only on answers our checks do not confirm.
+            let polish_above = if problem.neighbours.is_chain() { polish::GOOD_ENOUGH_GAP } else { CHECK_TOLERANCE };
             for reg in ladder {
                 let backend = super::clarabel::ClarabelSolver {
                     static_regularization: reg,
                     ..super::clarabel::ClarabelSolver::with_limits(limits)
                 };
+                let started = Instant::now();
                 let raw = super::LpSolver::solve(&backend, problem)?;
-                let judged = judge(problem, raw, "clarabel", polish, polish::GOOD_ENOUGH_GAP);
+                let budget = polish_budget(started.elapsed());
+                let judged = judge(problem, raw, "clarabel", polish.then_some(budget), polish_above);
                 let gap = judged.assessment.checks.relative_gap.unwrap_or(f64::INFINITY);
                 attempts.push(format!("regularisation {reg:e}: {}, gap {gap:.1e}", judged.raw.detail));
                 let done = judged.assessment.confirmed && judged.raw.status == Status::Optimal;
@@ -73,25 +123,35 @@ pub(crate) fn run(problem: &Problem, choice: SolverChoice, limits: Limits, polis
         }
         other => {
             let backend = other.backend(limits)?;
+            let started = Instant::now();
             let raw = backend.solve(problem)?;
+            let budget = polish_budget(started.elapsed());
             // HiGHS: a vertex that passes our checks stands; the polish is for the occasional
             // inconsistent duals (6.5e-7 of gap at ε = 1 on models/bernoulli-k100.toml) and costs
             // more than it gains on a vertex already certified (vote-share-3way at ε = 2: 10 s).
             let polishes =
                 polish && matches!(other, SolverChoice::Highs | SolverChoice::HighsSimplex | SolverChoice::HighsIpm);
-            Ok(judge(problem, raw, &backend.name(), polishes, CHECK_TOLERANCE))
+            Ok(judge(problem, raw, &backend.name(), polishes.then_some(budget), CHECK_TOLERANCE))
         }
     }
 }
 
-/// Assess a backend's answer and, when `polish` is on, the program plain, the answer unconfirmed
-/// (gap above `polish_above`) and multipliers present, its polished vertex; keep the better-ranked
-/// (feasible first, then the smaller measured gap) and say what happened in the detail.
-fn judge(problem: &Problem, raw: RawSolution, solver: &str, polish: bool, polish_above: f64) -> Judged {
+/// The polish may take twice the backend's time, and at least a second: where it cannot finish
+/// (the active set read from the point admits no vertex, and HiGHS labours on the retry: 13 s
+/// after a 1.7 s interior point on the clipped-Poisson band) the backend's answer stands.
+fn polish_budget(backend: Duration) -> Duration {
+    (2 * backend).max(Duration::from_secs(1))
+}
+
+/// Assess a backend's answer and, when `polish` gives a time budget, the program is plain, the
+/// answer unconfirmed (gap above `polish_above`) and multipliers present, its polished vertex;
+/// keep the better-ranked (feasible first, then the smaller measured gap) and say what happened
+/// in the detail.
+fn judge(problem: &Problem, raw: RawSolution, solver: &str, polish: Option<Duration>, polish_above: f64) -> Judged {
     let solver = solver.to_string();
     let before = Assessment::of(problem, &raw);
     let gap_before = before.checks.relative_gap.unwrap_or(f64::INFINITY);
-    let wanted = polish
+    let wanted = polish.is_some()
         && raw.status.has_solution()
         && problem.program.is_plain()
         && !(before.feasible && gap_before <= polish_above);
@@ -99,7 +159,8 @@ fn judge(problem: &Problem, raw: RawSolution, solver: &str, polish: bool, polish
         Some(mu) if wanted => mu,
         _ => return Judged { raw, assessment: before, solver },
     };
-    let polished = match polish::polish(problem, &raw.x, mu) {
+    let budget = polish.unwrap_or_default();
+    let polished = match polish::polish(problem, &raw.x, mu, budget) {
         Ok(p) => p,
         Err(why) => {
             let raw = RawSolution { detail: format!("{}; polish failed: {why}", raw.detail), ..raw };

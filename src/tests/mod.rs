@@ -10,6 +10,7 @@ mod chain_solver;
 mod mechanism_delta;
 mod mechanism_properties;
 mod optimum_checks;
+mod outputs;
 mod polish;
 mod probes;
 mod symmetry;

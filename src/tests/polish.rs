@@ -5,6 +5,9 @@
 
 use std::sync::Arc;
 
+/// No time budget: these tests measure what the polish reaches, not how fast.
+const NO_LIMIT: std::time::Duration = std::time::Duration::from_secs(3600);
+
 use crate::lp::{cost_matrix, Problem};
 use crate::model::{Model, Neighbours};
 use crate::solve::clarabel::ClarabelSolver;
@@ -97,7 +100,7 @@ fn reference_optimum(problem: &Problem) -> f64 {
 }
 
 fn check_polished(problem: &Problem, x: &[f64], mu: &[f64], optimum: f64, what: &str) -> Result<(), TestCaseError> {
-    let out = polish(problem, x, mu).map_err(|e| TestCaseError::fail(format!("{what}: {e}")))?;
+    let out = polish(problem, x, mu, NO_LIMIT).map_err(|e| TestCaseError::fail(format!("{what}: {e}")))?;
     let p: Array2<f64> = problem.mechanism_matrix(&out.x);
     let risk = problem.bayes_risk(&p);
     let scaled: Vec<f64> = out.dp_multipliers.iter().map(|m| m * problem.scale).collect();
@@ -137,7 +140,7 @@ proptest! {
         check_polished(&problem, &raw.x, &vec![0.0; mu.len()], optimum, &format!("{what}, nothing tight"))?;
         check_polished(&problem, &raw.x, &vec![1e6; mu.len()], optimum, &format!("{what}, everything tight"))?;
         // Nothing tight makes the reduced LP the LP itself: its vertex is the optimum.
-        let exact = polish(&problem, &raw.x, &vec![0.0; mu.len()]).unwrap();
+        let exact = polish(&problem, &raw.x, &vec![0.0; mu.len()], NO_LIMIT).unwrap();
         let risk = problem.bayes_risk(&problem.mechanism_matrix(&exact.x));
         prop_assert!(rel_diff(risk, optimum) <= 1e-9, "{what}: {risk} vs {optimum}");
         // Through the backend: the kept answer's certified gap is measured, and small.
@@ -167,7 +170,7 @@ fn column_generation_closes_the_gap_on_a_cyclic_graph() {
     let cost = Arc::new(cost_matrix(&model, crate::lp::MemoryBudget::available()).unwrap());
     let problem = Problem::new(cost, model.family.neighbours(), 0.1);
     let raw = clarabel_interior_point().solve(&problem).unwrap();
-    let out = polish(&problem, &raw.x, raw.dp_multipliers.as_ref().unwrap()).unwrap();
+    let out = polish(&problem, &raw.x, raw.dp_multipliers.as_ref().unwrap(), NO_LIMIT).unwrap();
     let p = problem.mechanism_matrix(&out.x);
     let risk = problem.bayes_risk(&p);
     let scaled: Vec<f64> = out.dp_multipliers.iter().map(|m| m * problem.scale).collect();
@@ -219,7 +222,7 @@ fn random_graph_stress() {
         let raw = ClarabelSolver { static_regularization: 1e-8, ..clarabel_interior_point() }.solve(&problem).unwrap();
         let mu = raw.dp_multipliers.clone().unwrap();
         let what = format!("case {case}: |Y| = {n}, |Θ̃| = {n_out}, ε = {eps:.2}");
-        let Ok(out) = polish(&problem, &raw.x, &mu) else {
+        let Ok(out) = polish(&problem, &raw.x, &mu, NO_LIMIT) else {
             failed += 1;
             continue;
         };

@@ -37,7 +37,7 @@ fn polish_probe() {
     };
     report(&format!("interior point ({})", raw.detail), &raw.x, &mu, t_ipm);
     let t = Instant::now();
-    match crate::solve::polish::polish(&problem, &raw.x, &mu) {
+    match crate::solve::polish::polish(&problem, &raw.x, &mu, std::time::Duration::from_secs(600)) {
         Ok(p) => report(
             &format!("polished ({} rounds, {:?})", p.rounds, p.reduced_size),
             &p.x,

@@ -1,0 +1,166 @@
+//! Output generation: solve the LP on the outputs the optimum uses, and prove the rest unused.
+//!
+//! The UBaPP LP couples its |Θ̃| output rows only through the |Y| column sums, and each row lives
+//! in the same DP cone. At moderate ε the optimum releases few of a fine grid's outputs (18 of 66
+//! on the multinomial d = 3, K = 20, simplex resolution 10 at ε = 0.5; under 30 of 231 at
+//! K = 40), so the LP restricted to a set S of outputs — |Θ̃|/|S| times smaller, and an interior
+//! point's work grows faster than linearly in the size — usually has the LP's optimum.
+//!
+//! This is Dantzig–Wolfe column generation with whole output rows as the columns. The
+//! restricted LP's multipliers μ give the column prices
+//!
+//! ```text
+//! ν_i = min_{k∈S} ( c[k,i]/scale + Σ_r μ_r A[r, (k,i)] )
+//! ```
+//!
+//! and an output k ∉ S can improve the objective only if some ray p of the DP cone has
+//! (c_k/scale − ν)·p < 0. Its pricing LP ([`row_certificate`]) either finds multipliers μ_k ≥ 0
+//! of row k's DP rows with c_k/scale − ν + Aᵀμ_k ≥ 0 (the row is proved unused, and μ_k
+//! completes the certificate) or a shortfall, and then k joins S. When no output is short the
+//! restricted optimum is the LP's: the lifted point, with the multipliers of every DP row, goes to
+//! [`super::assess`], whose Lagrangian bound over the *full* LP certifies it without trusting this
+//! module.
+//!
+//! The first S holds the outputs of a feasible mechanism that is good at every ε — the geometric
+//! mechanism on the neighbour graph's distance followed by the Bayes remap — and the best
+//! constant output (see [`initial_outputs`]).
+
+use super::polish::{row_certificate, DpRows};
+use super::strategy::{self, Judged};
+use super::{Limits, RawSolution, SolverChoice};
+use crate::lp::Problem;
+
+/// Output grids smaller than this are solved whole: the rounds would cost more than they save.
+pub(crate) const MIN_OUTPUTS: usize = 24;
+
+/// Rounds of "solve the restricted LP, price the other outputs" before giving up.
+const MAX_ROUNDS: usize = 12;
+
+/// A pricing shortfall (scaled objective units, the optimum is ≥ 1) above which an output joins
+/// the restricted LP. Below it the row's multipliers still lower the certified bound by at most
+/// the shortfall, which the assessment measures.
+const SHORTFALL_TOLERANCE: f64 = 1e-10;
+
+/// How the restricted solves went, for `solver_detail`.
+pub(crate) struct Generated {
+    /// The assessed answer on the full LP.
+    pub judged: Judged,
+    /// Outputs in the last restricted LP.
+    pub outputs_used: usize,
+    /// Restricted LPs solved.
+    pub rounds: usize,
+}
+
+/// True when output generation is tried on `problem`: the plain program (the δ and minimax rows
+/// couple the outputs), a grid of at least [`MIN_OUTPUTS`] outputs, and HiGHS for the pricing LPs.
+pub(crate) fn applies(problem: &Problem) -> bool {
+    cfg!(feature = "highs") && problem.program.is_plain() && problem.n_outputs() >= MIN_OUTPUTS
+}
+
+/// Solve `problem` by output generation with `choice`'s backend on each restricted LP (module
+/// docs). An error means the restricted route did not reach an answer and the caller solves the
+/// whole LP.
+pub(crate) fn run(problem: &Problem, choice: SolverChoice, limits: Limits, polish: bool) -> Result<Generated, String> {
+    let n_out = problem.n_outputs();
+    let dp = DpRows::new(problem);
+    let mut in_set = vec![false; n_out];
+    for k in initial_outputs(problem, &dp) {
+        in_set[k] = true;
+    }
+    // On a model with symmetries the restricted set is a union of orbits, so that the restricted
+    // LP keeps them and HiGHS solves its orbit LP.
+    let symmetry = problem.symmetry.as_deref();
+    if let Some(group) = symmetry {
+        group.close_outputs(&mut in_set);
+    }
+    for round in 1..=MAX_ROUNDS {
+        let keep: Vec<usize> = (0..n_out).filter(|&k| in_set[k]).collect();
+        let (mut sub, restriction) = problem.restricted(&keep);
+        sub.symmetry = symmetry.and_then(|group| group.restricted(&keep)).map(std::sync::Arc::new);
+        let judged = strategy::run_whole(&sub, choice, limits, polish).map_err(|e| e.to_string())?;
+        if !judged.raw.status.has_solution() {
+            return Err(format!("the restricted LP of {} outputs ended {}", keep.len(), judged.raw.status));
+        }
+        let Some(mu_sub) = judged.raw.dp_multipliers.as_deref() else {
+            return Err("the restricted LP's solver gave no multipliers".into());
+        };
+        let mut mu = vec![0.0; problem.n_dp_rows()];
+        restriction.lift_multipliers(mu_sub, &mut mu);
+        let nu = problem.column_prices(&mu, &keep);
+        let mut short: Vec<(f64, usize)> = Vec::new();
+        for k in (0..n_out).filter(|&k| !in_set[k]) {
+            let d: Vec<f64> = (0..problem.n_obs()).map(|i| problem.cost[[i, k]] / problem.scale - nu[i]).collect();
+            if d.iter().all(|&x| x >= 0.0) {
+                continue; // the row's reduced costs are ≥ 0 with no DP multiplier at all
+            }
+            let (row_mu, shortfall, _) = row_certificate(problem, &dp, k, &d).map_err(|e| e.to_string())?;
+            for (r, m) in row_mu {
+                mu[r] = m;
+            }
+            if shortfall > SHORTFALL_TOLERANCE {
+                short.push((shortfall, k));
+            }
+        }
+        if short.is_empty() || round == MAX_ROUNDS {
+            let raw = RawSolution {
+                x: restriction.lift_primal(&judged.raw.x),
+                dp_multipliers: Some(mu),
+                status: judged.raw.status,
+                detail: judged.raw.detail.clone(),
+            };
+            let judged = strategy::assess(problem, raw, &judged.solver);
+            return Ok(Generated { judged, outputs_used: keep.len(), rounds: round });
+        }
+        // The shortest rows first, at most as many as S holds: a round adds what the prices can
+        // tell, and the next prices tell the rest.
+        short.sort_by(|a, b| b.0.total_cmp(&a.0));
+        for &(_, k) in short.iter().take(keep.len().max(4)) {
+            in_set[k] = true;
+        }
+        if let Some(group) = symmetry {
+            group.close_outputs(&mut in_set);
+        }
+    }
+    unreachable!("the last round returns")
+}
+
+/// The first restricted set: the outputs of the geometric mechanism on the neighbour graph
+/// followed by the Bayes remap — a feasible ε-DP mechanism that releases, for a noisy
+/// observation j drawn with Pr(j | i) ∝ e^{−ε·dist(i, j)} (graph distance), the output
+/// minimising the expected cost Σ_i c\[k,i\] Pr(j | i) — and the best constant output (the
+/// optimum as ε → 0). Distances beyond the point where e^{−ε·dist} falls under 1e-9 are not
+/// followed.
+fn initial_outputs(problem: &Problem, dp: &DpRows) -> Vec<usize> {
+    let (n_obs, n_out) = (problem.n_obs(), problem.n_outputs());
+    let eps = problem.eps;
+    let radius = (-(1e-9f64).ln() / eps).ceil().min(n_obs as f64) as usize;
+    // Pr(j | i) ∝ e^{−ε d(i, j)} within the radius; the graph is undirected, so the ball of j is
+    // the set of i reaching it. Z_i = Σ_j e^{−ε d(i, j)}.
+    let balls: Vec<Vec<(usize, usize)>> = (0..n_obs).map(|j| dp.ball(j, radius)).collect();
+    let mut z = vec![0.0; n_obs];
+    for ball in &balls {
+        for &(i, d) in ball {
+            z[i] += (-eps * d as f64).exp();
+        }
+    }
+    let mut chosen = vec![false; n_out];
+    let argmin =
+        |values: &mut dyn Iterator<Item = f64>| values.enumerate().min_by(|a, b| a.1.total_cmp(&b.1)).map(|(k, _)| k);
+    if let Some(k) = argmin(&mut (0..n_out).map(|k| problem.cost.column(k).sum())) {
+        chosen[k] = true;
+    }
+    let mut blurred = vec![0.0; n_out];
+    for ball in &balls {
+        blurred.fill(0.0);
+        for &(i, d) in ball {
+            let w = (-eps * d as f64).exp() / z[i];
+            for (b, c) in blurred.iter_mut().zip(problem.cost.row(i)) {
+                *b += w * c;
+            }
+        }
+        if let Some(k) = argmin(&mut blurred.iter().copied()) {
+            chosen[k] = true;
+        }
+    }
+    (0..n_out).filter(|&k| chosen[k]).collect()
+}
