@@ -537,17 +537,17 @@ impl Restriction {
 /// spends at ε (the hockey-stick divergence between its columns).
 pub(crate) fn delta_spent(p: &Array2<f64>, neighbours: &Neighbours, eps: f64) -> f64 {
     let e_eps = eps.exp();
-    let mut worst: f64 = 0.0;
-    for (a, b) in neighbours.edges() {
-        let (mut s_ab, mut s_ba) = (0.0, 0.0);
-        for k in 0..p.nrows() {
-            let (pa, pb) = (p[[k, a]], p[[k, b]]);
-            s_ab += (pa - e_eps * pb).max(0.0);
-            s_ba += (pb - e_eps * pa).max(0.0);
+    let edges: Vec<(usize, usize)> = neighbours.edges().collect();
+    // Row by row (P is row-major), one running sum per ordered pair.
+    let (mut s_ab, mut s_ba) = (vec![0.0; edges.len()], vec![0.0; edges.len()]);
+    for row in p.rows() {
+        for (e, &(a, b)) in edges.iter().enumerate() {
+            let (pa, pb) = (row[a], row[b]);
+            s_ab[e] += (pa - e_eps * pb).max(0.0);
+            s_ba[e] += (pb - e_eps * pa).max(0.0);
         }
-        worst = worst.max(s_ab).max(s_ba);
     }
-    worst
+    s_ab.into_iter().chain(s_ba).fold(0.0, f64::max)
 }
 
 /// Largest |Σ_k P\[k,i\] − 1| over the columns of P.
@@ -564,10 +564,12 @@ pub(crate) fn max_column_error(p: &Array2<f64>) -> f64 {
 pub(crate) fn max_dp_violation(p: &Array2<f64>, neighbours: &Neighbours, eps: f64) -> f64 {
     let e_eps = eps.exp();
     let term = |x: f64, y: f64| if e_eps.is_infinite() && y == 0.0 { f64::NEG_INFINITY } else { x - e_eps * y };
+    let edges: Vec<(usize, usize)> = neighbours.edges().collect();
     let mut worst = -1.0f64;
-    for (a, b) in neighbours.edges() {
-        for k in 0..p.nrows() {
-            let (pa, pb) = (p[[k, a]], p[[k, b]]);
+    // Row by row: P is row-major, so each output's entries are read in order.
+    for row in p.rows() {
+        for &(a, b) in &edges {
+            let (pa, pb) = (row[a], row[b]);
             worst = worst.max(term(pa, pb)).max(term(pb, pa));
         }
     }

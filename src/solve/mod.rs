@@ -179,8 +179,13 @@ pub struct ReferenceRisks {
     pub non_private_risk: f64,
 }
 
-/// [`ReferenceRisks`] of a model (one dense cost matrix; refused beyond `memory`).
+/// [`ReferenceRisks`] of a model: from the squared-loss moments where the chain solver has them
+/// (O(|Y| + |Θ̃|)), else from one dense cost matrix (refused beyond `memory`).
 pub fn reference_risks(model: &Model, memory: MemoryBudget) -> Result<ReferenceRisks> {
+    if let Some(moments) = chain::squared_moments(model) {
+        let (prior_risk, non_private_risk) = moments.reference_risks();
+        return Ok(ReferenceRisks { prior_risk, non_private_risk });
+    }
     let cost = cost_matrix(model, memory)?;
     Ok(ReferenceRisks {
         prior_risk: crate::lp::best_constant_risk(&cost),

@@ -132,3 +132,24 @@ fn reported_gap_bounds_the_released_mechanisms_suboptimality() {
         }
     }
 }
+
+/// The reference risks `solve` reports for squared-loss binomial models come from the moments
+/// (no cost matrix); they must equal the dense cost matrix's limits, on grids with the output
+/// values unsorted and off the parameter grid.
+#[test]
+fn reference_risks_from_moments_equal_the_dense_ones() {
+    for (trials, points, output) in [
+        (20, 15, "\"parameter\""),
+        (300, 40, "{ kind = \"explicit\", values = [0.9, 0.05, 0.5, 0.33, 0.7, 0.1] }"),
+        (7, 100, "{ kind = \"midpoint\", points = 13 }"),
+    ] {
+        let model = super::common::binomial(trials, points, "squared", &[1.0]).output(output).model();
+        let moments = crate::solve::chain::squared_moments(&model).expect("a squared-loss binomial");
+        let (constant, np) = moments.reference_risks();
+        let cost = cost_matrix(&model, crate::lp::MemoryBudget::available()).unwrap();
+        let (want_constant, want_np) = (best_constant_risk(&cost), non_private_risk(&cost));
+        let what = format!("K = {trials}, M = {points}, outputs {output}");
+        assert!(super::common::rel_diff(constant, want_constant) < 1e-12, "{what}: {constant} vs {want_constant}");
+        assert!(super::common::rel_diff(np, want_np) < 1e-12, "{what}: {np} vs {want_np}");
+    }
+}

@@ -148,6 +148,35 @@ impl SquaredMoments {
         SquaredMoments { m0, m1, m2, reference, outputs }
     }
 
+    /// The best constant risk min_k Σ_i c\[k,i\] (ε → 0) and the non-private risk Σ_i min_k c\[k,i\]
+    /// (ε → ∞) in O(|Y| log |Θ̃| + |Θ̃|), without the cost matrix. Σ_i c\[k,i\] is the quadratic
+    /// A t_k² − 2B t_k + C in the output value t_k; c\[k,i\] is smallest at the output nearest the
+    /// posterior mean r_i + m1_i/m0_i, one of the two sorted outputs around it.
+    pub(crate) fn reference_risks(&self) -> (f64, f64) {
+        let (mut a, mut b, mut c) = (0.0, 0.0, 0.0);
+        for i in 0..self.m0.len() {
+            let (m0, m1, m2, r) = (self.m0[i], self.m1[i], self.m2[i], self.reference[i]);
+            a += m0;
+            b += m0 * r + m1;
+            c += m0 * r * r + 2.0 * r * m1 + m2;
+        }
+        let best_constant = self.outputs.iter().map(|&t| a * t * t - 2.0 * b * t + c).fold(f64::INFINITY, f64::min);
+        let mut order: Vec<usize> = (0..self.outputs.len()).collect();
+        order.sort_by(|&x, &y| self.outputs[x].total_cmp(&self.outputs[y]));
+        let sorted: Vec<f64> = order.iter().map(|&k| self.outputs[k]).collect();
+        let mut non_private = 0.0;
+        for i in 0..self.m0.len() {
+            if self.m0[i] <= 0.0 {
+                continue; // no mass: every cost is 0
+            }
+            let mean = self.reference[i] + self.m1[i] / self.m0[i];
+            let above = sorted.partition_point(|&t| t < mean);
+            let nearest = [above.checked_sub(1), (above < sorted.len()).then_some(above)];
+            non_private += nearest.into_iter().flatten().map(|j| self.at(order[j], i)).fold(f64::INFINITY, f64::min);
+        }
+        (best_constant, non_private)
+    }
+
     /// Smoothed posterior-mean numerator/denominator data: raw first moment Σ_j π_j q_j(y_i) θ_j.
     pub(crate) fn raw_first(&self, i: usize) -> f64 {
         self.m0[i] * self.reference[i] + self.m1[i]
