@@ -241,7 +241,8 @@ fn print_estimate(model: &Model, est: &Estimate, n_eps: usize, json: bool) {
         est.size.variables,
         est.size.rows
     );
-    outln!("route: {} via {} ({})", est.solvers.join(" then "), est.path, est.reason);
+    let how = if est.output_generation { ", by output generation" } else { "" };
+    outln!("route: {} via {}{how} ({})", est.solvers.join(" then "), est.path, est.reason);
     let fits = if est.fits {
         "fits".to_string()
     } else {

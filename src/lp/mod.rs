@@ -552,7 +552,14 @@ pub(crate) fn delta_spent(p: &Array2<f64>, neighbours: &Neighbours, eps: f64) ->
 
 /// Largest |Σ_k P\[k,i\] − 1| over the columns of P.
 pub(crate) fn max_column_error(p: &Array2<f64>) -> f64 {
-    p.columns().into_iter().map(|c| (c.sum() - 1.0).abs()).fold(0.0, f64::max)
+    // Row by row into one running sum per column (P is row-major).
+    let mut sums = vec![0.0; p.ncols()];
+    for row in p.rows() {
+        for (s, &x) in sums.iter_mut().zip(row) {
+            *s += x;
+        }
+    }
+    sums.into_iter().map(|s| (s - 1.0).abs()).fold(0.0, f64::max)
 }
 
 /// Largest P\[k,a\] − e^ε P\[k,b\] over ordered neighbour pairs (a, b) and outputs k.
@@ -568,9 +575,18 @@ pub(crate) fn max_dp_violation(p: &Array2<f64>, neighbours: &Neighbours, eps: f6
     let mut worst = -1.0f64;
     // Row by row: P is row-major, so each output's entries are read in order.
     for row in p.rows() {
-        for &(a, b) in &edges {
-            let (pa, pb) = (row[a], row[b]);
-            worst = worst.max(term(pa, pb)).max(term(pb, pa));
+        match (row.as_slice(), neighbours) {
+            (Some(row), Neighbours::Chain { .. }) => {
+                for w in row.windows(2) {
+                    worst = worst.max(term(w[0], w[1])).max(term(w[1], w[0]));
+                }
+            }
+            _ => {
+                for &(a, b) in &edges {
+                    let (pa, pb) = (row[a], row[b]);
+                    worst = worst.max(term(pa, pb)).max(term(pb, pa));
+                }
+            }
         }
     }
     worst

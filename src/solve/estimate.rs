@@ -23,6 +23,9 @@ pub struct Estimate {
     pub reason: String,
     /// How the route runs: `compact chain (no |Θ̃| × |Y| matrix)`, `dense chain` or `LP`.
     pub path: &'static str,
+    /// The LP route solves by output generation (the outputs the optimum uses, the others
+    /// priced); the time estimate is then an upper bound.
+    pub output_generation: bool,
     /// Bytes the solve allocates at its peak (rough: the large arrays only).
     pub memory_bytes: u128,
     /// Bytes the budget allows.
@@ -127,7 +130,15 @@ pub(crate) fn estimate_route(model: &Model, route: &Route, options: &SolveOption
             _ => 0.0,
         };
     let available = options.memory.in_bytes();
+    // Output generation solves a smaller LP when the optimum leaves outputs unused; the time
+    // estimate stays the whole LP's, an upper bound.
+    let output_generation = matches!(route, Route::Lp { .. })
+        && options.output_generation
+        && cfg!(feature = "highs")
+        && model.is_plain_program()
+        && n_out >= super::outputs::MIN_OUTPUTS as u128;
     Estimate {
+        output_generation,
         size,
         edges,
         solvers,

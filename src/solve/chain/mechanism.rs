@@ -113,7 +113,9 @@ impl GeometricRemap {
             return p;
         }
         let alpha = (-eps).exp();
-        let tail = |d: usize| (-eps * d as f64).exp() / (1.0 + alpha); // Pr(D ≥ d) = Pr(D ≤ −d), d ≥ 1
+        // Pr(D ≥ d) = Pr(D ≤ −d) for d ≥ 1, tabulated once (the same values as computed inline).
+        let tails: Vec<f64> = (0..=n).map(|d| (-eps * d as f64).exp() / (1.0 + alpha)).collect();
+        let tail = |d: usize| tails[d];
         let runs = self.runs();
         for (r, &(a, k)) in runs.iter().enumerate() {
             let b = runs.get(r + 1).map_or(n - 1, |&(next, _)| next - 1);
