@@ -12,7 +12,8 @@ Each tool runs in its own process, `--reps` times; the table reports medians, th
 and the ratio of the fastest peer's median to ubapp's.
 
 Cases:
-  multinomial D K R      Dirichlet(2,..,2) prior on the simplex lattice of resolution R, K records,
+  multinomial D K R [A]  Dirichlet(2,..,2) prior (or Dirichlet(A) with A written 1-2-3: no symmetry
+                         when the weights differ) on the simplex lattice of resolution R, K records,
                          squared-Euclidean loss, neighbours = move one record between categories
   poisson N CAP M        N records clipped at CAP, rate in [0, 4] on M midpoints, Beta(2, 5) prior,
                          absolute loss, neighbours = sums differing by 1..CAP
@@ -52,14 +53,18 @@ def compositions(total, parts):
             yield (first,) + rest
 
 
-def multinomial(d, K, R, eps):
+def multinomial(d, K, R, eps, alpha=None):
     import numpy as np
     from scipy.special import gammaln
+
+    alpha = [2.0] * d if alpha is None else alpha
+    if len(alpha) != d:
+        sys.exit(f"benches/peers.py: a Dirichlet prior on {d} categories needs {d} weights, got {len(alpha)}")
 
     comps = list(compositions(R, d))
     # The simplex lattice's interior points, as ubapp's `simplex` grid places them.
     th = np.array([[(n + 0.5) / (R + d / 2) for n in c] for c in comps])
-    logd = ((2.0 - 1) * np.log(th)).sum(axis=1)
+    logd = ((np.array(alpha) - 1) * np.log(th)).sum(axis=1)
     pi = np.exp(logd - logd.max())
     pi /= pi.sum()
     ys = list(compositions(K, d))
@@ -76,12 +81,13 @@ def multinomial(d, K, R, eps):
                     z[s] -= 1
                     z[t] += 1
                     edges.append((a, idx[tuple(z)]))
-    alpha = ", ".join(["2.0"] * d)
-    toml = f'''name = "peer-multinomial-d{d}-k{K}-r{R}"
+    suffix = "" if alpha == [2.0] * d else "-a" + "-".join(f"{a:g}" for a in alpha)
+    weights = ", ".join(f"{float(a)}" for a in alpha)
+    toml = f'''name = "peer-multinomial-d{d}-k{K}-r{R}{suffix}"
 epsilon = [{eps}]
 [parameter]
 grid = {{ kind = "simplex", resolution = {R} }}
-prior = {{ kind = "dirichlet", alpha = [{alpha}] }}
+prior = {{ kind = "dirichlet", alpha = [{weights}] }}
 [observation]
 family = "multinomial"
 categories = {d}
@@ -173,6 +179,10 @@ def numpy_geometric_remap(K, M, eps):
 
 def build(case, eps):
     kind, *args = case.split(":")
+    if kind == "multinomial" and len(args) == 4:
+        # multinomial:D:K:R:A1-A2-..: a Dirichlet(A1, A2, ..) prior (no symmetry when they differ)
+        alpha = [float(a) for a in args.pop().split("-")]
+        return multinomial(*[int(a) for a in args], eps, alpha=alpha)
     args = [int(a) for a in args]
     if kind == "multinomial":
         return multinomial(*args, eps)
