@@ -14,6 +14,13 @@ pub struct Limits {
     pub seconds: Option<f64>,
 }
 
+impl Limits {
+    /// The time limit left after `spent` (0 when used up; `None` without a limit).
+    pub(crate) fn remaining_after(&self, spent: std::time::Duration) -> Option<f64> {
+        self.seconds.map(|s| (s - spent.as_secs_f64()).max(0.0))
+    }
+}
+
 /// What a backend returns, in the canonical variable order and the scaled objective's units.
 #[derive(Debug, Clone)]
 pub(crate) struct RawSolution {

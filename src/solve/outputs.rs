@@ -61,6 +61,7 @@ pub(crate) fn applies(problem: &Problem) -> bool {
 /// docs). An error means the restricted route did not reach an answer and the caller solves the
 /// whole LP.
 pub(crate) fn run(problem: &Problem, choice: SolverChoice, limits: Limits, polish: bool) -> Result<Generated, String> {
+    let started = std::time::Instant::now();
     let n_out = problem.n_outputs();
     let dp = DpRows::new(problem);
     let mut in_set = vec![false; n_out];
@@ -77,6 +78,11 @@ pub(crate) fn run(problem: &Problem, choice: SolverChoice, limits: Limits, polis
         let keep: Vec<usize> = (0..n_out).filter(|&k| in_set[k]).collect();
         let (mut sub, restriction) = problem.restricted(&keep);
         sub.symmetry = symmetry.and_then(|group| group.restricted(&keep)).map(std::sync::Arc::new);
+        // A time limit covers all rounds together.
+        let limits = Limits { seconds: limits.remaining_after(started.elapsed()), ..limits };
+        if limits.seconds == Some(0.0) {
+            return Err("the time limit was reached".into());
+        }
         let judged = strategy::run_whole(&sub, choice, limits, polish).map_err(|e| e.to_string())?;
         if !judged.raw.status.has_solution() {
             return Err(format!("the restricted LP of {} outputs ended {}", keep.len(), judged.raw.status));

@@ -47,6 +47,7 @@ pub(crate) fn run(problem: &Problem, choice: SolverChoice, options: &SolveOption
     if !(options.output_generation && outputs::applies(problem)) {
         return run_whole(problem, choice, limits, polish);
     }
+    let started = Instant::now();
     let why = match outputs::run(problem, choice, limits, polish) {
         Ok(g) if g.judged.assessment.confirmed => {
             let mut judged = g.judged;
@@ -67,6 +68,7 @@ pub(crate) fn run(problem: &Problem, choice: SolverChoice, options: &SolveOption
         ),
         Err(why) => format!("output generation stopped: {why}"),
     };
+    let limits = Limits { seconds: limits.remaining_after(started.elapsed()), ..limits };
     let mut judged = run_whole(problem, choice, limits, polish)?;
     judged.raw.detail = format!("{}; {why}, so the whole LP", judged.raw.detail);
     Ok(judged)
