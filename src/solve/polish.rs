@@ -100,13 +100,13 @@ impl DpRows {
         (order, parent)
     }
 
-    /// The observations within graph distance `radius` of `centre`, with their distances
-    /// (breadth first).
-    pub(super) fn ball(&self, centre: usize, radius: usize) -> Vec<(usize, usize)> {
+    /// The observations within graph distance `radius` of `centre`, with their distances, in
+    /// breadth-first order (nearest first), at most `max_nodes` of them.
+    pub(super) fn ball(&self, centre: usize, radius: usize, max_nodes: usize) -> Vec<(usize, usize)> {
         let mut dist = std::collections::HashMap::from([(centre, 0usize)]);
         let mut out = vec![(centre, 0)];
         let mut head = 0;
-        while head < out.len() {
+        while head < out.len() && out.len() < max_nodes {
             let (i, d) = out[head];
             head += 1;
             if d == radius {
@@ -119,6 +119,7 @@ impl DpRows {
                 }
             }
         }
+        out.truncate(max_nodes);
         out
     }
 
