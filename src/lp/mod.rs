@@ -272,12 +272,7 @@ impl Problem {
             for (i, r) in reduced.iter_mut().enumerate() {
                 *r = self.cost[[i, k]] / self.scale;
             }
-            for (e, &(a, b)) in edges.iter().enumerate() {
-                let m0 = mu[2 * e * n_out + k].max(0.0);
-                let m1 = mu[(2 * e + 1) * n_out + k].max(0.0);
-                reduced[a] += m0 - e_eps * m1;
-                reduced[b] += m1 - e_eps * m0;
-            }
+            add_dp_terms(reduced.as_mut_slice(), &edges, mu, k, n_out, e_eps);
             for (n, &r) in nu.iter_mut().zip(&reduced) {
                 *n = n.min(r);
             }
@@ -477,13 +472,9 @@ impl Problem {
                 r
             }
         };
-        for (e, (a, b)) in self.neighbours.edges().enumerate() {
-            for k in 0..n_out {
-                let m0 = mu[2 * e * n_out + k].max(0.0);
-                let m1 = mu[(2 * e + 1) * n_out + k].max(0.0);
-                r[[k, a]] += m0 - e_eps * m1;
-                r[[k, b]] += m1 - e_eps * m0;
-            }
+        let edges: Vec<(usize, usize)> = self.neighbours.edges().collect();
+        for (k, mut row) in r.rows_mut().into_iter().enumerate() {
+            add_dp_terms(&mut row, &edges, mu, k, n_out, e_eps);
         }
         let mut bound: f64 = r.columns().into_iter().map(|c| c.iter().copied().fold(f64::INFINITY, f64::min)).sum();
         if let Some(delta) = self.program.delta {
@@ -495,6 +486,20 @@ impl Problem {
             }
         }
         bound
+    }
+}
+
+/// Add to `row` (output k's costs over Y) the DP rows' terms Σ_r μ_r A\[r, (k, i)\]: for the edge
+/// (a, b), μ₀ (P\[k,a\] − e^ε P\[k,b\] ≤ 0) and μ₁ (the reverse), negative multipliers read as 0.
+fn add_dp_terms<R>(row: &mut R, edges: &[(usize, usize)], mu: &[f64], k: usize, n_out: usize, e_eps: f64)
+where
+    R: std::ops::IndexMut<usize, Output = f64> + ?Sized,
+{
+    for (e, &(a, b)) in edges.iter().enumerate() {
+        let m0 = mu[2 * e * n_out + k].max(0.0);
+        let m1 = mu[(2 * e + 1) * n_out + k].max(0.0);
+        row[a] += m0 - e_eps * m1;
+        row[b] += m1 - e_eps * m0;
     }
 }
 

@@ -2,8 +2,8 @@
 //! and checks that never take a solver's word.
 //!
 //! Data flows one way: a backend (`highs`, `clarabel`, `good_lp`, or the exact `chain`
-//! solver) returns its answer; `strategy` runs a backend's attempts (Clarabel's regularisation
-//! ladder, the active-set `polish`); `assess` judges each candidate once — residuals, δ spent,
+//! solver) returns its answer; `strategy` runs a backend's attempts (by `outputs` generation
+//! where it applies, Clarabel's regularisation ladder, the active-set `polish`); `assess` judges each candidate once — residuals, δ spent,
 //! the Lagrangian bound and the mechanism that would be released (`crate::certify`) — and
 //! a solver's "optimal" becomes [`Status::NearOptimal`] when those checks do not confirm it.
 

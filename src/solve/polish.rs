@@ -168,6 +168,7 @@ pub(crate) enum PolishError {
         seconds: f64,
     },
     /// HiGHS stopped at the time limit on one reduced LP.
+    #[cfg(feature = "highs")]
     #[error("the reduced LP reached its time limit")]
     TimeLimit,
     /// HiGHS failed on the reduced LP.
@@ -226,6 +227,7 @@ pub(crate) fn polish(problem: &Problem, x: &[f64], mu: &[f64], budget: Duration)
             return Err(PolishError::OverBudget { seconds: budget.as_secs_f64() });
         }
         let Some((scales, lambda, row_mu)) = reduced.solve(remaining).map_err(|e| match e {
+            #[cfg(feature = "highs")]
             PolishError::TimeLimit => PolishError::OverBudget { seconds: budget.as_secs_f64() },
             other => other,
         })?

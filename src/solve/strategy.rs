@@ -1,6 +1,7 @@
-//! How each backend is run on one LP: its attempts (Clarabel's regularisation ladder, the
-//! active-set polish of an unconfirmed answer), each candidate judged once by
-//! [`Assessment::of`], the best-ranked kept.
+//! How each backend is run on one LP: output generation where it applies (the LP restricted to
+//! the outputs the optimum uses, [`outputs`]), else the whole LP; its attempts (Clarabel's
+//! regularisation ladder, the active-set polish of an unconfirmed answer within a time budget),
+//! each candidate judged once by [`Assessment::of`], the best-ranked kept.
 
 use std::time::{Duration, Instant};
 
