@@ -11,25 +11,13 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_ubapp");
 const GRID: [&str; 8] =
     ["--trials", "8,12", "--eps", "0.1,0.5,1,2", "--methods", "ubapp,lbapp,geometric,dsaa", "--seed", "3"];
-
-fn model(dir: &Path) -> PathBuf {
-    let path = dir.join("small.toml");
-    std::fs::write(
-        &path,
-        "name = \"small\"\nepsilon = [0.1, 1.0]\n[parameter]\nlower = 0.0\nupper = 1.0\n\
-         grid = { kind = \"midpoint\", points = 12 }\nprior = { kind = \"uniform\" }\n\
-         [observation]\nfamily = \"binomial\"\ntrials = 8\n[loss]\nkind = \"squared\"\n",
-    )
-    .unwrap();
-    path
-}
 
 fn unsharded(model: &Path, out: &Path) {
     let o = Command::new(BIN).arg("compare").arg(model).arg("--out").arg(out).args(GRID).output().unwrap();
@@ -44,7 +32,7 @@ fn sh(script: &str) -> std::process::Output {
 #[ignore = "needs GNU parallel (apt-get install parallel)"]
 fn gnu_parallel_sweep_equals_the_unsharded_run() {
     let tmp = tempfile::tempdir().unwrap();
-    let m = model(tmp.path());
+    let m = common::small_binomial_file(tmp.path());
     unsharded(&m, &tmp.path().join("whole"));
     // The docs/cluster.md recipe: N shards over the machine's cores, then merge.
     let script = format!(
@@ -64,7 +52,7 @@ fn gnu_parallel_sweep_equals_the_unsharded_run() {
 fn slurm_job_array_sweep_equals_the_unsharded_run() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let tmp = tempfile::tempdir().unwrap();
-    let m = model(tmp.path());
+    let m = common::small_binomial_file(tmp.path());
     unsharded(&m, &tmp.path().join("whole"));
     let cluster = tmp.path().join("slurm");
     let start = root.join("examples/slurm/local-cluster.sh");

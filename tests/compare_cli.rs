@@ -3,7 +3,8 @@
 //! (ε, δ) model labelled so; a minimax model's table saying what it ranks on. (Other families
 //! and several parties: tests/parties_cli.rs.)
 
-use std::path::{Path, PathBuf};
+mod common;
+
 use std::process::{Command, Output};
 
 fn ubapp() -> Command {
@@ -14,22 +15,10 @@ fn shipped(model: &str) -> String {
     format!("{}/models/{model}", env!("CARGO_MANIFEST_DIR"))
 }
 
-fn small_model(dir: &Path) -> PathBuf {
-    let path = dir.join("small.toml");
-    std::fs::write(
-        &path,
-        "name = \"small\"\nepsilon = [0.1, 1.0]\n[parameter]\nlower = 0.0\nupper = 1.0\n\
-         grid = { kind = \"midpoint\", points = 12 }\nprior = { kind = \"uniform\" }\n\
-         [observation]\nfamily = \"binomial\"\ntrials = 8\n[loss]\nkind = \"squared\"\n",
-    )
-    .unwrap();
-    path
-}
-
 #[test]
 fn compare_writes_csv_and_plots() {
     let tmp = tempfile::tempdir().unwrap();
-    let model = small_model(tmp.path());
+    let model = common::small_binomial_file(tmp.path());
     let out = tmp.path().join("out");
     let o = ubapp()
         .args(["compare", model.to_str().unwrap(), "--trials", "8,12", "--methods", "ubapp,lbapp,geometric,cape,dsaa"])
@@ -87,7 +76,7 @@ fn compare_writes_csv_and_plots() {
 /// asserts exit code 2 and that nothing was written, and returns stderr.
 fn refused(args: &[&str]) -> String {
     let tmp = tempfile::tempdir().unwrap();
-    let model = small_model(tmp.path());
+    let model = common::small_binomial_file(tmp.path());
     let out = tmp.path().join("never");
     let o: Output =
         ubapp().args(["compare", model.to_str().unwrap(), "--out", out.to_str().unwrap()]).args(args).output().unwrap();

@@ -45,7 +45,7 @@ pub use shard::{
 
 pub use crate::baselines::BaselineOptions;
 
-use crate::eval::{bayes_risk, prior_shape, risk_curve, true_risk, Estimator, Setting};
+use crate::eval::{bayes_risk, prior_shape, risk_curve, true_risk, Estimator, ScalarLoss, Setting};
 use crate::model::{Family, Model, Objective};
 use crate::solve::{reference_risks, solve_model, Solution, SolverChoice};
 use crate::MemoryBudget;
@@ -135,32 +135,41 @@ pub fn check_model(model: &Model, source: &str) -> std::result::Result<Setting, 
     Setting::of(model).ok_or_else(unsupported_family)
 }
 
+impl Comparison {
+    /// A comparison of `model` with no rows yet, its risks measured in `loss`.
+    pub(crate) fn empty(model: &Model, loss: ScalarLoss) -> Comparison {
+        Comparison {
+            rows: Vec::new(),
+            curves: Vec::new(),
+            heatmaps: Vec::new(),
+            loss,
+            objective: model.objective,
+            references: Vec::new(),
+            prior_shape: prior_shape(model),
+        }
+    }
+}
+
+impl TrialsReference {
+    /// The reference risks of `model` (already at `trials`), where its cost matrix fits in memory.
+    pub(crate) fn of(model: &Model, trials: u64) -> Option<TrialsReference> {
+        let r = reference_risks(model, MemoryBudget::available()).ok()?;
+        Some(TrialsReference { trials, prior_risk: r.prior_risk, non_private_risk: r.non_private_risk })
+    }
+}
+
 /// Run the comparison. `progress` receives one line per step (the CLI prints it to stderr).
 pub fn compare(model: &Model, opts: &CompareOptions, progress: &mut dyn FnMut(&str)) -> Result<Comparison> {
     let setting = check_model(model, &format!("model \"{}\"", model.name()))?;
     validate(opts)?;
-    let mut out = Comparison {
-        rows: Vec::new(),
-        curves: Vec::new(),
-        heatmaps: Vec::new(),
-        loss: setting.loss,
-        objective: model.objective,
-        references: Vec::new(),
-        prior_shape: prior_shape(model),
-    };
+    let mut out = Comparison::empty(model, setting.loss);
     let steps = opts.trials.len() * opts.eps.len();
     let mut step = 0;
     for &k in &opts.trials {
         let m = model.with_trials(k)?;
         let setting = check_model(&m, &format!("model \"{}\"", m.name()))?;
         let parties = opts.baseline.parties_for(k);
-        if let Ok(r) = reference_risks(&m, MemoryBudget::available()) {
-            out.references.push(TrialsReference {
-                trials: k,
-                prior_risk: r.prior_risk,
-                non_private_risk: r.non_private_risk,
-            });
-        }
+        out.references.extend(TrialsReference::of(&m, k));
         let (lo, hi) = (setting.lower, setting.upper);
         let thetas: Vec<f64> =
             (0..opts.curve_points).map(|i| lo + (hi - lo) * i as f64 / (opts.curve_points - 1) as f64).collect();

@@ -430,29 +430,10 @@ pub fn merge(dirs: &[&Path]) -> Result<Comparison> {
     let model = Model::from_spec(first.model.clone())?;
     let setting = check_model(&model, &format!("model \"{}\"", model.name()))?;
     first.grid.options()?;
-    let mut out = Comparison {
-        rows: Vec::new(),
-        curves: Vec::new(),
-        heatmaps: Vec::new(),
-        loss: setting.loss,
-        objective: model.objective,
-        // Not in the shards: recomputed from the model, as `compare` computes them.
-        references: first
-            .grid
-            .trials
-            .iter()
-            .filter_map(|&k| {
-                let m = model.with_trials(k).ok()?;
-                let r = crate::solve::reference_risks(&m, crate::MemoryBudget::available()).ok()?;
-                Some(super::TrialsReference {
-                    trials: k,
-                    prior_risk: r.prior_risk,
-                    non_private_risk: r.non_private_risk,
-                })
-            })
-            .collect(),
-        prior_shape: crate::eval::prior_shape(&model),
-    };
+    let mut out = Comparison::empty(&model, setting.loss);
+    // Not in the shards: recomputed from the model, as `compare` computes them.
+    out.references =
+        first.grid.trials.iter().filter_map(|&k| super::TrialsReference::of(&model.with_trials(k).ok()?, k)).collect();
     let mut cases: Vec<&Case> = shards.iter().flat_map(|s| &s.cases).collect();
     let position = |c: &Case| {
         let k = first.grid.trials.iter().position(|&k| k == c.trials).unwrap_or(usize::MAX);

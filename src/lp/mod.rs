@@ -158,7 +158,6 @@ impl Problem {
     }
 
     /// Assemble the LP for `cost` (from [`cost_matrix`]), neighbour relation and ε.
-    #[cfg(test)]
     pub(crate) fn new(cost: Arc<Array2<f64>>, neighbours: Neighbours, eps: f64) -> Problem {
         Problem::with_program(cost, neighbours, eps, Program::default())
     }
@@ -243,7 +242,7 @@ impl Problem {
         debug_assert!(self.program.is_plain(), "only the plain program is restricted");
         debug_assert!(keep.windows(2).all(|w| w[0] < w[1]), "outputs in increasing order");
         let cost = self.cost.select(ndarray::Axis(1), keep);
-        let mut sub = Problem::new_plain(Arc::new(cost), self.neighbours.clone(), self.eps);
+        let mut sub = Problem::new(Arc::new(cost), self.neighbours.clone(), self.eps);
         sub.scale = self.scale;
         let restriction = Restriction {
             keep: keep.to_vec(),
@@ -252,11 +251,6 @@ impl Problem {
             n_edges: self.neighbours.edge_count(),
         };
         (sub, restriction)
-    }
-
-    /// The plain program's LP (no δ, Bayes objective).
-    fn new_plain(cost: Arc<Array2<f64>>, neighbours: Neighbours, eps: f64) -> Problem {
-        Problem::with_program(cost, neighbours, eps, Program::default())
     }
 
     /// Column prices ν_i = min over k ∈ `outputs` of the reduced cost

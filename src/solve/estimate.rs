@@ -134,9 +134,7 @@ pub(crate) fn estimate_route(model: &Model, route: &Route, options: &SolveOption
     // estimate stays the whole LP's, an upper bound.
     let output_generation = matches!(route, Route::Lp { .. })
         && options.output_generation
-        && cfg!(feature = "highs")
-        && model.is_plain_program()
-        && n_out >= super::outputs::MIN_OUTPUTS as u128;
+        && super::outputs::applies_to(model.is_plain_program(), model.outputs.len());
     Estimate {
         output_generation,
         size,

@@ -32,7 +32,7 @@ use super::{Limits, RawSolution, SolverChoice};
 use crate::lp::Problem;
 
 /// Output grids smaller than this are solved whole: the rounds would cost more than they save.
-pub(crate) const MIN_OUTPUTS: usize = 24;
+const MIN_OUTPUTS: usize = 24;
 
 /// Rounds of "solve the restricted LP, price the other outputs" before giving up.
 const MAX_ROUNDS: usize = 12;
@@ -56,10 +56,16 @@ pub(crate) struct Generated {
     pub rounds: usize,
 }
 
-/// True when output generation is tried on `problem`: the plain program (the δ and minimax rows
-/// couple the outputs), a grid of at least [`MIN_OUTPUTS`] outputs, and HiGHS for the pricing LPs.
+/// True when output generation is tried on `problem` ([`applies_to`]).
 pub(crate) fn applies(problem: &Problem) -> bool {
-    cfg!(feature = "highs") && problem.program.is_plain() && problem.n_outputs() >= MIN_OUTPUTS
+    applies_to(problem.program.is_plain(), problem.n_outputs())
+}
+
+/// True when output generation is tried on an LP of the `plain` program (the δ and minimax rows
+/// couple the outputs) with `n_outputs` outputs: at least [`MIN_OUTPUTS`] of them, and HiGHS for
+/// the pricing LPs. Also what `solve --dry-run` reports, before any LP exists.
+pub(crate) fn applies_to(plain: bool, n_outputs: usize) -> bool {
+    cfg!(feature = "highs") && plain && n_outputs >= MIN_OUTPUTS
 }
 
 /// Solve `problem` by output generation with `choice`'s backend on each restricted LP (module

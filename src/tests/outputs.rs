@@ -138,11 +138,12 @@ fn large_bundled_models_reach_the_whole_optimum() {
 /// applies and the LP has at most `max_vars` variables.
 fn applicable(model: &Model, max_vars: usize) -> Option<Vec<Problem>> {
     let neighbours = model.family().neighbours();
-    if !model.is_plain_program() || neighbours.is_chain() {
+    let applies = crate::solve::outputs::applies_to(model.is_plain_program(), model.outputs().len());
+    if !applies || neighbours.is_chain() {
         return None;
     }
     let cost = Arc::new(cost_matrix(model, MemoryBudget::available()).unwrap());
-    if cost.ncols() < crate::solve::outputs::MIN_OUTPUTS || cost.len() > max_vars {
+    if cost.len() > max_vars {
         return None;
     }
     let symmetry = Symmetry::find(&cost, &model.family().observations(), model.outputs(), &neighbours).map(Arc::new);

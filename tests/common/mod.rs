@@ -59,6 +59,12 @@ pub fn write_file(dir: &Path, name: &str, text: &str) -> PathBuf {
     path
 }
 
+/// `small.toml` in `dir`: a binomial with 8 trials on a 12-point grid, squared loss, ε = 0.1 and 1
+/// (the small model of the comparison tests).
+pub fn small_binomial_file(dir: &Path) -> PathBuf {
+    write_file(dir, "small.toml", &binomial(8, 12, "squared", &[0.1, 1.0]).name("small").toml())
+}
+
 /// A fresh temporary directory holding `text` as `model.toml`, and that file's path.
 pub fn model_file(text: &str) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
