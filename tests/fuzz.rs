@@ -14,7 +14,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
-use ubapp::mechanism::{Artifact, CompactMechanism, Mechanism};
+use ubapp::mechanism::{CompactMechanism, Mechanism, Release};
 use ubapp::model::{Model, ModelSpec};
 use ubapp::solve::{solve_model, SolverChoice};
 
@@ -134,7 +134,7 @@ fn load_model(text: &str, dir: &std::path::Path) -> Option<Model> {
 /// Load an artifact; an error must be an input error; a loaded one must sample inside its output
 /// grid, and save and load again unchanged in what it certifies.
 fn check_artifact(text: &str, rng: &mut StdRng, dir: &std::path::Path) -> bool {
-    match Artifact::from_json_str(text, "fuzz.json") {
+    match Release::from_json_str(text, "fuzz.json") {
         Err(e) => {
             assert!(e.is_input(), "an artifact error that is not an input error: {e}");
             false
@@ -149,11 +149,11 @@ fn check_artifact(text: &str, rng: &mut StdRng, dir: &std::path::Path) -> bool {
             }
             let path = dir.join("round-trip.json");
             let saved = match &a {
-                Artifact::Dense(m) => m.save(&path),
-                Artifact::Compact(m) => m.save(&path),
+                Release::Dense(m) => m.save(&path),
+                Release::Compact(m) => m.save(&path),
             };
             saved.expect("an artifact that loaded saves");
-            let back = Artifact::load(&path).expect("a saved artifact loads");
+            let back = Release::load(&path).expect("a saved artifact loads");
             assert_eq!(back.certified_eps(), a.certified_eps());
             assert_eq!(back.fingerprint(), a.fingerprint());
             true
@@ -270,7 +270,7 @@ fn every_written_artifact_verifies() {
         let Ok(m) = Mechanism::from_solution(&model, &s) else { continue };
         let path = dir.path().join(format!("case{case}.json"));
         m.save(&path).unwrap_or_else(|e| panic!("case {case} (K = {trials}, M = {points}, ε = {eps}, {loss}): {e}"));
-        let back = Artifact::load(&path).unwrap_or_else(|e| panic!("case {case} does not verify: {e}"));
+        let back = Release::load(&path).unwrap_or_else(|e| panic!("case {case} does not verify: {e}"));
         assert_eq!(back.certified_eps(), m.certified_eps());
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(!text.contains("null") && !text.contains("NaN"), "case {case}: a non-number was written");

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{assert_input_error, stderr, stdout, ubapp_in, write_file};
-use ubapp::mechanism::{Artifact, Mechanism};
+use ubapp::mechanism::{Mechanism, Release};
 use ubapp::model::spec::{MatrixSource, ObservationSpec};
 use ubapp::model::{Model, ModelSpec};
 
@@ -45,7 +45,7 @@ fn a_forged_artifact_verifies_alone_and_is_refused_against_the_trusted_model() {
     let trusted = common::parse_model(&trusted_text());
     let forged = forged(&trusted);
     let text = forged.to_json().to_string();
-    let artifact = Artifact::from_json_str(&text, "forged.json").expect("it verifies against itself");
+    let artifact = Release::from_json_str(&text, "forged.json").expect("it verifies against itself");
     assert_ne!(artifact.fingerprint(), trusted.fingerprint(), "the fingerprints must differ");
     let e = artifact.check_model("forged.json", &trusted, "model.toml").unwrap_err();
     assert!(e.is_input(), "{e}");
@@ -118,11 +118,11 @@ fn a_genuine_artifact_passes_its_trusted_model_and_fingerprint() {
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("mech.json")).unwrap()).unwrap();
     assert_eq!(v["model_fingerprint"].as_str(), Some(fp.as_str()));
     v.as_object_mut().unwrap().remove("model_fingerprint");
-    let old = Artifact::from_json_str(&v.to_string(), "old.json").unwrap();
+    let old = Release::from_json_str(&v.to_string(), "old.json").unwrap();
     assert_eq!(old.fingerprint(), fp);
     // A stored fingerprint that does not match the embedded model is refused.
     v["model_fingerprint"] = "0".repeat(64).into();
-    let e = Artifact::from_json_str(&v.to_string(), "edited.json").unwrap_err().to_string();
+    let e = Release::from_json_str(&v.to_string(), "edited.json").unwrap_err().to_string();
     assert!(e.contains("model_fingerprint does not match the embedded model"), "{e}");
 }
 

@@ -6,17 +6,16 @@
 use ndarray::Array2;
 use rand::Rng;
 
-use crate::eval::grid_mechanism::rounded_column;
-use crate::eval::noise::Noise;
+use crate::eval::noise::{rounded_column, Noise};
 use crate::eval::ScalarLoss;
-use crate::eval::{count, Estimator, Privacy, Risk, Setting};
+use crate::eval::{count, Estimator, Method, Privacy, Risk, Setting};
 use crate::model::family::binomial_pmf_all;
 
 /// `clamp(centre[y] + W, lo, hi)` (or unclamped).
 #[derive(Debug, Clone)]
 pub(crate) struct CountRelease {
-    /// Method id.
-    pub id: &'static str,
+    /// The method.
+    pub method: Method,
     /// Privacy guarantee.
     pub privacy: Privacy,
     /// The model's setting.
@@ -34,7 +33,7 @@ pub(crate) struct CountRelease {
 impl CountRelease {
     /// Build, precomputing the per-y moments used by squared loss.
     pub(crate) fn new(
-        id: &'static str,
+        method: Method,
         privacy: Privacy,
         setting: Setting,
         centres: Vec<f64>,
@@ -46,7 +45,7 @@ impl CountRelease {
             ScalarLoss::Squared => centres.iter().map(|&c| noise.moments(c, clamp)).collect(),
             ScalarLoss::Absolute => Vec::new(),
         };
-        CountRelease { id, privacy, setting, centres, noise, clamp, moments }
+        CountRelease { method, privacy, setting, centres, noise, clamp, moments }
     }
 
     /// The release given y (the data enter only through y).
@@ -80,8 +79,8 @@ impl CountRelease {
 }
 
 impl Estimator for CountRelease {
-    fn id(&self) -> &'static str {
-        self.id
+    fn method(&self) -> Method {
+        self.method
     }
     fn privacy(&self) -> Privacy {
         self.privacy

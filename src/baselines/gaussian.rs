@@ -25,7 +25,7 @@ use rand::Rng;
 
 use super::count::CountRelease;
 use crate::eval::noise::{normal_cdf, sample_std_normal, Noise};
-use crate::eval::{count, Estimator, Privacy, Risk, Setting};
+use crate::eval::{count, Estimator, Method, Privacy, Risk, Setting};
 
 /// δ(D) = Φ(D/2 − ε/D) − e^ε Φ(−D/2 − ε/D): the exact δ of a Gaussian shift of length D.
 pub(crate) fn gaussian_delta(d: f64, eps: f64) -> f64 {
@@ -131,23 +131,23 @@ impl GaussianScheme {
         let k = setting.trials as f64;
         let ns = (setting.trials / sites) as f64;
         let d_star = max_shift(eps, delta);
-        let (site_sigma, out_sigma, id) = match scheme {
+        let (site_sigma, out_sigma, method) = match scheme {
             Scheme::Pooled => {
                 let s = (1.0 / k) / d_star;
-                (s, s, "gaussian")
+                (s, s, Method::Gaussian)
             }
             Scheme::Conventional => {
                 let s = (1.0 / ns) / d_star;
-                (s, s / (sites as f64).sqrt(), "gaussian-conventional")
+                (s, s / (sites as f64).sqrt(), Method::GaussianConventional)
             }
             Scheme::Cape => {
                 let tau = (1.0 / ns) * cape_inverse_11(sites).sqrt() / d_star;
-                (tau, tau / sites as f64, "cape")
+                (tau, tau / sites as f64, Method::Cape)
             }
         };
         let centres = (0..=setting.trials).map(|y| y as f64 / k).collect();
         let law = CountRelease::new(
-            id,
+            method,
             Privacy::Approx { eps, delta },
             setting,
             centres,
@@ -159,8 +159,8 @@ impl GaussianScheme {
 }
 
 impl Estimator for GaussianScheme {
-    fn id(&self) -> &'static str {
-        self.law.id
+    fn method(&self) -> Method {
+        self.law.method
     }
     fn privacy(&self) -> Privacy {
         Privacy::Approx { eps: self.eps, delta: self.delta }

@@ -15,11 +15,63 @@
 //! A plain O(|Y|² |Θ̃|) evaluator (a fast chain solver lives elsewhere).
 
 use ndarray::Array2;
+use rand::{Rng, RngExt};
 
-use crate::eval::{GridMechanism, Privacy, Setting};
+use crate::eval::{count, Estimator, Method, Privacy, Risk, Setting};
 use crate::lp::cost_matrix;
+use crate::model::family::binomial_pmf_all;
 use crate::model::Model;
 use crate::Result;
+
+/// The geometric mechanism with its remap, as the matrix P\[k, y\] = Pr(θ̃_k | y) on the output grid.
+#[derive(Debug, Clone)]
+pub(crate) struct RemappedGeometric {
+    eps: f64,
+    /// P, |Θ̃| × |Y|.
+    p: Array2<f64>,
+    /// The output grid θ̃_k.
+    outputs: Vec<f64>,
+    setting: Setting,
+}
+
+impl Estimator for RemappedGeometric {
+    fn method(&self) -> Method {
+        Method::Geometric
+    }
+    fn privacy(&self) -> Privacy {
+        Privacy::Pure { eps: self.eps }
+    }
+    /// Draw from column y (rounding residue below 0 counts as 0).
+    fn release(&self, records: &[bool], rng: &mut dyn Rng) -> f64 {
+        let col = self.p.column(count(records));
+        let total: f64 = col.iter().map(|p| p.max(0.0)).sum();
+        let mut u = rng.random::<f64>() * total;
+        let mut last = 0;
+        for (k, &p) in col.iter().enumerate().filter(|(_, &p)| p > 0.0) {
+            last = k;
+            if u < p {
+                return self.outputs[k];
+            }
+            u -= p;
+        }
+        self.outputs[last]
+    }
+    /// Σ_y q_θ(y) Σ_k P\[k,y\] L(θ, θ̃_k): exact.
+    fn risk_at(&self, theta: f64) -> Risk {
+        let q = binomial_pmf_all(self.setting.trials, theta);
+        let losses: Vec<f64> = self.outputs.iter().map(|&o| self.setting.loss(theta, o)).collect();
+        let value = q
+            .iter()
+            .enumerate()
+            .filter(|(_, &qi)| qi > 0.0)
+            .map(|(i, &qi)| qi * self.p.column(i).iter().zip(&losses).map(|(p, l)| p * l).sum::<f64>())
+            .sum();
+        Risk::exact(value)
+    }
+    fn rounded_mechanism(&self, outputs: &[f64]) -> Option<Array2<f64>> {
+        (outputs == self.outputs.as_slice()).then(|| self.p.clone())
+    }
+}
 
 /// G[z, y] = Pr(z | y) of the truncated geometric mechanism on {0..K}.
 pub(crate) fn truncated_geometric(k: usize, eps: f64) -> Array2<f64> {
@@ -37,8 +89,8 @@ pub(crate) fn truncated_geometric(k: usize, eps: f64) -> Array2<f64> {
     })
 }
 
-/// The geometric mechanism with the Bayes-optimal remap, as a grid mechanism (id `geometric`).
-pub(crate) fn geometric(model: &Model, setting: Setting, eps: f64) -> Result<GridMechanism> {
+/// The geometric mechanism with the Bayes-optimal remap ([`Method::Geometric`]).
+pub(crate) fn geometric(model: &Model, setting: Setting, eps: f64) -> Result<RemappedGeometric> {
     let c = cost_matrix(model, crate::lp::MemoryBudget::available())?; // |Y| × |Θ̃|
     let k = setting.trials as usize;
     let g = truncated_geometric(k, eps);
@@ -56,7 +108,7 @@ pub(crate) fn geometric(model: &Model, setting: Setting, eps: f64) -> Result<Gri
             p[[remap[z], y]] += g[[z, y]];
         }
     }
-    Ok(GridMechanism::new("geometric", Privacy::Pure { eps }, p, model.outputs.values(), setting))
+    Ok(RemappedGeometric { eps, p, outputs: model.outputs.values(), setting })
 }
 
 #[cfg(test)]

@@ -6,14 +6,17 @@
 
 use super::count::CountRelease;
 use crate::eval::noise::Noise;
-use crate::eval::{Privacy, Setting};
+use crate::eval::{Method, Privacy, Setting};
 
 /// Laplace on the count, raw (id `laplace-count`) or clamped (id `laplace-count-clamped`).
 pub(crate) fn laplace_count(setting: Setting, eps: f64, clamped: bool) -> CountRelease {
     let k = setting.trials as f64;
     let centres = (0..=setting.trials).map(|y| y as f64 / k).collect();
     let noise = Noise::Laplace { b: 1.0 / (k * eps) };
-    let (id, clamp) =
-        if clamped { ("laplace-count-clamped", Some((setting.lower, setting.upper))) } else { ("laplace-count", None) };
-    CountRelease::new(id, Privacy::Pure { eps }, setting, centres, noise, clamp)
+    let (method, clamp) = if clamped {
+        (Method::LaplaceCountClamped, Some((setting.lower, setting.upper)))
+    } else {
+        (Method::LaplaceCount, None)
+    };
+    CountRelease::new(method, Privacy::Pure { eps }, setting, centres, noise, clamp)
 }

@@ -9,13 +9,14 @@
 
 use super::count::CountRelease;
 use crate::eval::noise::Noise;
-use crate::eval::{Privacy, Setting};
+use crate::eval::{Method, Privacy, Setting};
 
 /// LBaPP, raw (`clamped = false`, id `lbapp`) or clamped to [lower, upper] (id `lbapp-clamped`).
 pub(crate) fn lbapp(setting: Setting, eps: f64, clamped: bool) -> CountRelease {
     let k = setting.trials as f64;
     let centres = (0..=setting.trials).map(|y| (y as f64 + 1.0) / (k + 2.0)).collect();
     let noise = Noise::Laplace { b: 1.0 / ((k + 2.0) * eps) };
-    let (id, clamp) = if clamped { ("lbapp-clamped", Some((setting.lower, setting.upper))) } else { ("lbapp", None) };
-    CountRelease::new(id, Privacy::Pure { eps }, setting, centres, noise, clamp)
+    let (method, clamp) =
+        if clamped { (Method::LbappClamped, Some((setting.lower, setting.upper))) } else { (Method::Lbapp, None) };
+    CountRelease::new(method, Privacy::Pure { eps }, setting, centres, noise, clamp)
 }

@@ -20,9 +20,9 @@
 use rand::Rng;
 
 use crate::eval::noise::sample_laplace;
-use crate::eval::quad::Rule;
-use crate::eval::{count, Estimator, Privacy, Risk, Setting};
+use crate::eval::{count, Estimator, Method, Privacy, Risk, Setting};
 use crate::model::family::binomial_pmf_all;
+use crate::model::quad::Rule;
 
 /// Gauss–Legendre nodes per piece and dimension.
 const NODES: usize = 20;
@@ -30,7 +30,7 @@ const NODES: usize = 20;
 /// Lei's perturbed histogram on two cells.
 #[derive(Debug, Clone)]
 pub(crate) struct LeiHistogram {
-    id: &'static str,
+    method: Method,
     eps: f64,
     setting: Setting,
     threshold: f64,
@@ -43,8 +43,8 @@ impl LeiHistogram {
     pub(crate) fn new(setting: Setting, eps: f64, thresholding: bool) -> LeiHistogram {
         let n = setting.trials as f64;
         let threshold = if thresholding { 0.5 * n.ln().max(0.0) / eps } else { 0.0 };
-        let id = if thresholding { "lei-thld" } else { "lei-ph" };
-        let mut est = LeiHistogram { id, eps, setting, threshold, nodes: Vec::new() };
+        let method = if thresholding { Method::LeiThld } else { Method::LeiPh };
+        let mut est = LeiHistogram { method, eps, setting, threshold, nodes: Vec::new() };
         est.nodes = (0..=setting.trials).map(|y| est.quadrature_given_count(y)).collect();
         est
     }
@@ -104,8 +104,8 @@ impl LeiHistogram {
 }
 
 impl Estimator for LeiHistogram {
-    fn id(&self) -> &'static str {
-        self.id
+    fn method(&self) -> Method {
+        self.method
     }
     fn privacy(&self) -> Privacy {
         Privacy::Pure { eps: self.eps }

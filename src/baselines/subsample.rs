@@ -26,7 +26,7 @@ use rand::{Rng, SeedableRng};
 
 use crate::eval::noise::Noise;
 use crate::eval::ScalarLoss;
-use crate::eval::{monte_carlo_risk, Estimator, Privacy, Risk, RiskMethod, Setting};
+use crate::eval::{monte_carlo_risk, Estimator, Method, Privacy, Risk, RiskMethod, Setting};
 use crate::model::family::binomial_pmf_all;
 
 /// Draws per θ when the risk falls back to Monte Carlo.
@@ -44,7 +44,7 @@ pub(crate) fn smith_blocks(n: u64, eps: f64) -> u64 {
 /// Subsample-and-aggregate over M parties of N records each (M = 1: Smith's S&A).
 #[derive(Debug, Clone)]
 pub(crate) struct SubsampleAggregate {
-    id: &'static str,
+    method: Method,
     eps: f64,
     setting: Setting,
     /// Parties M.
@@ -60,14 +60,22 @@ impl SubsampleAggregate {
     /// Smith's S&A on all K records (id `smith-sa`).
     pub(crate) fn smith(setting: Setting, eps: f64, seed: u64) -> Self {
         let k = smith_blocks(setting.trials, eps);
-        SubsampleAggregate { id: "smith-sa", eps, setting, parties: 1, per_party: setting.trials, blocks: k, seed }
+        SubsampleAggregate {
+            method: Method::SmithSa,
+            eps,
+            setting,
+            parties: 1,
+            per_party: setting.trials,
+            blocks: k,
+            seed,
+        }
     }
 
     /// DSAA with M parties of N = K/M records (M must divide K; checked by the caller).
     pub(crate) fn dsaa(setting: Setting, eps: f64, parties: u64, seed: u64) -> Self {
         let n = setting.trials / parties;
         let k = smith_blocks(n, eps);
-        SubsampleAggregate { id: "dsaa", eps, setting, parties, per_party: n, blocks: k, seed }
+        SubsampleAggregate { method: Method::Dsaa, eps, setting, parties, per_party: n, blocks: k, seed }
     }
 
     fn lambda(&self) -> f64 {
@@ -95,8 +103,8 @@ impl SubsampleAggregate {
 }
 
 impl Estimator for SubsampleAggregate {
-    fn id(&self) -> &'static str {
-        self.id
+    fn method(&self) -> Method {
+        self.method
     }
     fn privacy(&self) -> Privacy {
         Privacy::Pure { eps: self.eps }

@@ -22,14 +22,14 @@ use rand::Rng;
 
 use super::count::CountRelease;
 use crate::eval::noise::{sample_laplace, Noise};
-use crate::eval::{Estimator, Privacy, Risk, Setting};
+use crate::eval::{Estimator, Method, Privacy, Risk, Setting};
 
 /// CSSA with the tight scale (id `cssa`).
 pub(crate) fn cssa(setting: Setting, eps: f64) -> CountRelease {
     let k = setting.trials as f64;
     let centres = (0..=setting.trials).map(|y| y as f64 / k).collect();
     CountRelease::new(
-        "cssa",
+        Method::Cssa,
         Privacy::Pure { eps },
         setting,
         centres,
@@ -58,7 +58,7 @@ impl Dssa {
             Noise::LaplaceSum { m: parties, b: 1.0 / (n * eps * parties as f64) }
         };
         let law = CountRelease::new(
-            "dssa",
+            Method::Dssa,
             Privacy::Pure { eps },
             setting,
             centres,
@@ -70,8 +70,8 @@ impl Dssa {
 }
 
 impl Estimator for Dssa {
-    fn id(&self) -> &'static str {
-        "dssa"
+    fn method(&self) -> Method {
+        Method::Dssa
     }
     fn privacy(&self) -> Privacy {
         Privacy::Pure { eps: self.eps }

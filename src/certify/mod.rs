@@ -6,12 +6,14 @@
 //! worst-case risk) is the caller's pricing function.
 
 pub(crate) mod exact;
+mod privacy;
 pub(crate) mod repair;
 
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 
 pub(crate) use exact::PrivacyViolation;
+pub use privacy::{Privacy, PrivacyKind};
 pub use repair::{RepairMethod, RepairReport};
 
 use crate::model::Neighbours;
@@ -49,8 +51,8 @@ pub struct RepairCandidate {
 
 /// A float mechanism repaired, quantised and certified exactly: what would be released.
 #[derive(Debug, Clone)]
-pub struct Release {
-    /// Integer weights `columns[i][k]`, each column summing to [`Release::total`].
+pub struct Repaired {
+    /// Integer weights `columns[i][k]`, each column summing to [`Repaired::total`].
     pub columns: Vec<Vec<u64>>,
     /// The column total.
     pub total: u64,
@@ -64,7 +66,7 @@ pub struct Release {
     pub candidates: Vec<RepairCandidate>,
 }
 
-impl Release {
+impl Repaired {
     /// The released probabilities `w[k,i] / total` as a |Θ̃| × |Y| matrix.
     pub fn probabilities(&self) -> Array2<f64> {
         let n_out = self.columns.first().map_or(0, Vec::len);
@@ -157,15 +159,15 @@ pub(crate) fn best_repair(
     delta: f64,
     p: &Array2<f64>,
     price: &dyn Fn(&Array2<f64>) -> f64,
-) -> Result<Release, CertifyError> {
-    let mut best: Option<Release> = None;
+) -> Result<Repaired, CertifyError> {
+    let mut best: Option<Repaired> = None;
     let mut last_err = None;
     let mut candidates = Vec::new();
     for &method in RepairMethod::for_delta(delta) {
         match repair::repair_and_quantise_for(neighbours, eps, delta, p, DEFAULT_TOTAL, method) {
             Ok((columns, certificate, report)) => {
                 let mut release =
-                    Release { columns, total: DEFAULT_TOTAL, certificate, report, objective: 0.0, candidates: vec![] };
+                    Repaired { columns, total: DEFAULT_TOTAL, certificate, report, objective: 0.0, candidates: vec![] };
                 release.objective = price(&release.probabilities());
                 candidates.push(RepairCandidate { method, bayes_risk: Some(release.objective) });
                 if best.as_ref().is_none_or(|b| release.objective < b.objective) {

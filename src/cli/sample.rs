@@ -5,7 +5,7 @@ use std::path::Path;
 
 use rand::rngs::StdRng;
 use rand::SeedableRng;
-use ubapp::mechanism::Artifact;
+use ubapp::mechanism::Release;
 use ubapp::{Error, Result};
 
 /// Run the command: load (which verifies), then print N released θ̃ values, one per line (a vector
@@ -97,7 +97,7 @@ pub struct Budget {
 
 /// Refuse a request whose composed ε exceeds the budget, or exceeds the mechanism's ε without a
 /// budget or `--allow-composition`.
-fn check_budget(m: &Artifact, n: usize, eps_n: f64, budget: Budget) -> Result<()> {
+fn check_budget(m: &Release, n: usize, eps_n: f64, budget: Budget) -> Result<()> {
     match budget.eps_total {
         Some(b) if !(b.is_finite() && b > 0.0) => Err(Error::argument("--budget", format!("must be a positive ε (got {b})"))),
         Some(b) if eps_n > b => Err(Error::argument(

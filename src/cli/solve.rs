@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use ubapp::mechanism::{CompactMechanism, Mechanism};
+use ubapp::mechanism::Release;
 use ubapp::model::{Model, Objective};
 use ubapp::solve::{
     estimate, solve_model_each, Estimate, Solution, SolveError, SolveOptions, SolveSummary, SolverChoice,
@@ -101,16 +101,9 @@ pub fn run(model_path: &Path, eps: Option<&[f64]>, out: Option<&Path>, flags: Fl
     progress.finish();
     // The certified mechanism (repaired, quantised, checked exactly; or the compact one) is built
     // before anything is written, so a failure leaves no file behind.
-    enum Built {
-        Dense(Mechanism),
-        Compact(CompactMechanism),
-    }
     let built = match out {
         None => None,
-        Some(_) if solutions[0].compact().is_some() => {
-            Some(Built::Compact(CompactMechanism::from_solution(&model, &solutions[0])?))
-        }
-        Some(_) => Some(Built::Dense(Mechanism::from_solution(&model, &solutions[0])?)),
+        Some(_) => Some(Release::certify(&model, &solutions[0])?),
     };
     let context = SolveSummary::of(&model, &solutions, options.memory);
     if json {
@@ -133,7 +126,7 @@ pub fn run(model_path: &Path, eps: Option<&[f64]>, out: Option<&Path>, flags: Fl
         );
     }
     let note = match (out, &built) {
-        (Some(path), Some(Built::Dense(m))) => {
+        (Some(path), Some(Release::Dense(m))) => {
             m.save(path)?;
             let cost = m.provenance.repair_risk_cost.unwrap_or(f64::NAN);
             let claim = if m.delta() > 0.0 {
@@ -149,7 +142,7 @@ pub fn run(model_path: &Path, eps: Option<&[f64]>, out: Option<&Path>, flags: Fl
                 cost / m.bayes_risk()
             )
         }
-        (Some(path), Some(Built::Compact(m))) => {
+        (Some(path), Some(Release::Compact(m))) => {
             m.save(path)?;
             let cost = m.provenance.repair_risk_cost.unwrap_or(f64::NAN);
             format!(

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use ubapp::mechanism::Artifact;
+use ubapp::mechanism::Release;
 use ubapp::model::Model;
 use ubapp::Result;
 
@@ -46,7 +46,7 @@ impl CheckedAgainst {
 }
 
 /// Load and verify `file`, then check it against `trust`.
-pub fn load(file: &Path, trust: &TrustArgs) -> Result<(Artifact, CheckedAgainst)> {
+pub fn load(file: &Path, trust: &TrustArgs) -> Result<(Release, CheckedAgainst)> {
     let origin = file.display().to_string();
     // A bad pin or trusted model is the user's input: refuse it before reading the artifact.
     let trusted = trust.model.as_deref().map(Model::load).transpose()?;
@@ -58,7 +58,7 @@ pub fn load(file: &Path, trust: &TrustArgs) -> Result<(Artifact, CheckedAgainst)
             ));
         }
     }
-    let artifact = Artifact::load(file)?;
+    let artifact = Release::load(file)?;
     let mut what = Vec::new();
     if let (Some(m), Some(path)) = (&trusted, &trust.model) {
         let name = path.display().to_string();

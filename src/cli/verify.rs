@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use serde_json::json;
-use ubapp::mechanism::Artifact;
+use ubapp::mechanism::Release;
 use ubapp::Result;
 
 use super::trust::TrustArgs;
@@ -24,7 +24,7 @@ pub fn run(file: &Path, json: bool, trust: &TrustArgs) -> Result<()> {
             "observations": m.n_observations(),
             "outputs": m.n_outputs(),
             "kind": m.kind(),
-            "total": match &m { Artifact::Dense(d) => Some(d.total()), Artifact::Compact(_) => None },
+            "total": match &m { Release::Dense(d) => Some(d.total()), Release::Compact(_) => None },
             "fingerprint": m.fingerprint(),
             "checked_against": checked.json(),
         });
@@ -36,8 +36,8 @@ pub fn run(file: &Path, json: bool, trust: &TrustArgs) -> Result<()> {
             format!("certified ε = {} ≤ eps = {}", m.certified_eps(), m.eps())
         };
         let form = match &m {
-            Artifact::Dense(d) => format!("total 2^{}", d.total().trailing_zeros()),
-            Artifact::Compact(c) => format!(
+            Release::Dense(d) => format!("total 2^{}", d.total().trailing_zeros()),
+            Release::Compact(c) => format!(
                 "compact: geometric noise ε' = {} / 2^{}, then a remap of {} runs",
                 c.noise().numerator,
                 c.noise().log2_denominator,

@@ -1,135 +1,11 @@
-//! The method registry: every estimator `compare` can put in a table, by id, and how to build it.
-
-use std::fmt;
-
-use serde::{Deserialize, Serialize};
+//! How to build each method `compare` can put in a table (the [`Method`] enum itself lives in
+//! `eval`, where every [`Estimator`] names its method).
 
 use crate::baselines::{gaussian, geometric, laplace_count, lbapp, lei, subsample, sufficient, BaselineOptions};
-use crate::eval::{Estimator, GridMechanism, Privacy, Setting};
+pub use crate::eval::Method;
+use crate::eval::{Estimator, Setting};
 use crate::model::Model;
-use crate::solve::Solution;
 use crate::Result;
-
-/// A method id as used by `compare --methods` (kebab case, e.g. `lbapp-clamped`); serialises to its id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-#[value(rename_all = "kebab-case")]
-pub enum Method {
-    /// The solved UBaPP LP.
-    Ubapp,
-    /// LBaPP, raw.
-    Lbapp,
-    /// LBaPP clamped to [lower, upper].
-    LbappClamped,
-    /// Laplace on the count, raw.
-    LaplaceCount,
-    /// Laplace on the count, clamped.
-    LaplaceCountClamped,
-    /// Truncated geometric + Bayes remap.
-    Geometric,
-    /// Smith's subsample-and-aggregate.
-    SmithSa,
-    /// Chen–Sung CSSA.
-    Cssa,
-    /// Chen–Sung DSSA.
-    Dssa,
-    /// Chen–Sung DSAA.
-    Dsaa,
-    /// Lei's perturbed histogram, non-negative variant.
-    LeiPh,
-    /// Lei's perturbed histogram, thresholding.
-    LeiThld,
-    /// Gaussian mechanism, pooled ((ε, δ)).
-    Gaussian,
-    /// Gaussian mechanism, conventional distributed ((ε, δ)).
-    GaussianConventional,
-    /// CAPE ((ε, δ)).
-    Cape,
-    /// Each party releases through the single-party UBaPP optimum; exact Bayes aggregate.
-    UbappLocal,
-    /// Each party releases a likelihood-preserving geometric count; exact Bayes aggregate.
-    GeometricLocal,
-    /// Noise shares summing to the central two-sided geometric, by secure aggregation.
-    GeometricShares,
-    /// Each party releases a geometric count; the clamped average of the plug-in estimates.
-    GeometricCount,
-}
-
-impl Method {
-    /// Every method, in table order.
-    pub const ALL: [Method; 19] = [
-        Method::Ubapp,
-        Method::Lbapp,
-        Method::LbappClamped,
-        Method::LaplaceCount,
-        Method::LaplaceCountClamped,
-        Method::Geometric,
-        Method::SmithSa,
-        Method::Cssa,
-        Method::Dssa,
-        Method::Dsaa,
-        Method::LeiPh,
-        Method::LeiThld,
-        Method::Gaussian,
-        Method::GaussianConventional,
-        Method::Cape,
-        Method::UbappLocal,
-        Method::GeometricLocal,
-        Method::GeometricShares,
-        Method::GeometricCount,
-    ];
-
-    /// The id (also its serialised form and its `--methods` spelling).
-    pub fn id(self) -> &'static str {
-        match self {
-            Method::Ubapp => "ubapp",
-            Method::Lbapp => "lbapp",
-            Method::LbappClamped => "lbapp-clamped",
-            Method::LaplaceCount => "laplace-count",
-            Method::LaplaceCountClamped => "laplace-count-clamped",
-            Method::Geometric => "geometric",
-            Method::SmithSa => "smith-sa",
-            Method::Cssa => "cssa",
-            Method::Dssa => "dssa",
-            Method::Dsaa => "dsaa",
-            Method::LeiPh => "lei-ph",
-            Method::LeiThld => "lei-thld",
-            Method::Gaussian => "gaussian",
-            Method::GaussianConventional => "gaussian-conventional",
-            Method::Cape => "cape",
-            Method::UbappLocal => "ubapp-local",
-            Method::GeometricLocal => "geometric-local",
-            Method::GeometricShares => "geometric-shares",
-            Method::GeometricCount => "geometric-count",
-        }
-    }
-
-    /// True when the method splits the records into parties or sites.
-    pub fn uses_parties(self) -> bool {
-        matches!(
-            self,
-            Method::Dssa
-                | Method::Dsaa
-                | Method::GaussianConventional
-                | Method::Cape
-                | Method::UbappLocal
-                | Method::GeometricLocal
-                | Method::GeometricShares
-                | Method::GeometricCount
-        )
-    }
-
-    /// True for the methods only the party comparison evaluates (`compare --parties`).
-    pub fn party_only(self) -> bool {
-        matches!(self, Method::UbappLocal | Method::GeometricLocal | Method::GeometricShares | Method::GeometricCount)
-    }
-}
-
-impl fmt::Display for Method {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.pad(self.id())
-    }
-}
 
 /// Build baseline `method` for `model` at ε; `Ok(None)` when it does not apply (UBaPP, which is
 /// solved rather than built; a party count that does not divide K; a model outside the binomial
@@ -169,14 +45,4 @@ pub fn build(method: Method, model: &Model, eps: f64, opts: &BaselineOptions) ->
             Box::new(gaussian::GaussianScheme::new(setting, eps, opts.delta, parties, gaussian::Scheme::Cape))
         }
     }))
-}
-
-/// The solved UBaPP mechanism (Lakshminarayanan & Rojas 2023): the LP's float P of `solution` with
-/// `model`'s output grid. Its privacy is the model's: ε, or (ε, δ) when the model has δ > 0 — up to
-/// the solver's feasibility tolerance (`max_dp_violation`); the certified integer mechanism is
-/// built by `mechanism`.
-pub(crate) fn ubapp(model: &Model, solution: &Solution, setting: Setting) -> GridMechanism {
-    let eps = solution.eps;
-    let privacy = if model.delta > 0.0 { Privacy::Approx { eps, delta: model.delta } } else { Privacy::Pure { eps } };
-    GridMechanism::new("ubapp", privacy, solution.p.clone(), model.outputs.values(), setting)
 }

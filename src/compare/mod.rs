@@ -46,6 +46,7 @@ pub use shard::{
 pub use crate::baselines::BaselineOptions;
 
 use crate::eval::{bayes_risk, prior_shape, risk_curve, true_risk, Estimator, ScalarLoss, Setting};
+use crate::mechanism::Release;
 use crate::model::{Family, Model, Objective};
 use crate::solve::{reference_risks, solve_model, Solution, SolverChoice};
 use crate::MemoryBudget;
@@ -185,11 +186,14 @@ pub fn compare(model: &Model, opts: &CompareOptions, progress: &mut dyn FnMut(&s
             let mut curves = Curves { eps, trials: k, thetas: thetas.clone(), series: Vec::new() };
             for &method in &opts.methods {
                 let (est, note): (Box<dyn Estimator>, String) = if method == Method::Ubapp {
+                    // The certified release, as `solve --out` writes it: its risk is the LP's plus
+                    // the certified repair cost.
                     let s = &solutions[ei];
-                    let g = method::ubapp(&m, s, setting);
-                    out.heatmaps.push(Heatmap { eps, trials: k, p: g.p.clone(), outputs: g.outputs.clone() });
-                    let note = ubapp_note(&m, s, &g);
-                    (Box::new(g), note)
+                    let release = Release::certify(&m, s)?;
+                    let p = release.probabilities();
+                    out.heatmaps.push(Heatmap { eps, trials: k, p, outputs: m.outputs.values() });
+                    let note = ubapp_note(&m, s, &release);
+                    (Box::new(release), note)
                 } else {
                     match build(method, &m, eps, &opts.baseline)? {
                         Some(e) => (e, String::new()),

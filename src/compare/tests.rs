@@ -9,6 +9,7 @@ use rand::SeedableRng;
 use super::*;
 use crate::eval::{monte_carlo_risk, Privacy, PrivacyKind, RiskMethod};
 use crate::lp::cost_matrix;
+use crate::mechanism::Release;
 use crate::model::ModelSpec;
 
 fn model_from(text: &str) -> Model {
@@ -46,7 +47,7 @@ fn check_against_monte_carlo(m: &Model, eps_list: &[f64], thetas: &[f64], draws:
     let solutions = solve_model(m, Some(eps_list), SolverChoice::Clarabel).unwrap();
     let mut failures = Vec::new();
     for (ei, &eps) in eps_list.iter().enumerate() {
-        let mut ests: Vec<Box<dyn Estimator>> = vec![Box::new(method::ubapp(m, &solutions[ei], setting))];
+        let mut ests: Vec<Box<dyn Estimator>> = vec![Box::new(Release::certify(m, &solutions[ei]).unwrap())];
         for method in Method::ALL {
             if let Some(e) = build(method, m, eps, &opts).unwrap() {
                 ests.push(e);
@@ -63,7 +64,7 @@ fn check_against_monte_carlo(m: &Model, eps_list: &[f64], thetas: &[f64], draws:
                 if (r.value - mc).abs() > 5.0 * se + 1e-6 {
                     failures.push(format!(
                         "{} at ε = {eps}, θ = {theta} ({:?} loss): formula {} vs Monte Carlo {mc} ± {se}",
-                        est.id(),
+                        est.method(),
                         setting.loss,
                         r.value
                     ));
@@ -103,7 +104,9 @@ fn ubapp_beats_every_pure_baseline_rounded_to_its_grid() {
             continue;
         }
         let m = Model::load(&path).unwrap();
-        let Some(setting) = Setting::of(&m) else { continue };
+        if Setting::of(&m).is_none() {
+            continue;
+        }
         // A minimax program minimises the worst case, not the Bayes risk compared here.
         if m.objective != Objective::Bayes {
             continue;
@@ -112,11 +115,13 @@ fn ubapp_beats_every_pure_baseline_rounded_to_its_grid() {
         let outputs = m.outputs.values();
         let solutions = solve_model(&m, Some(&eps_list), SolverChoice::Clarabel).unwrap();
         for (s, &eps) in solutions.iter().zip(&eps_list) {
-            let ubapp = method::ubapp(&m, s, setting);
-            // The estimator route (Σ_j π_j Σ_y q Σ_k P L) reproduces the LP objective.
-            let via_trait = bayes_risk(&ubapp, &m).value;
-            if (via_trait - s.bayes_risk).abs() > 1e-9 * s.bayes_risk {
-                failures.push(format!("{}: {via_trait} vs {}", m.name(), s.bayes_risk));
+            // The estimator route (Σ_j π_j Σ_y q Σ_k w/T L over the certified release) is the LP
+            // objective plus the repair cost the certificate records (priced by the cost matrix).
+            let release = Release::certify(&m, s).unwrap();
+            let via_trait = bayes_risk(&release, &m).value;
+            let repair = release.provenance().repair_risk_cost.unwrap();
+            if (via_trait - (s.bayes_risk + repair)).abs() > 1e-9 * s.bayes_risk {
+                failures.push(format!("{}: {via_trait} vs {} + {repair}", m.name(), s.bayes_risk));
             }
             for method in Method::ALL {
                 let Some(est) = build(method, &m, eps, &opts).unwrap() else { continue };
@@ -323,4 +328,31 @@ fn table_labels_pad_like_strings() {
     assert_eq!(format!("[{:<15}]", Method::Cape), "[cape           ]");
     assert_eq!(format!("[{:>9}]", PrivacyKind::PureEps), "[ pure-eps]");
     assert_eq!(format!("[{:>8}]", RiskMethod::Exact), "[   exact]");
+}
+
+/// The UBaPP row is the mechanism `solve --out` releases: its Bayes risk is the LP optimum plus the
+/// repair and quantisation cost recorded in the certified artifact (priced there by the cost
+/// matrix, here by the estimator's own sum over θ_j, y and θ̃_k), and it is no better than the LP.
+#[test]
+fn the_ubapp_row_is_the_certified_release_and_differs_by_its_repair_cost() {
+    for extra in ["", "delta = 0.001"] {
+        let m = small_model_with(extra);
+        let cmp = compare(&m, &options(&m, &[Method::Ubapp]), &mut |_| {}).unwrap();
+        let solutions = solve_model(&m, None, SolverChoice::Auto).unwrap();
+        assert_eq!(cmp.rows.len(), solutions.len());
+        for (row, s) in cmp.rows.iter().zip(&solutions) {
+            let release = Release::certify(&m, s).unwrap();
+            let repair = release.provenance().repair_risk_cost.expect("a dense release records its repair cost");
+            let gap = row.bayes_risk - s.bayes_risk;
+            assert!(
+                (gap - repair).abs() <= 1e-12 * s.bayes_risk + 1e-15,
+                "{extra} ε = {}: row − LP = {gap:e}, certified repair cost {repair:e}",
+                s.eps
+            );
+            assert!(gap >= -1e-9 * s.bayes_risk, "ε = {}: the release beats the LP optimum ({gap:e})", s.eps);
+            // The heat map shows the released probabilities w/T, not the float P.
+            let heat = cmp.heatmaps.iter().find(|h| h.eps == s.eps).unwrap();
+            assert_eq!(heat.p, release.probabilities());
+        }
+    }
 }

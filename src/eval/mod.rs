@@ -3,96 +3,20 @@
 //! LP optimises), the risk under the continuous prior by quadrature, MSE(θ) curves and the
 //! Monte-Carlo route that cross-checks every exact formula through `release`.
 
-pub(crate) mod grid_mechanism;
+pub(crate) mod method;
 pub(crate) mod noise;
-pub(crate) mod quad;
+mod release;
 
 use std::fmt;
 
 use rand::{Rng, RngExt};
 use serde::{Deserialize, Serialize};
-use statrs::distribution::{Beta, Continuous};
 
-use crate::model::spec::PriorSpec;
+use crate::model::quad::Rule;
 use crate::model::{Family, Loss, Model};
 
-use quad::Rule;
-
-pub(crate) use grid_mechanism::GridMechanism;
-
-/// A privacy guarantee.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum Privacy {
-    /// Pure ε-differential privacy.
-    Pure {
-        /// ε.
-        eps: f64,
-    },
-    /// Approximate (ε, δ)-differential privacy: not comparable with pure ε without saying so.
-    Approx {
-        /// ε.
-        eps: f64,
-        /// δ.
-        delta: f64,
-    },
-}
-
-impl Privacy {
-    /// ε.
-    pub fn eps(self) -> f64 {
-        match self {
-            Privacy::Pure { eps } | Privacy::Approx { eps, .. } => eps,
-        }
-    }
-
-    /// δ (0 for pure ε-DP).
-    pub fn delta(self) -> f64 {
-        match self {
-            Privacy::Pure { .. } => 0.0,
-            Privacy::Approx { delta, .. } => delta,
-        }
-    }
-
-    /// True for pure ε-DP.
-    pub fn is_pure(self) -> bool {
-        matches!(self, Privacy::Pure { .. })
-    }
-
-    /// Which kind of guarantee, without its numbers.
-    pub fn kind(self) -> PrivacyKind {
-        match self {
-            Privacy::Pure { .. } => PrivacyKind::PureEps,
-            Privacy::Approx { .. } => PrivacyKind::EpsDelta,
-        }
-    }
-}
-
-/// The kind of a privacy guarantee, as labelled in tables (`pure-eps` or `eps-delta`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum PrivacyKind {
-    /// Pure ε-differential privacy (`pure-eps`).
-    PureEps,
-    /// Approximate (ε, δ)-differential privacy (`eps-delta`).
-    EpsDelta,
-}
-
-impl PrivacyKind {
-    /// The label used in tables and files.
-    pub fn label(self) -> &'static str {
-        match self {
-            PrivacyKind::PureEps => "pure-eps",
-            PrivacyKind::EpsDelta => "eps-delta",
-        }
-    }
-}
-
-impl fmt::Display for PrivacyKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.pad(self.label())
-    }
-}
+pub use crate::certify::{Privacy, PrivacyKind};
+pub use method::Method;
 
 /// How a risk number was obtained (reported in the `risk_method` column).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -200,8 +124,8 @@ impl Setting {
         match model.family {
             Family::Binomial { trials } => Some(Setting {
                 trials,
-                lower: model.spec.parameter.lower,
-                upper: model.spec.parameter.upper,
+                lower: model.interval().0,
+                upper: model.interval().1,
                 loss: ScalarLoss::of(&model.loss)?,
             }),
             _ => None,
@@ -219,8 +143,8 @@ impl Setting {
 
 /// A private point estimator of θ from K Bernoulli records: a solved mechanism or a baseline.
 pub trait Estimator {
-    /// Method id as used by `--methods`, e.g. `lbapp-clamped`.
-    fn id(&self) -> &'static str;
+    /// Which method it is (its id is the `--methods` spelling, e.g. `lbapp-clamped`).
+    fn method(&self) -> Method;
     /// Its privacy guarantee.
     fn privacy(&self) -> Privacy;
     /// One private release from the records (x_r ∈ {0, 1}).
@@ -251,11 +175,11 @@ pub fn bayes_risk(est: &dyn Estimator, model: &Model) -> Risk {
 /// explicit weights: the grid and its weights), weights ∝ node weight
 /// × prior density, normalised (so the density's constant and the rule's error on it cancel).
 pub(crate) fn prior_quadrature(model: &Model, n: usize) -> Vec<(f64, f64)> {
-    let (lo, hi) = (model.spec.parameter.lower, model.spec.parameter.upper);
-    if prior_density(&model.spec.parameter.prior, 0.5, lo, hi).is_none() {
+    let Some(density) = model.prior_density() else {
         // A discrete prior: the grid with its weights is the prior itself.
         return model.theta.values().into_iter().zip(model.prior.iter().copied()).collect();
-    }
+    };
+    let (lo, hi) = density.interval();
     let rule = Rule::new(n);
     let pieces = 4;
     let h = (hi - lo) / pieces as f64;
@@ -264,10 +188,7 @@ pub(crate) fn prior_quadrature(model: &Model, n: usize) -> Vec<(f64, f64)> {
             let a = lo + p as f64 * h;
             rule.on(a, a + h).collect::<Vec<_>>()
         })
-        .map(|(x, w)| {
-            let density = prior_density(&model.spec.parameter.prior, (x - lo) / (hi - lo), lo, hi);
-            (x, w * density.expect("continuous prior checked above"))
-        })
+        .map(|(x, w)| (x, w * density.at_unit((x - lo) / (hi - lo))))
         .collect();
     let total: f64 = nodes.iter().map(|n| n.1).sum();
     for n in &mut nodes {
@@ -276,53 +197,20 @@ pub(crate) fn prior_quadrature(model: &Model, n: usize) -> Vec<(f64, f64)> {
     nodes
 }
 
-/// Prior density on the unit scale (up to a constant); `None` for priors with no density on an
-/// interval (explicit weights: the prior *is* the discrete one; Dirichlet: not a scalar prior).
-fn prior_density(prior: &PriorSpec, u: f64, lo: f64, hi: f64) -> Option<f64> {
-    let x = lo + u * (hi - lo);
-    match prior {
-        PriorSpec::Uniform => Some(1.0),
-        // On the parameter's own scale, truncated to [lo, hi] (the constant cancels).
-        PriorSpec::Gamma { shape, rate } => Some(x.powf(shape - 1.0) * (-rate * x).exp()),
-        PriorSpec::LogNormal { mu, sigma } => {
-            Some(if x > 0.0 { (-0.5 * ((x.ln() - mu) / sigma).powi(2)).exp() / x } else { 0.0 })
-        }
-        PriorSpec::Beta { a, b } => Some(Beta::new(*a, *b).expect("validated shape parameters").pdf(u)),
-        // Σ_c w_c f_c(x) / Z_c with Z_c = ∫ f_c over [lo, hi] (Gauss–Legendre, 4 × 24 nodes on the
-        // unit scale): each component truncated and normalised, then mixed, as on the grid.
-        PriorSpec::Mixture { weights, components } => {
-            let rule = Rule::new(24);
-            let total: f64 = weights.iter().sum();
-            let mut d = 0.0;
-            for (c, w) in components.iter().zip(weights) {
-                let z: f64 = (0..4)
-                    .flat_map(|p| rule.on(p as f64 / 4.0, (p + 1) as f64 / 4.0).collect::<Vec<_>>())
-                    .map(|(v, wv)| wv * prior_density(c, v, lo, hi).unwrap_or(0.0))
-                    .sum();
-                if z > 0.0 {
-                    d += w / total * prior_density(c, u, lo, hi)? / z;
-                }
-            }
-            Some(d)
-        }
-        PriorSpec::Dirichlet { .. } | PriorSpec::Weights { .. } => None,
-    }
-}
-
 /// The prior's shape over Θ for plots: (θ, density up to a constant) at 201 points for a
 /// continuous scalar prior, else the parameter grid with its weights.
 pub fn prior_shape(model: &Model) -> Vec<(f64, f64)> {
-    let (lo, hi) = (model.spec.parameter.lower, model.spec.parameter.upper);
     if model.theta.dim() != 1 {
         return Vec::new();
     }
-    if prior_density(&model.spec.parameter.prior, 0.5, lo, hi).is_none() {
+    let Some(density) = model.prior_density() else {
         return model.theta.values().into_iter().zip(model.prior.iter().copied()).collect();
-    }
+    };
+    let (lo, hi) = density.interval();
     (0..=200)
         .map(|i| {
             let u = i as f64 / 200.0;
-            let d = prior_density(&model.spec.parameter.prior, u, lo, hi).unwrap_or(0.0);
+            let d = density.at_unit(u);
             (lo + u * (hi - lo), if d.is_finite() { d } else { 0.0 })
         })
         .collect()

@@ -6,8 +6,8 @@ use rand::{Rng, RngExt};
 use statrs::function::erf::erfc;
 use statrs::function::gamma::{gamma_lr, ln_gamma};
 
-use super::quad::adaptive_peaked;
 use crate::eval::ScalarLoss;
+use crate::model::quad::adaptive_peaked;
 
 /// Absolute tolerance of the numerical integrals (risks here are ≥ 1e-8 in practice).
 const TOL: f64 = 1e-14;
@@ -230,10 +230,56 @@ pub(crate) fn sample_std_normal(rng: &mut dyn Rng) -> f64 {
     (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
 }
 
+/// Pr(nearest point of `outputs` to c + W is θ̃_k) for each k: the cells are cut at the midpoints
+/// between sorted outputs. Clamping to \[lower, upper\] ⊇ outputs moves mass only within the first and
+/// last cells, so the same matrix serves the clamped release.
+pub(crate) fn rounded_column(c: f64, noise: &Noise, outputs: &[f64]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..outputs.len()).collect();
+    order.sort_by(|&a, &b| outputs[a].total_cmp(&outputs[b]));
+    let n = order.len();
+    let cut = |r: usize| -> f64 {
+        // Cut r lies between the r-th and (r+1)-th smallest outputs (r = 0..n−2), shifted by −c.
+        0.5 * (outputs[order[r]] + outputs[order[r + 1]]) - c
+    };
+    let mut col = vec![0.0; n];
+    for (r, &k) in order.iter().enumerate() {
+        let lo = if r == 0 { f64::NEG_INFINITY } else { cut(r - 1) };
+        let hi = if r + 1 == n { f64::INFINITY } else { cut(r) };
+        // P(lo < W ≤ hi), computed from the tail on the far side of 0 to avoid cancellation.
+        let below = |w: f64| {
+            if w == f64::NEG_INFINITY {
+                0.0
+            } else if w == f64::INFINITY {
+                1.0
+            } else {
+                noise.cdf(w)
+            }
+        };
+        let above = |w: f64| {
+            if w == f64::NEG_INFINITY {
+                1.0
+            } else if w == f64::INFINITY {
+                0.0
+            } else {
+                noise.sf(w)
+            }
+        };
+        col[k] = if lo >= 0.0 {
+            above(lo) - above(hi)
+        } else if hi <= 0.0 {
+            below(hi) - below(lo)
+        } else {
+            1.0 - below(lo) - above(hi)
+        }
+        .max(0.0);
+    }
+    col
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eval::quad::adaptive_peaked;
+    use crate::model::quad::adaptive_peaked;
 
     #[test]
     fn laplace_sum_density_integrates_to_one_and_matches_known_cases() {

@@ -150,7 +150,7 @@ pub(super) fn clopper_pearson_upper(x: u64, n: u64, beta: f64) -> f64 {
 
 /// What the audit needs of a mechanism: its model, its targets and certificate, and its sampler.
 /// Implemented by both artifact kinds ([`Mechanism`], [`super::CompactMechanism`]) and
-/// [`super::Artifact`].
+/// [`super::Release`].
 pub trait Audited {
     /// The model (its neighbour relation, observations and outputs).
     fn model(&self) -> &Model;
@@ -196,7 +196,7 @@ macro_rules! audited {
 }
 
 audited!(Mechanism, Mechanism::delta, Mechanism::certified_delta);
-audited!(super::Artifact, super::Artifact::delta, super::Artifact::certified_delta);
+audited!(super::Release, super::Release::delta, super::Release::certified_delta);
 audited!(super::CompactMechanism, |_: &super::CompactMechanism| 0.0, |_: &super::CompactMechanism| 0.0);
 
 /// Run the audit. `progress(done, total)` is called after each sampled column.

@@ -2,7 +2,7 @@
 //! noise parameter, then a remap table — O(|Θ̃| + |Y|) to store, certify and sample, where the
 //! dense artifact ([`super::Mechanism`]) holds |Θ̃|·|Y| weights. `ubapp solve --out` writes it
 //! when the solve took the compact chain route (large binomial models with squared loss);
-//! `verify`, `sample` and `audit` read either kind through [`Artifact`].
+//! `verify`, `sample` and `audit` read either kind through [`super::Release`].
 //!
 //! # The privacy claim and its proof
 //!
@@ -43,17 +43,18 @@
 
 use std::path::Path;
 
-use ndarray::ArrayView1;
+use ndarray::Array2;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{ArtifactError, ArtifactErrorKind, Mechanism, Provenance, SolverInfo, FORMAT_NAME};
+use super::sampler::{discrete_laplace, DyadicEps};
+use super::{ArtifactError, ArtifactErrorKind, Provenance, SolverInfo, FORMAT_NAME};
 use crate::model::{Model, ModelSpec};
 use crate::output::grid_json;
 use crate::solve::chain::geometric::run_values;
 use crate::solve::chain::kernel::Kernel;
-use crate::solve::chain::mechanism::{discrete_laplace, DyadicEps};
+use crate::solve::chain::GeometricRemap;
 use crate::solve::chain::{compact_applies, squared_moments};
 use crate::solve::Solution;
 use crate::Result;
@@ -146,7 +147,7 @@ impl CompactMechanism {
             repair_risk_cost: Some(m.bayes_risk - solution.bayes_risk),
             solver: Some(SolverInfo {
                 name: solution.solver.clone(),
-                status: solution.status.to_string(),
+                status: solution.status,
                 detail: solution.solver_detail.clone(),
             }),
             dual_bound: solution.checks.dual_bound,
@@ -265,6 +266,14 @@ impl CompactMechanism {
         self.runs[run].1 as usize
     }
 
+    /// Pr(θ̃_k | y) of what is sampled, geometric(ε') + remap (|Θ̃| × |Y|, O(runs · |Y|)).
+    pub fn probabilities(&self) -> Array2<f64> {
+        let n = self.n_observations();
+        let g =
+            GeometricRemap { eps: self.noise.value(), remap: expand_runs(&self.runs, n), n_outputs: self.n_outputs() };
+        g.to_dense_by_runs(self.noise.value())
+    }
+
     /// The versioned JSON artifact (format version 3).
     pub fn to_json(&self) -> Value {
         serde_json::to_value(self.to_file()).expect("a compact mechanism file serialises")
@@ -290,7 +299,7 @@ impl CompactMechanism {
     }
 
     /// Parse and verify a compact file's JSON value (format and version already read).
-    fn parse(value: Value) -> std::result::Result<CompactMechanism, ArtifactErrorKind> {
+    pub(super) fn parse(value: Value) -> std::result::Result<CompactMechanism, ArtifactErrorKind> {
         let file: CompactFile = serde_path_to_error::deserialize(value).map_err(|e| ArtifactErrorKind::Schema {
             field: crate::guard::text::parser_message(&e.path().to_string()),
             problem: crate::guard::text::parser_message(&e.inner().to_string()),
@@ -345,169 +354,24 @@ impl CompactMechanism {
     }
 }
 
-/// Σ_z b_z for geometric(ε') + the remap: the Bayes risk of what is sampled, in O(|Y|) by the
-/// squared-loss moments.
-fn sampled_risk(model: &Model, eps: f64, runs: &[(usize, u32)]) -> f64 {
-    let costs = squared_moments(model).expect("compact_applies was checked");
-    let n = model.family.observation_count();
+/// The remap table z → output index, expanded from its runs.
+fn expand_runs(runs: &[(usize, u32)], n: usize) -> Vec<u32> {
     let mut remap = vec![0u32; n];
     for (j, &(start, k)) in runs.iter().enumerate() {
         let end = runs.get(j + 1).map_or(n, |r| r.0);
         remap[start..end].fill(k);
     }
+    remap
+}
+
+/// Σ_z b_z for geometric(ε') + the remap: the Bayes risk of what is sampled, in O(|Y|) by the
+/// squared-loss moments.
+fn sampled_risk(model: &Model, eps: f64, runs: &[(usize, u32)]) -> f64 {
+    let costs = squared_moments(model).expect("compact_applies was checked");
+    let n = model.family.observation_count();
+    let remap = expand_runs(runs, n);
     let values = run_values(&costs, &Kernel::new(n, eps), &remap);
     crate::solve::chain::certificate::sum_lower(&values).max(values.iter().sum())
-}
-
-/// A verified artifact of either kind: the dense weights (format versions 1–2) or the compact
-/// geometric + remap (version 3). What `verify`, `sample` and `audit` read.
-#[derive(Debug, Clone)]
-pub enum Artifact {
-    /// Integer weights per observation ([`Mechanism`]).
-    Dense(Mechanism),
-    /// Geometric noise + remap ([`CompactMechanism`]).
-    Compact(CompactMechanism),
-}
-
-impl Artifact {
-    /// n·ε and n·δ spent by `n` releases from the same data (basic composition, rounded up).
-    pub fn composed(&self, n: usize) -> (f64, f64) {
-        super::batch::composed(n, self.certified_eps(), self.certified_delta())
-    }
-
-    /// Read and verify a mechanism file of either kind (input errors name the file).
-    pub fn load(path: &Path) -> Result<Artifact> {
-        let (origin, text) = super::read_artifact(path)?;
-        Artifact::from_json_str(&text, &origin)
-    }
-
-    /// Parse and verify either kind; `origin` names it in messages.
-    pub fn from_json_str(text: &str, origin: &str) -> Result<Artifact> {
-        // A compact file is the one whose format is ours and whose version is 3; everything
-        // else (including every error message) is the dense reader's.
-        let value: Option<Value> = crate::guard::json::from_str_strict(text).ok();
-        let compact = value.as_ref().is_some_and(|v| {
-            v.get("format").and_then(Value::as_str) == Some(FORMAT_NAME)
-                && v.get("format_version").and_then(Value::as_u64) == Some(FORMAT_VERSION_COMPACT as u64)
-        });
-        if compact && value.as_ref().is_some_and(|v| v.get("kind").is_none()) {
-            return Err(ArtifactError::new(
-                origin,
-                ArtifactErrorKind::NotAMechanism {
-                    reason: format!(
-                        "format_version is {FORMAT_VERSION_COMPACT}, but the file has no \"kind\" (version \
-                         {FORMAT_VERSION_COMPACT} files are kind \"{KIND_GEOMETRIC_REMAP}\"; dense files are versions 1 and 2)"
-                    ),
-                },
-            )
-            .into());
-        }
-        match value {
-            Some(v) if compact => CompactMechanism::parse(v)
-                .map(Artifact::Compact)
-                .map_err(|kind| ArtifactError::new(origin, kind).into()),
-            _ => Mechanism::from_json_str(text, origin).map(Artifact::Dense),
-        }
-    }
-
-    /// The model it was designed for.
-    pub fn model(&self) -> &Model {
-        match self {
-            Artifact::Dense(m) => m.model(),
-            Artifact::Compact(m) => m.model(),
-        }
-    }
-
-    /// The kind: `dense` or `geometric-remap`.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Artifact::Dense(_) => "dense",
-            Artifact::Compact(_) => KIND_GEOMETRIC_REMAP,
-        }
-    }
-
-    /// The target ε.
-    pub fn eps(&self) -> f64 {
-        match self {
-            Artifact::Dense(m) => m.eps(),
-            Artifact::Compact(m) => m.eps(),
-        }
-    }
-
-    /// The certified ε.
-    pub fn certified_eps(&self) -> f64 {
-        match self {
-            Artifact::Dense(m) => m.certified_eps(),
-            Artifact::Compact(m) => m.certified_eps(),
-        }
-    }
-
-    /// The target δ (0 for a compact artifact).
-    pub fn delta(&self) -> f64 {
-        match self {
-            Artifact::Dense(m) => m.delta(),
-            Artifact::Compact(_) => 0.0,
-        }
-    }
-
-    /// The certified δ (0 for a compact artifact).
-    pub fn certified_delta(&self) -> f64 {
-        match self {
-            Artifact::Dense(m) => m.certified_delta(),
-            Artifact::Compact(_) => 0.0,
-        }
-    }
-
-    /// Bayes risk of the mechanism as sampled.
-    pub fn bayes_risk(&self) -> f64 {
-        match self {
-            Artifact::Dense(m) => m.bayes_risk(),
-            Artifact::Compact(m) => m.bayes_risk(),
-        }
-    }
-
-    /// |Y|.
-    pub fn n_observations(&self) -> usize {
-        match self {
-            Artifact::Dense(m) => m.n_observations(),
-            Artifact::Compact(m) => m.n_observations(),
-        }
-    }
-
-    /// |Θ̃|.
-    pub fn n_outputs(&self) -> usize {
-        self.model().outputs.len()
-    }
-
-    /// Output θ̃_k.
-    pub fn output(&self, k: usize) -> ArrayView1<'_, f64> {
-        self.model().outputs.point(k)
-    }
-
-    /// The index of observation `y` (its coordinates; exact match), or `None` if y ∉ Y.
-    pub fn observation_index(&self, y: &[f64]) -> Option<usize> {
-        match self {
-            Artifact::Dense(m) => m.observation_index(y),
-            // Y = {0..K}: no list of |Y| values is built.
-            Artifact::Compact(m) => match y {
-                [v] if *v >= 0.0 && v.fract() == 0.0 && *v < m.n_observations() as f64 => Some(*v as usize),
-                _ => None,
-            },
-        }
-    }
-
-    /// Draw one output index for observation index `i` (exact).
-    pub fn sample<R: Rng + ?Sized>(&self, i: usize, rng: &mut R) -> usize {
-        match self {
-            Artifact::Dense(m) => m.sample(i, rng),
-            Artifact::Compact(m) => m.sample(i, rng),
-        }
-    }
-
-    /// `n` independent draws for observation index `i`.
-    pub fn sample_batch<R: Rng + ?Sized>(&self, i: usize, n: usize, rng: &mut R) -> Vec<usize> {
-        (0..n).map(|_| self.sample(i, rng)).collect()
-    }
 }
 
 #[cfg(test)]
@@ -516,7 +380,7 @@ mod tests {
     use rand::SeedableRng;
 
     use super::*;
-    use crate::solve::chain::GeometricRemap;
+    use crate::mechanism::Release;
 
     fn tiny() -> Model {
         let text = "name = \"tiny\"\nepsilon = [0.7]\n[parameter]\nlower = 0.0\nupper = 1.0\n\
@@ -564,12 +428,12 @@ mod tests {
         let noise = NoiseParameter { numerator: d.s as u64, log2_denominator: d.t.trailing_zeros() };
         let m = CompactMechanism::check(tiny(), 0.7, noise, g.runs()).unwrap();
         let text = serde_json::to_string(&m.to_json()).unwrap();
-        let Artifact::Compact(back) = Artifact::from_json_str(&text, "t").unwrap() else { panic!("compact expected") };
+        let Release::Compact(back) = Release::from_json_str(&text, "t").unwrap() else { panic!("compact expected") };
         assert_eq!(back.runs(), m.runs());
         assert_eq!(back.bayes_risk(), m.bayes_risk());
         let mut v = m.to_json();
         v["noise"]["numerator"] = (d.s as u64 + 1).into();
-        let err = Artifact::from_json_str(&v.to_string(), "t").unwrap_err().to_string();
+        let err = Release::from_json_str(&v.to_string(), "t").unwrap_err().to_string();
         assert!(err.contains("not eps-DP"), "{err}");
     }
 }

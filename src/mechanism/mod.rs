@@ -64,6 +64,7 @@ mod batch;
 mod compact;
 mod error;
 mod posterior;
+mod release;
 pub(crate) mod sampler;
 mod trust;
 
@@ -76,16 +77,17 @@ use serde_json::Value;
 
 pub use audit::{audit, AuditJudgement, AuditOptions, AuditReport, AuditWitness, Audited, DeltaWitness};
 pub use batch::Batch;
-pub use compact::{Artifact, CompactMechanism, NoiseParameter, FORMAT_VERSION_COMPACT, KIND_GEOMETRIC_REMAP};
+pub use compact::{CompactMechanism, NoiseParameter, FORMAT_VERSION_COMPACT, KIND_GEOMETRIC_REMAP};
 pub use error::{ArtifactError, ArtifactErrorKind, AuditError};
 pub use posterior::Posterior;
+pub use release::Release;
 
-use crate::certify::{exact, PrivacyViolation, Release};
+use crate::certify::{exact, PrivacyViolation, Repaired};
 pub use crate::certify::{PrivacyCertificate, RepairCandidate, RepairMethod, RepairReport, DEFAULT_TOTAL, MAX_TOTAL};
 use crate::lp::{cost_matrix, MemoryBudget};
 use crate::model::{Model, ModelSpec};
 use crate::output::grid_json;
-use crate::solve::Solution;
+use crate::solve::{Solution, Status};
 use crate::Result;
 
 /// Newest version of the mechanism file format ([`Mechanism::to_json`] writes 1 for pure ε, 2 for
@@ -132,8 +134,8 @@ pub struct Provenance {
 pub struct SolverInfo {
     /// Solver name, e.g. `clarabel`.
     pub name: String,
-    /// Status after ubapp's own checks (`optimal`, `near-optimal`).
-    pub status: String,
+    /// Status after ubapp's own checks (`optimal`, `near-optimal` in the file).
+    pub status: Status,
     /// The backend's own word on the outcome.
     pub detail: String,
 }
@@ -175,7 +177,7 @@ impl Mechanism {
     /// repaired here, with the solver recorded in the provenance.
     pub fn from_solution(model: &Model, solution: &Solution) -> Result<Mechanism> {
         let cost = cost_matrix(model, MemoryBudget::available())?;
-        let release = match solution.release() {
+        let release = match solution.repaired() {
             Some(r) => r.clone(),
             None if solution.status.has_solution() => {
                 let price = |q: &Array2<f64>| (&cost.t() * q).sum();
@@ -190,7 +192,7 @@ impl Mechanism {
         let mut m = Mechanism::from_release(model.clone(), release, &cost, solution.bayes_risk);
         m.provenance.solver = Some(SolverInfo {
             name: solution.solver.clone(),
-            status: solution.status.to_string(),
+            status: solution.status,
             detail: solution.solver_detail.clone(),
         });
         m.provenance.dual_bound = solution.checks.dual_bound;
@@ -199,7 +201,7 @@ impl Mechanism {
         Ok(m)
     }
 
-    fn from_release(model: Model, release: Release, cost: &Array2<f64>, lp_risk: f64) -> Mechanism {
+    fn from_release(model: Model, release: Repaired, cost: &Array2<f64>, lp_risk: f64) -> Mechanism {
         let bayes_risk = weights_risk(cost, &release.columns, release.total);
         let provenance = Provenance {
             lp_bayes_risk: Some(lp_risk),
@@ -489,7 +491,7 @@ impl Mechanism {
 /// Write an artifact's text to `path` atomically if it reads back as a verified artifact; else
 /// write nothing and say why (a failure of ours, not of the input: exit code 1).
 pub(crate) fn save_verified(path: &Path, text: String) -> Result<()> {
-    if let Err(e) = Artifact::from_json_str(&text, &path.display().to_string()) {
+    if let Err(e) = Release::from_json_str(&text, &path.display().to_string()) {
         let reason = format!("the mechanism was not written: its file would not read back ({e})");
         return Err(crate::Error::Io { path: path.to_path_buf(), source: std::io::Error::other(reason) });
     }

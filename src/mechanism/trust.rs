@@ -2,11 +2,11 @@
 //!
 //! Loading an artifact proves that its weights are ε-DP *for the model embedded in the same
 //! file*: whoever can edit the file can also replace that model (a neighbour relation with one
-//! pair makes almost any weights "private"). [`Artifact::check_model`] compares the embedded model
+//! pair makes almost any weights "private"). [`Release::check_model`] compares the embedded model
 //! with a model the deployer trusts, field by field ([`Model::first_difference`]), and
-//! [`Artifact::check_fingerprint`] with a pinned [`Model::fingerprint`].
+//! [`Release::check_fingerprint`] with a pinned [`Model::fingerprint`].
 
-use super::{Artifact, ArtifactError, ArtifactErrorKind};
+use super::{ArtifactError, ArtifactErrorKind, Release};
 use crate::model::{is_fingerprint, Model};
 use crate::{Error, Result};
 
@@ -29,7 +29,7 @@ pub(super) fn check_stored_fingerprint(
     Ok(())
 }
 
-impl Artifact {
+impl Release {
     /// The fingerprint of the embedded model ([`Model::fingerprint`]).
     pub fn fingerprint(&self) -> String {
         self.model().fingerprint()

@@ -7,13 +7,14 @@ pub(crate) mod exact;
 pub(crate) mod family;
 mod fingerprint;
 mod grid;
+mod inline;
 mod loss;
 mod neighbours;
 mod prior;
+pub(crate) mod quad;
 mod size;
 pub mod spec;
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -26,16 +27,17 @@ pub(crate) use grid::composition_count;
 pub use grid::Grid;
 pub use loss::Loss;
 pub use neighbours::Neighbours;
-pub use prior::Prior;
+pub use prior::{Prior, PriorDensity};
 pub(crate) use size::size_fields;
 pub use spec::ModelSpec;
 
 pub use error::{ModelError, ModelErrorKind};
 
 use error::bail_field;
+use inline::{inline_csv_files, Sources};
 
 type Result<T> = std::result::Result<T, ModelError>;
-use spec::{GridSpec, LossSpec, MatrixSource, ObjectiveSpec, ObservationSpec, OutputGridSpec, PriorSpec};
+use spec::{GridSpec, LossSpec, ObjectiveSpec, ObservationSpec, OutputGridSpec, PriorSpec};
 
 /// What the LP minimises.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,6 +62,8 @@ pub struct Model {
     pub(crate) theta: Grid,
     /// Prior weights π_j on the parameter grid (sum to 1).
     pub(crate) prior: Vec<f64>,
+    /// The prior as a density on [lower, upper], for a continuous prior on an interval.
+    pub(crate) density: Option<PriorDensity>,
     /// The observation family (hence Y and its neighbours).
     pub(crate) family: Family,
     /// The output grid Θ̃.
@@ -132,6 +136,7 @@ impl Model {
         let (theta, outputs, mut exact) = grids(&spec, space, objective, &src)?;
         let p = &spec.parameter;
         let weights = prior_weights(&p.prior, &p.grid, &theta, space, p.lower, p.upper, &src)?;
+        let density = prior_density(&p.prior, p.lower, p.upper)?;
         let family = family(&spec.observation, &theta, &src)?;
         if let (Some(e), Family::Binomial { trials }) = (exact.as_mut(), &family) {
             e.trials = *trials;
@@ -143,6 +148,7 @@ impl Model {
             epsilons: spec.epsilon.clone(),
             theta,
             prior: weights,
+            density,
             family,
             outputs,
             loss,
@@ -168,6 +174,17 @@ impl Model {
     /// Parameter grid θ_1..θ_M (with exact costs: the output grid, for reports only).
     pub fn theta(&self) -> &Grid {
         &self.theta
+    }
+
+    /// The prior as a density on [lower, upper] (up to a constant), or `None` for a prior with
+    /// none on an interval (explicit weights: the prior *is* the discrete one; Dirichlet).
+    pub fn prior_density(&self) -> Option<&PriorDensity> {
+        self.density.as_ref()
+    }
+
+    /// The parameter's interval [lower, upper] as the model file states it.
+    pub fn interval(&self) -> (f64, f64) {
+        (self.spec.parameter.lower, self.spec.parameter.upper)
     }
 
     /// Prior weights π_j on the parameter grid (sum to 1).
@@ -423,6 +440,24 @@ fn scalar_prior(prior: &PriorSpec, field: &str) -> Result<Option<Prior>> {
     })
 }
 
+/// The prior's density on [lower, upper] (validated by [`prior_weights`] before this is called):
+/// `None` for Dirichlet and explicit weights.
+fn prior_density(prior: &PriorSpec, lower: f64, upper: f64) -> Result<Option<PriorDensity>> {
+    Ok(match prior {
+        PriorSpec::Mixture { weights, components } => {
+            let mut parts = Vec::with_capacity(components.len());
+            for (c, (component, &w)) in components.iter().zip(weights).enumerate() {
+                if let Some(scalar) = scalar_prior(component, &format!("parameter.prior.components[{c}]"))? {
+                    parts.push((w, scalar));
+                }
+            }
+            Some(PriorDensity::mixture(&parts, lower, upper))
+        }
+        PriorSpec::Dirichlet { .. } | PriorSpec::Weights { .. } => None,
+        _ => scalar_prior(prior, "parameter.prior")?.map(|p| PriorDensity::scalar(p, lower, upper)),
+    })
+}
+
 /// Prior weights π_j on the parameter grid.
 fn prior_weights(
     prior: &PriorSpec,
@@ -533,12 +568,6 @@ fn prior_weights(
         }
     }
 }
-
-/// For messages about inline data: the CSV file (and its field) it was read from, keyed by the
-/// inline field (`parameter.grid.values`, `observation.likelihood`, …), and the files in the order
-/// read.
-#[derive(Default)]
-struct Sources(HashMap<String, String>, Vec<std::path::PathBuf>);
 
 /// `epsilon`, `delta` and `objective`.
 fn privacy_and_objective(spec: &ModelSpec) -> Result<Objective> {
@@ -829,87 +858,6 @@ fn loss(spec: &LossSpec, exact: bool, theta: &Grid, outputs: &Grid, src: &Source
             Loss::Matrix { values: Arc::new(values), theta: theta.clone(), outputs: outputs.clone() }
         }
     })
-}
-
-impl Sources {
-    /// How to name `field` in a message: its file and field if it was read from a file, else itself.
-    fn name(&self, field: &str) -> String {
-        self.0.get(field).cloned().unwrap_or_else(|| field.to_string())
-    }
-
-    /// The matrix of an inlined [`MatrixSource`] (file sources are inlined before validation).
-    fn matrix(&self, m: &MatrixSource, name: &str) -> Result<Array2<f64>> {
-        match m {
-            MatrixSource::Inline(rows) => csv::matrix_from_rows(rows, name),
-            MatrixSource::File(f) => bail_field!(format!("{name}"), "the file {f} was not read (internal error)"),
-        }
-    }
-}
-
-/// Read every CSV file the spec names (relative to `base`) and write its contents inline in its
-/// place, so the spec is self-contained: an explicit grid's `file` becomes `values` (one column)
-/// or `points`, prior weights' `file` becomes `values`, a table's paths become inline rows and a
-/// loss matrix's `file` becomes `values`. A `file` next to an inline key is left for validation to
-/// refuse. Returns where each inlined field came from.
-fn inline_csv_files(spec: &mut ModelSpec, base: Option<&Path>) -> Result<Sources> {
-    let mut src = Sources::default();
-    let resolve = |rel: &str, file_field: &str| -> Result<std::path::PathBuf> {
-        match base {
-            Some(base) => Ok(csv::resolve(base, rel)),
-            None => Err(ModelError::invalid(
-                file_field,
-                "names a file, but this model must hold its data inline (a model embedded in a mechanism file is read from that file alone)",
-            )),
-        }
-    };
-    let mut origin = |inline_field: String, path: &Path, file_field: &str| {
-        src.0.insert(inline_field, format!("{} ({file_field})", path.display()));
-        src.1.push(path.to_path_buf());
-    };
-    let mut grids = vec![(&mut spec.parameter.grid, "parameter.grid")];
-    if let OutputGridSpec::Own(g) = &mut spec.output.grid {
-        grids.push((g, "output.grid"));
-    }
-    for (g, field) in grids {
-        if let GridSpec::Explicit { values: values @ None, points: points @ None, file } = g {
-            if let Some(f) = file.take() {
-                let file_field = format!("{field}.file");
-                let path = resolve(&f, &file_field)?;
-                let m = csv::read_matrix(&path, &file_field)?;
-                if m.ncols() == 1 {
-                    *values = Some(m.column(0).to_vec());
-                    origin(format!("{field}.values"), &path, &file_field);
-                } else {
-                    *points = Some(csv::rows_of(&m));
-                    origin(format!("{field}.points"), &path, &file_field);
-                }
-            }
-        }
-    }
-    if let PriorSpec::Weights { values: values @ None, file } = &mut spec.parameter.prior {
-        if let Some(f) = file.take() {
-            let path = resolve(&f, "parameter.prior.file")?;
-            *values = Some(csv::read_vector(&path, "parameter.prior.file")?);
-            origin("parameter.prior.values".into(), &path, "parameter.prior.file");
-        }
-    }
-    if let ObservationSpec::Table { likelihood, neighbours } = &mut spec.observation {
-        for (m, field) in [(likelihood, "observation.likelihood"), (neighbours, "observation.neighbours")] {
-            if let MatrixSource::File(f) = m {
-                let path = resolve(f, field)?;
-                *m = MatrixSource::Inline(csv::rows_of(&csv::read_matrix(&path, field)?));
-                origin(field.into(), &path, field);
-            }
-        }
-    }
-    if let LossSpec::Matrix { values: values @ None, file } = &mut spec.loss {
-        if let Some(f) = file.take() {
-            let path = resolve(&f, "loss.file")?;
-            *values = Some(csv::rows_of(&csv::read_matrix(&path, "loss.file")?));
-            origin("loss.values".into(), &path, "loss.file");
-        }
-    }
-    Ok(src)
 }
 
 fn check_beta(a: f64, b: f64) -> Result<()> {

@@ -4,6 +4,8 @@ use rand::distr::Distribution;
 use rand::{rngs::StdRng, SeedableRng};
 use statrs::distribution::{Beta, Continuous};
 
+use super::quad::Rule;
+
 /// A prior on the interval [lower, upper].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Prior {
@@ -103,6 +105,83 @@ impl Prior {
         };
         draws.sort_by(f64::total_cmp);
         draws.into_iter().map(|u| lower + u * (upper - lower)).collect()
+    }
+}
+
+impl Prior {
+    /// The density at x = lower + u·(upper − lower) for u ∈ [0, 1], up to a constant: Beta on the
+    /// unit scale, gamma and log-normal on the parameter's own scale (truncated to the interval).
+    fn density_at_unit(self, u: f64, lower: f64, upper: f64) -> f64 {
+        let x = lower + u * (upper - lower);
+        match self {
+            Prior::Uniform => 1.0,
+            Prior::Gamma { shape, rate } => x.powf(shape - 1.0) * (-rate * x).exp(),
+            Prior::LogNormal { mu, sigma } => {
+                if x > 0.0 {
+                    (-0.5 * ((x.ln() - mu) / sigma).powi(2)).exp() / x
+                } else {
+                    0.0
+                }
+            }
+            Prior::Beta { a, b } => Beta::new(a, b).expect("validated shape parameters").pdf(u),
+        }
+    }
+}
+
+/// A continuous prior on the interval [lower, upper] as a density (up to a constant): what the
+/// true risk integrates against and what plots shade. A mixture's components are each truncated
+/// to the interval and normalised (Z_c = ∫ f_c by Gauss–Legendre, 4 × 24 nodes on the unit
+/// scale), then mixed, as on the grid. Built once when the model is validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PriorDensity {
+    lower: f64,
+    upper: f64,
+    /// (weight / Σ weights, component, Z_c); one component of weight 1 and Z = 1 for a plain prior.
+    components: Vec<(f64, Prior, f64)>,
+    mixture: bool,
+}
+
+impl PriorDensity {
+    /// A single scalar prior.
+    pub(crate) fn scalar(prior: Prior, lower: f64, upper: f64) -> PriorDensity {
+        PriorDensity { lower, upper, components: vec![(1.0, prior, 1.0)], mixture: false }
+    }
+
+    /// Σ_c w_c f_c / Z_c over `(weight, component)` pairs (weights validated ≥ 0, positive sum).
+    pub(crate) fn mixture(parts: &[(f64, Prior)], lower: f64, upper: f64) -> PriorDensity {
+        let rule = Rule::new(24);
+        let total: f64 = parts.iter().map(|p| p.0).sum();
+        let components = parts
+            .iter()
+            .map(|&(w, c)| {
+                let z: f64 = (0..4)
+                    .flat_map(|p| rule.on(p as f64 / 4.0, (p + 1) as f64 / 4.0).collect::<Vec<_>>())
+                    .map(|(v, wv)| wv * c.density_at_unit(v, lower, upper))
+                    .sum();
+                (w / total, c, z)
+            })
+            .collect();
+        PriorDensity { lower, upper, components, mixture: true }
+    }
+
+    /// [lower, upper].
+    pub fn interval(&self) -> (f64, f64) {
+        (self.lower, self.upper)
+    }
+
+    /// The density at lower + u·(upper − lower), up to a constant.
+    pub fn at_unit(&self, u: f64) -> f64 {
+        let (lo, hi) = (self.lower, self.upper);
+        if !self.mixture {
+            return self.components[0].1.density_at_unit(u, lo, hi);
+        }
+        let mut d = 0.0;
+        for &(w, c, z) in &self.components {
+            if z > 0.0 {
+                d += w * c.density_at_unit(u, lo, hi) / z;
+            }
+        }
+        d
     }
 }
 

@@ -12,6 +12,7 @@ use std::collections::VecDeque;
 use ndarray::Array2;
 
 use crate::certify::best_repair;
+use crate::eval::Method;
 use crate::mechanism::Mechanism;
 use crate::model::{Model, Neighbours};
 use crate::solve::Solution;
@@ -30,11 +31,11 @@ pub enum LocalDesign {
 }
 
 impl LocalDesign {
-    /// The method id.
-    pub fn id(self) -> &'static str {
+    /// The method it is in a comparison.
+    pub fn method(self) -> Method {
         match self {
-            LocalDesign::UbappLocal => "ubapp-local",
-            LocalDesign::GeometricLocal => "geometric-local",
+            LocalDesign::UbappLocal => Method::UbappLocal,
+            LocalDesign::GeometricLocal => Method::GeometricLocal,
         }
     }
 }

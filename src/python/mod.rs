@@ -16,7 +16,7 @@ use rand::rngs::StdRng;
 use rand::SeedableRng;
 
 use crate::compare::{check_model, compare, validate, BaselineOptions, CompareOptions, Method};
-use crate::mechanism::{Artifact, CompactMechanism, Mechanism, Posterior};
+use crate::mechanism::{Posterior, Release};
 use crate::model::{Model, ModelSpec};
 use crate::report::write_comparison;
 use crate::solve::{solve_model, Solution, SolveOptions, SolveSummary, SolverChoice};
@@ -145,15 +145,7 @@ impl PySolution {
     /// compact geometric + remap form for a large chain solution), as `solve --out` writes it.
     fn mechanism(&self, py: Python<'_>) -> PyResult<PyMechanism> {
         let (model, solution) = (&self.model, &self.solution);
-        let artifact = py
-            .detach(|| {
-                if solution.compact().is_some() {
-                    CompactMechanism::from_solution(model, solution).map(Artifact::Compact)
-                } else {
-                    Mechanism::from_solution(model, solution).map(Artifact::Dense)
-                }
-            })
-            .map_err(py_err)?;
+        let artifact = py.detach(|| Release::certify(model, solution)).map_err(py_err)?;
         Ok(PyMechanism { artifact })
     }
 }
@@ -161,7 +153,7 @@ impl PySolution {
 /// A certified mechanism (either artifact kind).
 #[pyclass(name = "Mechanism", module = "ubapp._native", frozen)]
 struct PyMechanism {
-    artifact: Artifact,
+    artifact: Release,
 }
 
 #[pymethods]
@@ -169,25 +161,17 @@ impl PyMechanism {
     /// Read a mechanism file and re-derive its certificate from the integer weights.
     #[staticmethod]
     fn load(path: PathBuf) -> PyResult<PyMechanism> {
-        Ok(PyMechanism { artifact: Artifact::load(&path).map_err(py_err)? })
+        Ok(PyMechanism { artifact: Release::load(&path).map_err(py_err)? })
     }
 
     /// Write the artifact (atomically), in the format `ubapp verify` reads.
     fn save(&self, path: PathBuf) -> PyResult<()> {
-        match &self.artifact {
-            Artifact::Dense(m) => m.save(&path),
-            Artifact::Compact(m) => m.save(&path),
-        }
-        .map_err(py_err)
+        self.artifact.save(&path).map_err(py_err)
     }
 
     /// The artifact as JSON text.
     fn to_json(&self) -> String {
-        let v = match &self.artifact {
-            Artifact::Dense(m) => m.to_json(),
-            Artifact::Compact(m) => m.to_json(),
-        };
-        v.to_string()
+        self.artifact.to_json().to_string()
     }
 
     #[getter]
@@ -291,7 +275,7 @@ impl PyMechanism {
     /// `posterior --json`'s fields (JSON text); dense mechanisms only.
     #[pyo3(signature = (releases, level = 0.95))]
     fn posterior(&self, releases: Vec<Vec<f64>>, level: f64) -> PyResult<String> {
-        let Artifact::Dense(m) = &self.artifact else {
+        let Release::Dense(m) = &self.artifact else {
             return Err(py_err(Error::argument(
                 "posterior",
                 "needs a dense mechanism (this one is the compact geometric + remap form)",
@@ -339,7 +323,7 @@ fn compare_json(
         Some(ids) => {
             let mut list: Vec<Method> = Vec::new();
             for id in ids {
-                let m = Method::ALL.into_iter().find(|m| m.id() == id).ok_or_else(|| {
+                let m = <Method as clap::ValueEnum>::from_str(&id, false).map_err(|_| {
                     let known: Vec<&str> = Method::ALL.iter().map(|m| m.id()).collect();
                     py_err(Error::argument(
                         "methods",

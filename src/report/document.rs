@@ -7,18 +7,17 @@
 
 use std::path::Path;
 
+use super::mechanism_heatmap_svg;
 use super::plot::{comparison_plots, heatmap_svg, line_plot_svg, LinePlot, PlotKind, Reference, Series, Shade};
-use super::{mechanism_heatmap_svg, render};
 use crate::compare::{check_model, compare, CompareOptions, Comparison, Heatmap};
 use crate::eval::prior_shape;
-use crate::mechanism::{CompactMechanism, Mechanism};
+use crate::mechanism::Release;
 use crate::model::{Model, Objective};
-use crate::output::{write_atomic, write_dir_atomic};
 use crate::solve::{
     reference_risks, risk_profile, robustness, robustness_warning, solve_model, ReferenceRisks, Robustness, Solution,
     SolveOptions,
 };
-use crate::{Error, Result};
+use crate::Result;
 
 /// Largest |Θ̃|·|Y| drawn as a heat map (a cell per entry).
 const MAX_HEATMAP_CELLS: usize = 200_000;
@@ -138,21 +137,8 @@ pub struct Report {
     pub figures: Vec<Figure>,
     /// Commands that reproduce the numbers.
     pub commands: Vec<Reproduce>,
-    artifacts: Vec<(String, Artifact)>,
-}
-
-enum Artifact {
-    Dense(Box<Mechanism>),
-    Compact(Box<CompactMechanism>),
-}
-
-impl std::fmt::Debug for Artifact {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Artifact::Dense(_) => "Dense",
-            Artifact::Compact(_) => "Compact",
-        })
-    }
+    /// The certified releases and their files, relative to the report's directory.
+    pub(super) artifacts: Vec<(String, Release)>,
 }
 
 /// `v` as a file-name tag: 0.5 → "0.5".
@@ -194,33 +180,22 @@ impl Report {
         let mut artifacts = Vec::new();
         for s in solutions.iter().filter(|s| s.status.has_solution()) {
             let file = format!("artifacts/mechanism-eps{}.json", tag(s.eps));
-            let (row, artifact) = if s.compact().is_some() {
-                let m = CompactMechanism::from_solution(model, s)?;
-                let row = CertificateRow {
-                    eps: m.eps(),
-                    certified_eps: m.certified_eps(),
-                    delta: 0.0,
-                    certified_delta: 0.0,
-                    bayes_risk: m.bayes_risk(),
-                    kind: "compact",
-                    file: file.clone(),
-                };
-                (row, Artifact::Compact(Box::new(m)))
-            } else {
-                let m = Mechanism::from_solution(model, s)?;
-                let row = CertificateRow {
-                    eps: m.eps(),
-                    certified_eps: m.certified_eps(),
-                    delta: m.delta(),
-                    certified_delta: m.certified_delta(),
-                    bayes_risk: m.bayes_risk(),
-                    kind: "dense",
-                    file: file.clone(),
-                };
-                (row, Artifact::Dense(Box::new(m)))
+            let release = Release::certify(model, s)?;
+            let cert = release.certificate();
+            let row = CertificateRow {
+                eps: cert.eps,
+                certified_eps: cert.certified_eps,
+                delta: cert.delta,
+                certified_delta: cert.certified_delta,
+                bayes_risk: release.bayes_risk(),
+                kind: match release {
+                    Release::Dense(_) => "dense",
+                    Release::Compact(_) => "compact",
+                },
+                file: file.clone(),
             };
             certificates.push(row);
-            artifacts.push((file, artifact));
+            artifacts.push((file, release));
         }
         let (comparison, no_baselines) = match check_model(model, &format!("model \"{}\"", model.name())) {
             Ok(setting) => {
@@ -395,38 +370,6 @@ impl Report {
             command: format!("ubapp report {m} --eps {eps_list} --out report-{}", quote(&self.name)),
         });
         out
-    }
-
-    /// Write the report into `dir`: `report.html` (self-contained: styles inline, plots as inline
-    /// SVG), `report.md`, `plots/*.svg`, the artifacts (`artifacts/*.json`) and `risk.csv` of the
-    /// baselines. `dir` must not exist, be empty, or be an earlier output of ubapp (replaced
-    /// whole); the directory is written next to it and renamed into place, so a failure leaves no
-    /// partial report. `flag` names the option in errors.
-    pub fn write(&self, dir: &Path, flag: &str) -> Result<()> {
-        write_dir_atomic(dir, flag, &mut |tmp| {
-            let io = |p: &Path| {
-                let p = p.to_path_buf();
-                move |source| Error::Io { path: p, source }
-            };
-            for sub in ["plots", "artifacts"] {
-                std::fs::create_dir_all(tmp.join(sub)).map_err(io(&tmp.join(sub)))?;
-            }
-            for f in &self.figures {
-                write_atomic(&tmp.join(&f.file), f.svg.as_bytes())?;
-            }
-            for (file, a) in &self.artifacts {
-                match a {
-                    Artifact::Dense(m) => m.save(&tmp.join(file))?,
-                    Artifact::Compact(m) => m.save(&tmp.join(file))?,
-                }
-            }
-            if let Some(cmp) = &self.comparison {
-                write_atomic(&tmp.join("risk.csv"), crate::compare::rows_csv(&cmp.rows).as_bytes())?;
-            }
-            write_atomic(&tmp.join("report.html"), render::html(self).as_bytes())?;
-            write_atomic(&tmp.join("report.md"), render::markdown(self).as_bytes())?;
-            Ok(())
-        })
     }
 }
 

@@ -9,6 +9,7 @@ mod html;
 mod parties;
 mod plot;
 mod render;
+mod report_dir;
 mod simplex_svg;
 
 use std::path::{Path, PathBuf};

@@ -7,7 +7,7 @@ use ndarray::Array2;
 use serde::Serialize;
 
 use super::backend::RawSolution;
-use crate::certify::{best_repair, Release};
+use crate::certify::{best_repair, Repaired};
 use crate::lp::Problem;
 use crate::model::Neighbours;
 
@@ -109,7 +109,7 @@ pub(crate) struct Assessment {
     /// The measurements.
     pub checks: Checks,
     /// What would be released from P (`None` when P could not be repaired).
-    pub release: Option<Release>,
+    pub release: Option<Repaired>,
     /// Private (pure ε: every DP row; (ε, δ): every pair spends ≤ δ) and a distribution to
     /// FEASIBILITY_TOLERANCE.
     pub feasible: bool,

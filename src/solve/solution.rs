@@ -7,7 +7,7 @@ use super::assess::Checks;
 use super::chain::GeometricRemap;
 use super::strategy::Judged;
 use super::Status;
-use crate::certify::Release;
+use crate::certify::Repaired;
 use crate::lp::Problem;
 
 /// The LP's size.
@@ -74,7 +74,7 @@ pub struct Solution {
     pub p: Array2<f64>,
     /// What would be released from P, when the solve already built it.
     #[serde(skip)]
-    pub(crate) release: Option<Release>,
+    pub(crate) release: Option<Repaired>,
     /// The compact form (geometric noise + remap) when the compact chain route solved it.
     #[serde(skip)]
     pub(crate) compact: Option<GeometricRemap>,
@@ -108,7 +108,7 @@ impl Solution {
 
     /// The repaired, quantised and certified mechanism the solve built from P, if it built one
     /// (the LP path always tries; the chain solver leaves it to [`crate::mechanism::Mechanism`]).
-    pub fn release(&self) -> Option<&Release> {
+    pub fn repaired(&self) -> Option<&Repaired> {
         self.release.as_ref()
     }
 

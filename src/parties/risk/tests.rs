@@ -82,7 +82,7 @@ fn exact_risk_matches_brute_force_enumeration_for_three_parties_and_four_trials(
             assert!(
                 (got.bayes.value - want).abs() <= 1e-12 * want,
                 "{} {loss}: exact {} vs brute force {want}",
-                mech.design.id(),
+                mech.design.method(),
                 got.bayes.value
             );
         }
@@ -104,7 +104,7 @@ fn exact_risk_agrees_with_monte_carlo_through_the_aggregator() {
         assert!(
             z < 4.0,
             "{}: exact {} vs MC {} ± {}",
-            mech.design.id(),
+            mech.design.method(),
             exact.bayes.value,
             mc.bayes.value,
             mc.bayes.se

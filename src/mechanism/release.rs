@@ -1,0 +1,222 @@
+//! The released mechanism in either form, built by one [`Release::certify`] from a solution,
+//! saved and loaded through one pair of functions, sampled exactly.
+
+use std::path::Path;
+
+use ndarray::{Array2, ArrayView1};
+use rand::Rng;
+use serde_json::Value;
+
+use super::{
+    ArtifactError, ArtifactErrorKind, CompactMechanism, Mechanism, PrivacyCertificate, Provenance, FORMAT_NAME,
+    FORMAT_VERSION_COMPACT, KIND_GEOMETRIC_REMAP,
+};
+use crate::model::Model;
+use crate::solve::Solution;
+use crate::Result;
+
+/// The released mechanism: the dense integer weights (format versions 1–2) or the compact
+/// geometric + remap (version 3). What `solve --out` and `report` write, what `verify`, `sample`
+/// and `audit` read, and what `compare` evaluates (it implements [`crate::eval::Estimator`]).
+#[derive(Debug, Clone)]
+pub enum Release {
+    /// Integer weights per observation ([`Mechanism`]).
+    Dense(Mechanism),
+    /// Geometric noise + remap ([`CompactMechanism`]).
+    Compact(CompactMechanism),
+}
+
+impl Release {
+    /// The mechanism a solve releases (the one place that decides between the two forms): the
+    /// compact geometric + remap when the compact chain route solved it (O(|Θ̃| + |Y|), sampled at
+    /// a dyadic ε' ≤ ε), else the dense weights — repaired, quantised and certified exactly.
+    pub fn certify(model: &Model, solution: &Solution) -> Result<Release> {
+        if solution.compact().is_some() {
+            CompactMechanism::from_solution(model, solution).map(Release::Compact)
+        } else {
+            Mechanism::from_solution(model, solution).map(Release::Dense)
+        }
+    }
+
+    /// The versioned JSON artifact (versions 1–2 dense, 3 compact).
+    pub fn to_json(&self) -> Value {
+        match self {
+            Release::Dense(m) => m.to_json(),
+            Release::Compact(m) => m.to_json(),
+        }
+    }
+
+    /// Write the artifact atomically, only once its text reads back and verifies.
+    pub fn save(&self, path: &Path) -> Result<()> {
+        match self {
+            Release::Dense(m) => m.save(path),
+            Release::Compact(m) => m.save(path),
+        }
+    }
+
+    /// Where it came from (solver, repair, bounds).
+    pub fn provenance(&self) -> &Provenance {
+        match self {
+            Release::Dense(m) => &m.provenance,
+            Release::Compact(m) => &m.provenance,
+        }
+    }
+
+    /// Its privacy certificate (for a compact release: ε' certified, δ = 0).
+    pub fn certificate(&self) -> PrivacyCertificate {
+        match self {
+            Release::Dense(m) => m.certificate(),
+            Release::Compact(m) => {
+                PrivacyCertificate { eps: m.eps(), delta: 0.0, certified_eps: m.certified_eps(), certified_delta: 0.0 }
+            }
+        }
+    }
+
+    /// The probabilities Pr(θ̃_k | y_i) of what is sampled, |Θ̃| × |Y| (for evaluation and heat
+    /// maps, not for sampling): w/T for the dense form, geometric(ε') + remap for the compact one.
+    pub fn probabilities(&self) -> Array2<f64> {
+        match self {
+            Release::Dense(m) => m.probabilities(),
+            Release::Compact(m) => m.probabilities(),
+        }
+    }
+
+    /// n·ε and n·δ spent by `n` releases from the same data (basic composition, rounded up).
+    pub fn composed(&self, n: usize) -> (f64, f64) {
+        super::batch::composed(n, self.certified_eps(), self.certified_delta())
+    }
+
+    /// Read and verify a mechanism file of either kind (input errors name the file).
+    pub fn load(path: &Path) -> Result<Release> {
+        let (origin, text) = super::read_artifact(path)?;
+        Release::from_json_str(&text, &origin)
+    }
+
+    /// Parse and verify either kind; `origin` names it in messages.
+    pub fn from_json_str(text: &str, origin: &str) -> Result<Release> {
+        // A compact file is the one whose format is ours and whose version is 3; everything
+        // else (including every error message) is the dense reader's.
+        let value: Option<Value> = crate::guard::json::from_str_strict(text).ok();
+        let compact = value.as_ref().is_some_and(|v| {
+            v.get("format").and_then(Value::as_str) == Some(FORMAT_NAME)
+                && v.get("format_version").and_then(Value::as_u64) == Some(FORMAT_VERSION_COMPACT as u64)
+        });
+        if compact && value.as_ref().is_some_and(|v| v.get("kind").is_none()) {
+            return Err(ArtifactError::new(
+                origin,
+                ArtifactErrorKind::NotAMechanism {
+                    reason: format!(
+                        "format_version is {FORMAT_VERSION_COMPACT}, but the file has no \"kind\" (version \
+                         {FORMAT_VERSION_COMPACT} files are kind \"{KIND_GEOMETRIC_REMAP}\"; dense files are versions 1 and 2)"
+                    ),
+                },
+            )
+            .into());
+        }
+        match value {
+            Some(v) if compact => {
+                CompactMechanism::parse(v).map(Release::Compact).map_err(|kind| ArtifactError::new(origin, kind).into())
+            }
+            _ => Mechanism::from_json_str(text, origin).map(Release::Dense),
+        }
+    }
+
+    /// The model it was designed for.
+    pub fn model(&self) -> &Model {
+        match self {
+            Release::Dense(m) => m.model(),
+            Release::Compact(m) => m.model(),
+        }
+    }
+
+    /// The kind: `dense` or `geometric-remap`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Release::Dense(_) => "dense",
+            Release::Compact(_) => KIND_GEOMETRIC_REMAP,
+        }
+    }
+
+    /// The target ε.
+    pub fn eps(&self) -> f64 {
+        match self {
+            Release::Dense(m) => m.eps(),
+            Release::Compact(m) => m.eps(),
+        }
+    }
+
+    /// The certified ε.
+    pub fn certified_eps(&self) -> f64 {
+        match self {
+            Release::Dense(m) => m.certified_eps(),
+            Release::Compact(m) => m.certified_eps(),
+        }
+    }
+
+    /// The target δ (0 for a compact artifact).
+    pub fn delta(&self) -> f64 {
+        match self {
+            Release::Dense(m) => m.delta(),
+            Release::Compact(_) => 0.0,
+        }
+    }
+
+    /// The certified δ (0 for a compact artifact).
+    pub fn certified_delta(&self) -> f64 {
+        match self {
+            Release::Dense(m) => m.certified_delta(),
+            Release::Compact(_) => 0.0,
+        }
+    }
+
+    /// Bayes risk of the mechanism as sampled.
+    pub fn bayes_risk(&self) -> f64 {
+        match self {
+            Release::Dense(m) => m.bayes_risk(),
+            Release::Compact(m) => m.bayes_risk(),
+        }
+    }
+
+    /// |Y|.
+    pub fn n_observations(&self) -> usize {
+        match self {
+            Release::Dense(m) => m.n_observations(),
+            Release::Compact(m) => m.n_observations(),
+        }
+    }
+
+    /// |Θ̃|.
+    pub fn n_outputs(&self) -> usize {
+        self.model().outputs.len()
+    }
+
+    /// Output θ̃_k.
+    pub fn output(&self, k: usize) -> ArrayView1<'_, f64> {
+        self.model().outputs.point(k)
+    }
+
+    /// The index of observation `y` (its coordinates; exact match), or `None` if y ∉ Y.
+    pub fn observation_index(&self, y: &[f64]) -> Option<usize> {
+        match self {
+            Release::Dense(m) => m.observation_index(y),
+            // Y = {0..K}: no list of |Y| values is built.
+            Release::Compact(m) => match y {
+                [v] if *v >= 0.0 && v.fract() == 0.0 && *v < m.n_observations() as f64 => Some(*v as usize),
+                _ => None,
+            },
+        }
+    }
+
+    /// Draw one output index for observation index `i` (exact).
+    pub fn sample<R: Rng + ?Sized>(&self, i: usize, rng: &mut R) -> usize {
+        match self {
+            Release::Dense(m) => m.sample(i, rng),
+            Release::Compact(m) => m.sample(i, rng),
+        }
+    }
+
+    /// `n` independent draws for observation index `i`.
+    pub fn sample_batch<R: Rng + ?Sized>(&self, i: usize, n: usize, rng: &mut R) -> Vec<usize> {
+        (0..n).map(|_| self.sample(i, rng)).collect()
+    }
+}
