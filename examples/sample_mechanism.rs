@@ -8,7 +8,7 @@ use std::path::Path;
 
 use rand::rngs::StdRng;
 use rand::SeedableRng;
-use ubapp::mechanism::Mechanism;
+use ubapp::mechanism::Release;
 use ubapp::model::Model;
 use ubapp::solve::{solve_model, SolverChoice};
 
@@ -18,7 +18,7 @@ fn main() -> ubapp::Result<()> {
     let solution = solve_model(&model, Some(&[1.0]), SolverChoice::Auto)?.remove(0);
 
     // 2. Repair + quantise the float P into integer weights that are exactly ε-DP, and save them.
-    let mechanism = Mechanism::from_solution(&model, &solution)?;
+    let mechanism = Release::certify(&model, &solution)?;
     let path = std::env::temp_dir().join(format!("ubapp-example-{}.json", std::process::id()));
     mechanism.save(&path)?;
     println!(
@@ -29,7 +29,7 @@ fn main() -> ubapp::Result<()> {
     );
 
     // 3. Load: this re-derives the certificate from the weights and refuses a tampered file.
-    let loaded = Mechanism::load(&path)?;
+    let loaded = Release::load(&path)?;
     println!("verified: certified ε = {} ≤ target ε = {}", loaded.certified_eps(), loaded.eps());
 
     // 4. Release 10 values for an observation of y = 37 successes (a seeded RNG for a reproducible

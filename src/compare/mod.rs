@@ -38,7 +38,10 @@ mod tests;
 
 pub use error::CompareError;
 pub use method::{build, Method};
-pub use rows::{curves_csv, rows_csv, Comparison, CurveSeries, Curves, Heatmap, Row, TrialsReference};
+pub use rows::{
+    curves_csv, rows_csv, Comparison, CurveSeries, Curves, DpCheck, Heatmap, Note, PartyNote, Row, SolveNote,
+    TrialsReference,
+};
 pub use shard::{
     case_hash, compare_shard, merge, model_fingerprint, Shard, ShardError, ShardFile, SweepGrid, SHARD_FILE,
 };
@@ -185,7 +188,7 @@ pub fn compare(model: &Model, opts: &CompareOptions, progress: &mut dyn FnMut(&s
             progress(&format!("[{step}/{steps}] K = {k}, ε = {eps}: evaluating {} method(s)", opts.methods.len()));
             let mut curves = Curves { eps, trials: k, thetas: thetas.clone(), series: Vec::new() };
             for &method in &opts.methods {
-                let (est, note): (Box<dyn Estimator>, String) = if method == Method::Ubapp {
+                let (est, note): (Box<dyn Estimator>, Note) = if method == Method::Ubapp {
                     // The certified release, as `solve --out` writes it: its risk is the LP's plus
                     // the certified repair cost.
                     let s = &solutions[ei];
@@ -196,7 +199,7 @@ pub fn compare(model: &Model, opts: &CompareOptions, progress: &mut dyn FnMut(&s
                     (Box::new(release), note)
                 } else {
                     match build(method, &m, eps, &opts.baseline)? {
-                        Some(e) => (e, String::new()),
+                        Some(e) => (e, Note::default()),
                         None => continue,
                     }
                 };
@@ -230,17 +233,13 @@ pub fn compare(model: &Model, opts: &CompareOptions, progress: &mut dyn FnMut(&s
 /// an (ε, δ) program the δ it spends instead: its pure-ε violation is expected, up to δ); for a
 /// minimax program also its worst-case risk max_j risk(θ_j) over the parameter grid (what it
 /// minimises), since the row is ranked on Bayes risk like every other.
-fn ubapp_note(model: &Model, solution: &Solution, est: &dyn Estimator) -> String {
-    let mut note = if model.delta > 0.0 {
-        format!("status {}; δ spent {:.1e} of δ = {}", solution.status, solution.checks.delta_spent, model.delta)
+fn ubapp_note(model: &Model, solution: &Solution, est: &dyn Estimator) -> Note {
+    let check = if model.delta > 0.0 {
+        DpCheck::DeltaSpent { spent: solution.checks.delta_spent, delta: model.delta }
     } else {
-        format!("status {}; max DP violation {:.1e}", solution.status, solution.checks.max_dp_violation)
+        DpCheck::MaxViolation { violation: solution.checks.max_dp_violation }
     };
-    if model.objective == Objective::Minimax {
-        let worst = model.theta.values().iter().map(|&t| est.risk_at(t).value).fold(f64::NEG_INFINITY, f64::max);
-        note.push_str(&format!(
-            "; minimax design: worst-case risk over the parameter grid {worst:.6e} (the table ranks on Bayes risk)"
-        ));
-    }
-    note
+    let minimax_worst_case = (model.objective == Objective::Minimax)
+        .then(|| model.theta.values().iter().map(|&t| est.risk_at(t).value).fold(f64::NEG_INFINITY, f64::max));
+    Note { solve: Some(SolveNote { status: solution.status, check }), minimax_worst_case, ..Note::default() }
 }

@@ -21,7 +21,7 @@
 
 use serde::Serialize;
 
-use super::{build, CompareError, Method, Row};
+use super::{build, CompareError, Method, Note, PartyNote, Row};
 use crate::baselines::BaselineOptions;
 use crate::eval::{bayes_risk, true_risk, RiskMethod};
 use crate::model::spec::ObservationSpec;
@@ -201,8 +201,7 @@ pub fn compare_parties(model: &Model, opts: &PartyOptions, progress: &mut dyn Fn
         for (ei, &eps) in opts.eps.iter().enumerate() {
             let lp = LocalMechanism::ubapp(&pooled, &central[ei])?;
             let r = party_risk(&pooled, &lp, Aggregate::GridAction, 1, &opts.risk);
-            let note = "one trusted curator holding every record: the LP optimum on its output grid".to_string();
-            rows.push(row(Method::Ubapp, eps, 0.0, t, None, &r, note));
+            rows.push(row(Method::Ubapp, eps, 0.0, t, None, &r, PartyNote::Curator));
         }
     }
     for (mi, (&m, per_party)) in opts.parties.iter().zip(&splits).enumerate() {
@@ -235,9 +234,7 @@ pub fn compare_parties(model: &Model, opts: &PartyOptions, progress: &mut dyn Fn
                 let eps_shares = share_eps(alpha) * sensitivity as f64;
                 let central_geometric = LocalMechanism::geometric(&pooled, eps_shares)?;
                 let r = party_risk(&pooled, &central_geometric, rule, 1, &opts.risk);
-                let note = format!(
-                    "Pólya shares summing to the two-sided geometric with α = {alpha}/2^32 (ε' = {eps_shares:.6} ≤ ε) on the pooled count"
-                );
+                let note = PartyNote::Shares { alpha, eps: eps_shares };
                 rows.push(row(Method::GeometricShares, eps, 0.0, t, Some(m), &r, note));
             }
             let baseline = BaselineOptions { delta: opts.delta, parties: Some(m), seed: opts.seed };
@@ -260,7 +257,7 @@ pub fn compare_parties(model: &Model, opts: &PartyOptions, progress: &mut dyn Fn
                     true_risk: tr.value,
                     true_risk_se: tr.se,
                     risk_method: b.method.max(tr.method),
-                    note: String::new(),
+                    note: Note::default(),
                 });
             }
         }
@@ -268,22 +265,25 @@ pub fn compare_parties(model: &Model, opts: &PartyOptions, progress: &mut dyn Fn
     Ok(PartyComparison { rows, notes })
 }
 
-fn certified_note(mech: &LocalMechanism, r: &PartyRisk) -> String {
-    let how = if r.bayes.method == RiskMethod::Exact {
-        format!("exact over {:.0} release histograms", r.size)
-    } else {
-        format!("Monte Carlo, {:.0} rounds per θ", r.size)
-    };
-    format!("each party certified ε ≤ {:.6}; {how}", mech.certified_eps)
+fn certified_note(mech: &LocalMechanism, r: &PartyRisk) -> PartyNote {
+    PartyNote::Certified {
+        certified_eps: mech.certified_eps,
+        size: r.size,
+        monte_carlo: r.bayes.method != RiskMethod::Exact,
+    }
 }
 
-fn row(method: Method, eps: f64, delta: f64, trials: u64, parties: Option<u64>, r: &PartyRisk, note: String) -> Row {
+fn row(
+    method: Method,
+    eps: f64,
+    delta: f64,
+    trials: u64,
+    parties: Option<u64>,
+    r: &PartyRisk,
+    party: PartyNote,
+) -> Row {
     let truth = r.truth.unwrap_or(crate::eval::Risk { value: f64::NAN, se: 0.0, method: r.bayes.method });
-    let note = if r.truth.is_none() {
-        format!("{note}; no true risk for this model (no continuous prior on a line)")
-    } else {
-        note
-    };
+    let note = Note { party: Some(party), no_true_risk: r.truth.is_none(), ..Note::default() };
     Row {
         method,
         privacy: crate::eval::PrivacyKind::PureEps,

@@ -1,11 +1,14 @@
 //! What a comparison produces: table rows (`risk.csv`, `--json`), risk(θ) curves and UBaPP heat maps.
 
+use std::fmt;
+
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 
 use super::Method;
 use crate::eval::{Privacy, PrivacyKind, RiskMethod, ScalarLoss};
 use crate::model::Objective;
+use crate::solve::Status;
 
 /// One row of `risk.csv` (and of `compare --json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -32,9 +35,128 @@ pub struct Row {
     pub true_risk_se: f64,
     /// How the risks were computed (the least exact of the two).
     pub risk_method: RiskMethod,
-    /// UBaPP only: the solver status after our checks, the largest DP violation of its P (the δ it
-    /// spends for an (ε, δ) model), and for a minimax model its worst-case risk over the parameter grid.
-    pub note: String,
+    /// What the row says beside its risks (the CSV's `note` column is [`Note`]'s text).
+    #[serde(default, skip_serializing_if = "Note::is_empty")]
+    pub note: Note,
+}
+
+/// What a row says beside its risks, typed; its `Display` is the CSV's `note` text.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Note {
+    /// UBaPP: the solver's status after our checks, and what our check of its float P found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub solve: Option<SolveNote>,
+    /// A minimax UBaPP design: its worst-case risk max_j risk(θ_j) over the parameter grid (what
+    /// it minimises; the table ranks on Bayes risk).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub minimax_worst_case: Option<f64>,
+    /// A party comparison's row: what the mechanism is and how its risk was obtained.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub party: Option<PartyNote>,
+    /// A party row of a model without a continuous prior on a line: no true risk.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_true_risk: bool,
+}
+
+/// The UBaPP solve behind a row.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SolveNote {
+    /// The status after our checks.
+    pub status: Status,
+    /// The float P's largest DP violation (pure ε), or the δ it spends of the model's δ.
+    pub check: DpCheck,
+}
+
+/// What our check of the solver's float P found.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub enum DpCheck {
+    /// Pure ε: the largest violation of the DP rows.
+    MaxViolation {
+        /// max(0, P\[k,a\] − e^ε P\[k,b\]) over neighbours and outputs.
+        violation: f64,
+    },
+    /// (ε, δ): the δ it spends, of the model's δ (its pure-ε violation is expected, up to δ).
+    DeltaSpent {
+        /// The δ spent.
+        spent: f64,
+        /// The model's δ.
+        delta: f64,
+    },
+}
+
+/// A party comparison's row.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub enum PartyNote {
+    /// One trusted curator holding every record: the LP optimum on its output grid.
+    Curator,
+    /// Per-party mechanisms, each certified.
+    Certified {
+        /// The ε each party's integer weights certify.
+        certified_eps: f64,
+        /// Exact over this many release histograms, or Monte Carlo with this many rounds per θ.
+        size: f64,
+        /// True for Monte Carlo.
+        monte_carlo: bool,
+    },
+    /// Noise shares summing to the central two-sided geometric, by secure aggregation.
+    Shares {
+        /// α·2^32 of the geometric.
+        alpha: u64,
+        /// The ε' ≤ ε the shares realise on the pooled count.
+        eps: f64,
+    },
+}
+
+impl Note {
+    /// True when the row has nothing to say (the baselines).
+    pub fn is_empty(&self) -> bool {
+        *self == Note::default()
+    }
+}
+
+impl fmt::Display for Note {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts: Vec<String> = Vec::new();
+        match self.solve {
+            Some(SolveNote { status, check: DpCheck::DeltaSpent { spent, delta } }) => {
+                parts.push(format!("status {status}; δ spent {spent:.1e} of δ = {delta}"))
+            }
+            Some(SolveNote { status, check: DpCheck::MaxViolation { violation } }) => {
+                parts.push(format!("status {status}; max DP violation {violation:.1e}"))
+            }
+            None => {}
+        }
+        if let Some(worst) = self.minimax_worst_case {
+            parts.push(format!(
+                "minimax design: worst-case risk over the parameter grid {worst:.6e} (the table ranks on Bayes risk)"
+            ));
+        }
+        match self.party {
+            Some(PartyNote::Curator) => {
+                parts.push("one trusted curator holding every record: the LP optimum on its output grid".into())
+            }
+            Some(PartyNote::Certified { certified_eps, size, monte_carlo }) => {
+                let how = if monte_carlo {
+                    format!("Monte Carlo, {size:.0} rounds per θ")
+                } else {
+                    format!("exact over {size:.0} release histograms")
+                };
+                parts.push(format!("each party certified ε ≤ {certified_eps:.6}; {how}"))
+            }
+            Some(PartyNote::Shares { alpha, eps }) => parts.push(format!(
+                "Pólya shares summing to the two-sided geometric with α = {alpha}/2^32 (ε' = {eps:.6} ≤ ε) on the pooled count"
+            )),
+            None => {}
+        }
+        if self.no_true_risk {
+            parts.push("no true risk for this model (no continuous prior on a line)".into());
+        }
+        f.write_str(&parts.join("; "))
+    }
 }
 
 /// One method's risk(θ) curve.
@@ -139,7 +261,7 @@ pub fn rows_csv(rows: &[Row]) -> String {
             r.true_risk,
             r.true_risk_se,
             r.risk_method,
-            r.note.replace('"', "'")
+            r.note.to_string().replace('"', "'")
         ));
     }
     s

@@ -160,7 +160,13 @@ fn ubapp_row_of_an_eps_delta_model_is_labelled_eps_delta_with_the_models_delta()
         assert_eq!(r.privacy, PrivacyKind::EpsDelta, "ε = {}", r.eps);
         assert_eq!(r.delta, 0.001, "ε = {}", r.eps);
         // Its pure-ε violation is expected (up to δ): the note gives the δ spent instead.
-        assert!(r.note.contains("δ spent") && !r.note.contains("max DP violation"), "{}", r.note);
+        assert!(
+            matches!(r.note.solve, Some(SolveNote { check: DpCheck::DeltaSpent { delta, .. }, .. }) if delta == 0.001),
+            "{:?}",
+            r.note
+        );
+        let text = r.note.to_string();
+        assert!(text.contains("δ spent") && !text.contains("max DP violation"), "{text}");
     }
     for c in &cmp.curves {
         assert_eq!(c.series[0].privacy, Privacy::Approx { eps: c.eps, delta: 0.001 });
@@ -182,10 +188,12 @@ fn minimax_ubapp_row_says_it_is_ranked_on_bayes_risk_and_gives_its_worst_case_ri
     let ubapp_rows: Vec<&Row> = cmp.rows.iter().filter(|r| r.method == Method::Ubapp).collect();
     assert_eq!(ubapp_rows.len(), 2);
     for (r, s) in ubapp_rows.iter().zip(&solutions) {
-        assert!(r.note.contains("minimax design") && r.note.contains("ranks on Bayes risk"), "{}", r.note);
+        let text = r.note.to_string();
+        assert!(text.contains("minimax design") && text.contains("ranks on Bayes risk"), "{text}");
         let worst = s.checks.worst_case_risk.expect("a minimax solution reports its worst case");
         let printed = format!("{worst:.6e}");
-        assert!(r.note.contains(&printed), "note {:?} lacks the worst-case risk {printed}", r.note);
+        assert!(text.contains(&printed), "note {text:?} lacks the worst-case risk {printed}");
+        assert!(r.note.minimax_worst_case.is_some());
     }
     assert!(cmp.rows.iter().filter(|r| r.method != Method::Ubapp).all(|r| r.note.is_empty()));
     let caveats = cmp.caveats();
@@ -198,7 +206,7 @@ fn a_bayes_model_has_no_caveat() {
     let m = small_model_with("");
     let cmp = compare(&m, &options(&m, &[Method::Ubapp]), &mut |_| {}).unwrap();
     assert!(cmp.caveats().is_empty());
-    assert!(!cmp.rows[0].note.contains("minimax"));
+    assert!(cmp.rows[0].note.minimax_worst_case.is_none() && !cmp.rows[0].note.to_string().contains("minimax"));
 }
 
 fn poisson_model() -> Model {
@@ -311,15 +319,19 @@ fn rows_serialise_to_the_strings_of_the_csv() {
         true_risk: 0.5,
         true_risk_se: 0.0,
         risk_method: RiskMethod::Numerical,
-        note: "a \"quoted\" note".into(),
+        note: Note {
+            party: Some(PartyNote::Certified { certified_eps: 0.5, size: 12.0, monte_carlo: false }),
+            ..Note::default()
+        },
     };
     let json = serde_json::to_value(&row).unwrap();
     assert_eq!(json["method"], "lbapp-clamped");
     assert_eq!(json["privacy"], "eps-delta");
     assert_eq!(json["risk_method"], "numerical-integration");
+    assert_eq!(json["note"]["party"]["certified"]["size"], 12.0);
     assert_eq!(
         rows_csv(&[row]).lines().nth(1).unwrap(),
-        "lbapp-clamped,eps-delta,0.5,0.00001,8,2,2.5000000000e-1,0.000e0,5.0000000000e-1,0.000e0,numerical-integration,\"a 'quoted' note\""
+        "lbapp-clamped,eps-delta,0.5,0.00001,8,2,2.5000000000e-1,0.000e0,5.0000000000e-1,0.000e0,numerical-integration,\"each party certified ε ≤ 0.500000; exact over 12 release histograms\""
     );
 }
 

@@ -18,6 +18,37 @@ use crate::Result;
 /// The released mechanism: the dense integer weights (format versions 1–2) or the compact
 /// geometric + remap (version 3). What `solve --out` and `report` write, what `verify`, `sample`
 /// and `audit` read, and what `compare` evaluates (it implements [`crate::eval::Estimator`]).
+///
+/// ```
+/// use ubapp::mechanism::Release;
+/// use ubapp::model::{Model, ModelSpec};
+/// use ubapp::rand::{rngs::StdRng, SeedableRng};
+/// use ubapp::solve::{solve_model, SolverChoice};
+///
+/// let spec = ModelSpec::from_toml(r#"
+///     name = "tiny"
+///     epsilon = [1.0]
+///     [parameter]
+///     grid = { kind = "midpoint", points = 6 }
+///     prior = { kind = "uniform" }
+///     [observation]
+///     family = "binomial"
+///     trials = 5
+///     [loss]
+///     kind = "squared"
+/// "#, "example").unwrap();
+/// let model = Model::from_spec(spec).unwrap();
+/// let solution = solve_model(&model, None, SolverChoice::Auto).unwrap().remove(0);
+/// let release = Release::certify(&model, &solution).unwrap(); // repaired, quantised, certified
+/// assert!(release.certified_eps() <= 1.0);
+/// // What is released costs the LP's optimum plus the certified repair cost, never less.
+/// let cost = release.provenance().repair_risk_cost.unwrap();
+/// assert!((release.bayes_risk() - (solution.bayes_risk + cost)).abs() < 1e-12);
+/// // Round trip through the artifact's text, re-verified on the way in.
+/// let back = Release::from_json_str(&release.to_json().to_string(), "example").unwrap();
+/// let k = back.sample(3, &mut StdRng::seed_from_u64(1)); // an output index for y = 3
+/// assert!(k < back.n_outputs());
+/// ```
 #[derive(Debug, Clone)]
 pub enum Release {
     /// Integer weights per observation ([`Mechanism`]).
