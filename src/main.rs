@@ -150,27 +150,7 @@ enum Command {
         seed: u64,
     },
     /// Empirical DP test of a mechanism file: sample neighbouring columns, report an ε lower bound.
-    Audit {
-        /// Mechanism file written by `ubapp solve --out`.
-        file: PathBuf,
-        /// Draws per observation column.
-        #[arg(long, default_value_t = 200_000)]
-        samples: u64,
-        /// Seed of the draws.
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        /// Simultaneous false-alarm probability of all confidence bounds.
-        #[arg(long, default_value_t = 0.05)]
-        alpha: f64,
-        /// Test at most this many neighbour pairs (evenly spaced over the model's edge list).
-        #[arg(long, default_value_t = 1000)]
-        max_pairs: usize,
-        /// Print the report as JSON.
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        trust: cli::trust::TrustArgs,
-    },
+    Audit(cli::audit::Args),
     /// Time the LP path and the chain solver on the Bernoulli model from (K, M) = (100, 100) to
     /// (10⁶, 10³) (each case in a child process; medians; peak memory from VmHWM).
     Bench {
@@ -234,9 +214,7 @@ fn main() -> ExitCode {
         Command::Report { model, out, eps, solver, seed } => {
             cli::report::run(&model, &out, eps, solver, seed).map_err(Into::into)
         }
-        Command::Audit { file, samples, seed, alpha, max_pairs, json, trust } => {
-            cli::audit::run(&file, samples, seed, alpha, max_pairs, json, &trust).map_err(Into::into)
-        }
+        Command::Audit(args) => cli::audit::run(args).map_err(Into::into),
         Command::Bench { eps, lp_solver, repeat, quick, no_lp, lp_max_vars, json, single, model, solver } => {
             if !model.is_empty() {
                 cli::bench_models::run(&model, solver, repeat, json)

@@ -548,3 +548,15 @@ fn sample_into_a_closed_pipe_does_not_panic() {
         Some(dir.path()),
     );
 }
+
+/// `audit`'s options are checked before its file is read: a bad --alpha, --samples or
+/// --max-pairs is named (exit 2) even when the file does not exist.
+#[test]
+fn audit_checks_its_options_before_reading_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    for (flag, value) in [("--alpha", "2"), ("--samples", "0"), ("--max-pairs", "0")] {
+        let o = ubapp(&["audit", "missing.json", flag, value], dir.path());
+        assert_eq!(o.status.code(), Some(2), "{flag}: {}", stderr(&o));
+        assert!(stderr(&o).contains(flag) && !stderr(&o).contains("missing.json"), "{flag}: {}", stderr(&o));
+    }
+}

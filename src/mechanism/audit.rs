@@ -41,6 +41,26 @@ pub struct AuditOptions {
     pub max_pairs: usize,
 }
 
+impl AuditOptions {
+    /// Check the options before any work (each error names the flag): at least one draw and one
+    /// pair, and 0 < α < 1.
+    pub fn validate(&self) -> std::result::Result<(), AuditError> {
+        if self.samples == 0 {
+            return Err(AuditError::InvalidOption { name: "--samples", problem: "must be at least 1".into() });
+        }
+        if !(self.alpha > 0.0 && self.alpha < 1.0) {
+            return Err(AuditError::InvalidOption {
+                name: "--alpha",
+                problem: format!("must lie strictly between 0 and 1 (got {})", self.alpha),
+            });
+        }
+        if self.max_pairs == 0 {
+            return Err(AuditError::InvalidOption { name: "--max-pairs", problem: "must be at least 1".into() });
+        }
+        Ok(())
+    }
+}
+
 impl Default for AuditOptions {
     fn default() -> Self {
         AuditOptions { samples: 200_000, alpha: 0.05, max_pairs: 1000 }
@@ -206,18 +226,7 @@ pub fn audit<M: Audited + ?Sized, R: Rng + ?Sized>(
     rng: &mut R,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<AuditReport> {
-    if opts.samples == 0 {
-        return Err(AuditError::InvalidOption { name: "--samples", problem: "must be at least 1".into() });
-    }
-    if !(opts.alpha > 0.0 && opts.alpha < 1.0) {
-        return Err(AuditError::InvalidOption {
-            name: "--alpha",
-            problem: format!("must lie strictly between 0 and 1 (got {})", opts.alpha),
-        });
-    }
-    if opts.max_pairs == 0 {
-        return Err(AuditError::InvalidOption { name: "--max-pairs", problem: "must be at least 1".into() });
-    }
+    opts.validate()?;
     let edges: Vec<(usize, usize)> = mech.model().family.neighbours().edges().collect();
     let pairs: Vec<(usize, usize)> = if edges.len() <= opts.max_pairs {
         edges.clone()
