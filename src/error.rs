@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 pub use crate::certify::CertifyError;
-pub use crate::lp::SizeError;
+pub use crate::lp::{LpError, SizeError};
 pub use crate::mechanism::{ArtifactError, AuditError};
 pub use crate::model::ModelError;
 pub use crate::solve::SolveError;
@@ -56,6 +56,16 @@ pub enum Error {
     /// A report that could not be drawn or encoded (`report`).
     #[error(transparent)]
     Report(#[from] crate::report::ReportError),
+}
+
+/// The LP layer's refusals are input errors the crate already names: an ε (argument) or a size.
+impl From<LpError> for Error {
+    fn from(e: LpError) -> Self {
+        match e {
+            LpError::Epsilon { problem } => Error::argument("ε", problem),
+            LpError::TooLarge(size) => Error::TooLarge(size),
+        }
+    }
 }
 
 impl Error {

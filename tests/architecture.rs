@@ -116,6 +116,51 @@ fn every_top_level_module_is_in_the_table() {
     }
 }
 
+/// Layers that return their own error types (`ModelError`, `LpError`, `CertifyError`, …) and never
+/// name the crate-level `Error`/`Result`, which joins them only above. The rest (`output`, `solve`,
+/// `mechanism`, `parties`) still return `crate::Result`; each joins this list as it gets its own type.
+const OWN_ERRORS: &[&str] = &["guard", "model", "lp", "certify", "eval", "baselines"];
+
+/// Whether a file's code names the crate-level error or result (`crate::Error`, `crate::Result`,
+/// `crate::{Error, …}`, `crate::error::…`), comments excluded.
+fn names_crate_error(text: &str) -> bool {
+    text.lines().any(|line| {
+        let code = line.split("//").next().unwrap_or("");
+        let direct = ["crate::Error", "crate::Result", "crate::error::"].iter().any(|p| {
+            code.match_indices(p).any(|(i, _)| {
+                !code[i + p.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_') || p.ends_with("::")
+            })
+        });
+        let listed = code.find("crate::{").is_some_and(|i| {
+            code[i + "crate::{".len()..].split([',', '}']).any(|item| matches!(item.trim(), "Error" | "Result"))
+        });
+        direct || listed
+    })
+}
+
+#[test]
+fn lower_layers_return_their_own_errors() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let offenders: Vec<String> = files
+        .iter()
+        .filter(|f| module_of(&src, f).is_some_and(|m| OWN_ERRORS.contains(&m.as_str())))
+        .filter(|f| names_crate_error(&std::fs::read_to_string(f).unwrap()))
+        .map(|f| f.display().to_string())
+        .collect();
+    assert!(offenders.is_empty(), "these files name crate::Error or crate::Result:\n{}", offenders.join("\n"));
+}
+
+#[test]
+fn the_error_checker_sees_the_crate_error() {
+    assert!(names_crate_error("use crate::{Error, Result};"));
+    assert!(names_crate_error("fn f() -> crate::Result<()> {"));
+    assert!(names_crate_error("Err(crate::Error::argument(\"x\", \"y\"))"));
+    assert!(!names_crate_error("use crate::lp::LpError; // crate::Error"));
+    assert!(!names_crate_error("use crate::model::ModelError;"));
+}
+
 #[test]
 fn the_checker_sees_upward_imports() {
     // Guard against a checker that cannot fail: a planted upward reference is found.

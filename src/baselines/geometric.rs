@@ -18,10 +18,9 @@ use ndarray::Array2;
 use rand::{Rng, RngExt};
 
 use crate::eval::{count, Estimator, Method, Privacy, Risk, Setting};
-use crate::lp::cost_matrix;
+use crate::lp::{cost_matrix, SizeError};
 use crate::model::family::binomial_pmf_all;
 use crate::model::Model;
-use crate::Result;
 
 /// The geometric mechanism with its remap, as the matrix P\[k, y\] = Pr(θ̃_k | y) on the output grid.
 #[derive(Debug, Clone)]
@@ -90,7 +89,7 @@ pub(crate) fn truncated_geometric(k: usize, eps: f64) -> Array2<f64> {
 }
 
 /// The geometric mechanism with the Bayes-optimal remap ([`Method::Geometric`]).
-pub(crate) fn geometric(model: &Model, setting: Setting, eps: f64) -> Result<RemappedGeometric> {
+pub(crate) fn geometric(model: &Model, setting: Setting, eps: f64) -> Result<RemappedGeometric, SizeError> {
     let c = cost_matrix(model, crate::lp::MemoryBudget::available())?; // |Y| × |Θ̃|
     let k = setting.trials as usize;
     let g = truncated_geometric(k, eps);

@@ -34,6 +34,22 @@ mod costs;
 mod symmetry;
 
 pub use crate::guard::{MemoryBudget, SizeError};
+
+/// Why the LP cannot be assembled: an ε it cannot represent, or a size beyond the memory budget.
+/// Both are the caller's input to fix.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LpError {
+    /// ε outside (0, 30] (e^ε beyond 1e13 is not represented faithfully by LP solvers).
+    #[error("ε {problem}")]
+    Epsilon {
+        /// What is wrong, phrased to follow "ε".
+        problem: String,
+    },
+    /// The LP and a solver's copies would not fit in memory.
+    #[error(transparent)]
+    TooLarge(#[from] SizeError),
+}
 pub(crate) use crate::model::size_fields;
 pub(crate) use costs::cost_matrix;
 pub(crate) use symmetry::Symmetry;
@@ -117,7 +133,7 @@ impl Problem {
         neighbours: Neighbours,
         eps: f64,
         budget: MemoryBudget,
-    ) -> crate::Result<Problem> {
+    ) -> Result<Problem, LpError> {
         Problem::try_with_program(cost, neighbours, eps, Program::default(), budget)
     }
 
@@ -128,19 +144,18 @@ impl Problem {
         eps: f64,
         program: Program,
         budget: MemoryBudget,
-    ) -> crate::Result<Problem> {
+    ) -> Result<Problem, LpError> {
         if !(eps.is_finite() && eps > 0.0) {
-            return Err(crate::Error::argument("ε", format!("must be a finite number > 0 (got {eps})")));
+            return Err(LpError::Epsilon { problem: format!("must be a finite number > 0 (got {eps})") });
         }
         if eps > MAX_LP_EPSILON {
-            return Err(crate::Error::argument(
-                "ε",
-                format!(
+            return Err(LpError::Epsilon {
+                problem: format!(
                     "= {eps} is too large for the LP path: the DP rows would carry e^ε ≈ {:.1e}, beyond the \
                      {MAX_LP_EPSILON}-nat limit (e^ε ≤ 1e13) that LP solvers represent faithfully",
                     eps.exp()
                 ),
-            ));
+            });
         }
         let (n_obs, n_out) = cost.dim();
         let n_vars = n_obs as u128 * n_out as u128;
