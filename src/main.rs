@@ -71,15 +71,7 @@ enum Command {
         dir: PathBuf,
     },
     /// Re-derive a mechanism file's ε certificate from its integer weights; exit 2 if it fails.
-    Verify {
-        /// Mechanism file written by `ubapp solve --out`.
-        file: PathBuf,
-        /// Print the result as JSON.
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        trust: cli::trust::TrustArgs,
-    },
+    Verify(cli::verify::Args),
     /// Release values from a verified mechanism file for an observation y (exact sampler).
     Sample {
         /// Mechanism file written by `ubapp solve --out`.
@@ -132,23 +124,7 @@ enum Command {
     /// words, the optimal risks with their references, the worst case, the baselines, the plots,
     /// the mechanism's heat map, the certificates of the artifacts and the commands behind every
     /// number.
-    Report {
-        /// Model file (TOML).
-        model: PathBuf,
-        /// Directory to write (must not exist, be empty, or hold an earlier ubapp output, which is
-        /// replaced whole; written beside it and renamed into place).
-        #[arg(long)]
-        out: PathBuf,
-        /// Comma-separated privacy levels; default: the model's `epsilon` list.
-        #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
-        eps: Option<Vec<f64>>,
-        /// Solver (as for `solve`).
-        #[arg(long, value_enum, default_value_t = SolverChoice::Auto)]
-        solver: SolverChoice,
-        /// Seed of the baselines' Monte-Carlo risks (as for `compare`).
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-    },
+    Report(cli::report::Args),
     /// Empirical DP test of a mechanism file: sample neighbouring columns, report an ε lower bound.
     Audit(cli::audit::Args),
     /// Time the LP path and the chain solver on the Bernoulli model from (K, M) = (100, 100) to
@@ -202,7 +178,7 @@ fn main() -> ExitCode {
         Command::Compare(args) => cli::compare::run(args).map_err(Into::into),
         Command::Merge(args) => cli::merge::run(args).map_err(Into::into),
         Command::Models { dir } => cli::models::run(&dir).map_err(Into::into),
-        Command::Verify { file, json, trust } => cli::verify::run(&file, json, &trust).map_err(Into::into),
+        Command::Verify(args) => cli::verify::run(args).map_err(Into::into),
         Command::Sample { file, y, n, seed, json, budget, allow_composition, trust } => {
             let budget = cli::sample::Budget { eps_total: budget, allow_composition };
             cli::sample::run(&file, &y, n, seed, json, budget, &trust).map_err(Into::into)
@@ -211,9 +187,7 @@ fn main() -> ExitCode {
             cli::posterior::run(&file, &release, level, json, &trust).map_err(Into::into)
         }
         Command::Plan(args) => cli::plan::run(args).map_err(Into::into),
-        Command::Report { model, out, eps, solver, seed } => {
-            cli::report::run(&model, &out, eps, solver, seed).map_err(Into::into)
-        }
+        Command::Report(args) => cli::report::run(args).map_err(Into::into),
         Command::Audit(args) => cli::audit::run(args).map_err(Into::into),
         Command::Bench { eps, lp_solver, repeat, quick, no_lp, lp_max_vars, json, single, model, solver } => {
             if !model.is_empty() {

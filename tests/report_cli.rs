@@ -113,3 +113,14 @@ fn report_on_a_model_compare_does_not_handle_explains_the_missing_baselines() {
     assert!(html.contains("No baselines:"), "the reason is given");
     assert!(html.contains("<svg"), "the simplex heat map is drawn");
 }
+
+/// `report`'s flags are checked before the model is read or anything solved: a bad --eps is named
+/// (exit 2, one line) even when the model file does not exist, and nothing is written.
+#[test]
+fn report_checks_its_eps_before_reading_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report");
+    let o = ubapp(&["report", "missing.toml", "--out", out.to_str().unwrap(), "--eps", "0.5,-1"]);
+    assert_input_error(&o, &["--eps", "-1"]);
+    assert!(!out.exists(), "a refused report writes nothing");
+}

@@ -1,7 +1,7 @@
 //! `ubapp verify FILE [--json]`: re-derive the certificate of a mechanism file from its weights
 //! (certified ε, and for δ > 0 the certified δ).
 
-use std::path::Path;
+use std::path::PathBuf;
 
 use serde_json::json;
 use ubapp::mechanism::Release;
@@ -9,9 +9,23 @@ use ubapp::Result;
 
 use super::trust::TrustArgs;
 
+/// Flags of `verify`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Mechanism file written by `ubapp solve --out`.
+    file: PathBuf,
+    /// Print the result as JSON.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    trust: TrustArgs,
+}
+
 /// Run the command: exit 0 with the certificate, or an input error (exit 2) with one sentence.
-pub fn run(file: &Path, json: bool, trust: &TrustArgs) -> Result<()> {
-    let (m, checked) = super::trust::load(file, trust)?;
+pub fn run(args: Args) -> Result<()> {
+    let Args { file, json, trust } = args;
+    let file = file.as_path();
+    let (m, checked) = super::trust::load(file, &trust)?;
     if json {
         let v = json!({
             "file": file.display().to_string(),
