@@ -116,7 +116,12 @@ pub fn solve_model_each(
     let fields = || crate::lp::size_fields(model);
     let mut run = || -> Result<Vec<Solution>> {
         match &route {
-            Route::Chain { fallback, reason } => chain::solve_model(model, eps_list, fallback, reason, &options, each),
+            Route::Chain { fallback, reason } => {
+                // The route, not the chain solver, runs the LP when the chain cannot certify.
+                let lp =
+                    |problem: &Problem, why: &str, assembly: f64| solve_lp(problem, fallback, why, &options, assembly);
+                chain::solve_model(model, eps_list, reason, &options, &lp, each)
+            }
             Route::Lp { backends, reason } => {
                 let start = Instant::now();
                 let cost = Arc::new(cost_matrix(model, options.memory)?);

@@ -265,9 +265,9 @@ impl LpSolver for ChainSolver {
 pub(crate) fn solve_model(
     model: &Model,
     eps_list: &[f64],
-    fallback: &[SolverChoice],
     reason: &str,
     options: &SolveOptions,
+    fallback: &LpFallback<'_>,
     each: &mut dyn FnMut(&Solution),
 ) -> Result<Vec<Solution>> {
     if takes_compact(model, options.memory) {
@@ -283,7 +283,7 @@ pub(crate) fn solve_model(
     eps_list
         .iter()
         .map(|&eps| {
-            let s = solve_one(&cost, &neighbours, eps, assembly, fallback, reason, options)?;
+            let s = solve_one(&cost, &neighbours, Timed { eps, assembly }, reason, options, fallback)?;
             each(&s);
             Ok(s)
         })
@@ -389,14 +389,24 @@ fn solve_compact(
     Ok(out)
 }
 
+/// What the route does with an LP the chain solver could not certify: `(problem, why, assembly
+/// seconds)` → the LP's solution (the route's own LP order; the chain solver does not choose it).
+pub(crate) type LpFallback<'a> = dyn Fn(&Problem, &str, f64) -> Result<Solution> + 'a;
+
+/// One ε and the seconds already spent assembling its costs.
+#[derive(Clone, Copy)]
+struct Timed {
+    eps: f64,
+    assembly: f64,
+}
+
 fn solve_one(
     cost: &Arc<Array2<f64>>,
     neighbours: &Neighbours,
-    eps: f64,
-    assembly: f64,
-    fallback: &[SolverChoice],
+    Timed { eps, assembly }: Timed,
     reason: &str,
     options: &SolveOptions,
+    fallback: &LpFallback<'_>,
 ) -> Result<Solution> {
     let (n_obs, n_out) = cost.dim();
     let t = Instant::now();
@@ -406,7 +416,7 @@ fn solve_one(
         let t = Instant::now();
         let problem = Problem::try_new(cost.clone(), neighbours.clone(), eps, options.memory)?;
         let why = format!("{reason}; chain solver could not certify its optimum ({}); fell back to the LP", d.detail);
-        return super::solve_lp(&problem, fallback, &why, options, assembly + t.elapsed().as_secs_f64());
+        return fallback(&problem, &why, assembly + t.elapsed().as_secs_f64());
     }
     let residuals = Residuals::of(&d.p, neighbours, eps);
     let confirmed = residuals.is_private() && residuals.is_distribution();
