@@ -187,22 +187,13 @@ pub fn compare(model: &Model, opts: &CompareOptions, progress: &mut dyn FnMut(&s
             step += 1;
             progress(&format!("[{step}/{steps}] K = {k}, ε = {eps}: evaluating {} method(s)", opts.methods.len()));
             let mut curves = Curves { eps, trials: k, thetas: thetas.clone(), series: Vec::new() };
-            for &method in &opts.methods {
-                let (est, note): (Box<dyn Estimator>, Note) = if method == Method::Ubapp {
-                    // The certified release, as `solve --out` writes it: its risk is the LP's plus
-                    // the certified repair cost.
-                    let s = &solutions[ei];
-                    let release = Release::certify(&m, s)?;
-                    let p = release.probabilities();
-                    out.heatmaps.push(Heatmap { eps, trials: k, p, outputs: m.outputs.values() });
-                    let note = ubapp_note(&m, s, &release);
-                    (Box::new(release), note)
-                } else {
-                    match build(method, &m, eps, &opts.baseline)? {
-                        Some(e) => (e, Note::default()),
-                        None => continue,
-                    }
-                };
+            for (est, note) in estimators(&m, eps, solutions.get(ei), opts)? {
+                let method = est.method();
+                if method == Method::Ubapp {
+                    let outputs = m.outputs.values();
+                    let p = est.rounded_mechanism(&outputs).expect("a release on the model's own output grid");
+                    out.heatmaps.push(Heatmap { eps, trials: k, p, outputs });
+                }
                 let b = bayes_risk(est.as_ref(), &m);
                 let t = true_risk(est.as_ref(), &m);
                 let privacy = est.privacy();
@@ -224,6 +215,30 @@ pub fn compare(model: &Model, opts: &CompareOptions, progress: &mut dyn FnMut(&s
                 curves.series.push(CurveSeries { method, privacy, risk });
             }
             out.curves.push(curves);
+        }
+    }
+    Ok(out)
+}
+
+/// The estimators of one (ε, K) case in table order, each keyed by its own [`Estimator::method`],
+/// with the note its row carries; UBaPP's is the certified release of `solution`, as `solve --out`
+/// writes it (its risk is the LP's plus the certified repair cost). Methods that do not apply are
+/// left out.
+fn estimators(
+    model: &Model,
+    eps: f64,
+    solution: Option<&Solution>,
+    opts: &CompareOptions,
+) -> Result<Vec<(Box<dyn Estimator>, Note)>> {
+    let mut out: Vec<(Box<dyn Estimator>, Note)> = Vec::new();
+    for &method in &opts.methods {
+        match (method, solution) {
+            (Method::Ubapp, Some(s)) => {
+                let release = Release::certify(model, s)?;
+                let note = ubapp_note(model, s, &release);
+                out.push((Box::new(release), note));
+            }
+            _ => out.extend(build(method, model, eps, &opts.baseline)?.map(|e| (e, Note::default()))),
         }
     }
     Ok(out)

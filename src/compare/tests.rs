@@ -368,3 +368,20 @@ fn the_ubapp_row_is_the_certified_release_and_differs_by_its_repair_cost() {
         }
     }
 }
+
+/// Every built estimator names the method it was built for (rows and curves are keyed by it).
+#[test]
+fn every_estimator_names_the_method_it_was_built_for() {
+    let m = small_model_with("");
+    let opts = BaselineOptions { parties: Some(2), ..BaselineOptions::default() };
+    let mut built = 0;
+    for method in Method::ALL {
+        if let Some(est) = build(method, &m, 0.5, &opts).unwrap() {
+            assert_eq!(est.method(), method);
+            built += 1;
+        }
+    }
+    assert!(built >= 14, "built {built}");
+    let s = solve_model(&m, Some(&[0.5]), SolverChoice::Auto).unwrap().remove(0);
+    assert_eq!(Release::certify(&m, &s).unwrap().method(), Method::Ubapp);
+}
