@@ -385,3 +385,18 @@ fn every_estimator_names_the_method_it_was_built_for() {
     let s = solve_model(&m, Some(&[0.5]), SolverChoice::Auto).unwrap().remove(0);
     assert_eq!(Release::certify(&m, &s).unwrap().method(), Method::Ubapp);
 }
+
+/// Above the compact size the solve takes the compact chain route and the UBaPP row is the compact
+/// release (geometric(ε') + remap): its Bayes risk summed by the estimator over θ_j, y and θ̃_k
+/// agrees with the artifact's own, computed from the squared-loss moments.
+#[test]
+fn a_compact_release_is_evaluated_as_sampled() {
+    let m = model(5000, 101, 0.0, 1.0, "squared", "{ kind = \"uniform\" }");
+    let cmp = compare(&m, &options(&m, &[Method::Ubapp]), &mut |_| {}).unwrap();
+    let s = solve_model(&m, None, SolverChoice::Auto).unwrap().remove(0);
+    let release = Release::certify(&m, &s).unwrap();
+    assert!(matches!(release, Release::Compact(_)), "the compact route was expected at |Θ̃|·|Y| = 505 101");
+    let row = &cmp.rows[0];
+    let want = release.bayes_risk();
+    assert!((row.bayes_risk - want).abs() <= 1e-9 * want, "row {} vs the artifact's {want}", row.bayes_risk);
+}

@@ -43,8 +43,8 @@ impl Estimator for Release {
                     })
                     .sum()
             }
-            Release::Compact(_) => {
-                let p = self.probabilities();
+            Release::Compact(c) => {
+                let p = c.probabilities();
                 q.iter()
                     .enumerate()
                     .filter(|(_, &qi)| qi > 0.0)

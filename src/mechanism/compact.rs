@@ -93,6 +93,8 @@ pub struct CompactMechanism {
     bayes_risk: f64,
     /// Where it came from.
     pub provenance: Provenance,
+    /// Its dense probabilities, computed on first use (evaluation only; sampling never needs them).
+    dense: std::sync::OnceLock<Array2<f64>>,
 }
 
 /// The compact file as stored (format, version and kind are checked before it is parsed).
@@ -211,7 +213,15 @@ impl CompactMechanism {
             ));
         }
         let bayes_risk = sampled_risk(&model, eps_noise, &runs);
-        Ok(CompactMechanism { model, eps, noise, runs, bayes_risk, provenance: Provenance::default() })
+        Ok(CompactMechanism {
+            model,
+            eps,
+            noise,
+            runs,
+            bayes_risk,
+            provenance: Provenance::default(),
+            dense: std::sync::OnceLock::new(),
+        })
     }
 
     /// The model it was designed for.
@@ -266,12 +276,13 @@ impl CompactMechanism {
         self.runs[run].1 as usize
     }
 
-    /// Pr(θ̃_k | y) of what is sampled, geometric(ε') + remap (|Θ̃| × |Y|, O(runs · |Y|)).
-    pub fn probabilities(&self) -> Array2<f64> {
-        let n = self.n_observations();
-        let g =
-            GeometricRemap { eps: self.noise.value(), remap: expand_runs(&self.runs, n), n_outputs: self.n_outputs() };
-        g.to_dense_by_runs(self.noise.value())
+    /// Pr(θ̃_k | y) of what is sampled, geometric(ε') + remap (|Θ̃| × |Y|, O(runs · |Y|); computed once).
+    pub fn probabilities(&self) -> &Array2<f64> {
+        self.dense.get_or_init(|| {
+            let n = self.n_observations();
+            let eps = self.noise.value();
+            GeometricRemap { eps, remap: expand_runs(&self.runs, n), n_outputs: self.n_outputs() }.to_dense_by_runs(eps)
+        })
     }
 
     /// The versioned JSON artifact (format version 3).

@@ -108,7 +108,7 @@ impl Release {
     pub fn probabilities(&self) -> Array2<f64> {
         match self {
             Release::Dense(m) => m.probabilities(),
-            Release::Compact(m) => m.probabilities(),
+            Release::Compact(m) => m.probabilities().clone(),
         }
     }
 
