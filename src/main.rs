@@ -88,9 +88,10 @@ enum Command {
         /// vector observation (e.g. 3,5,12 for a 3-category count).
         #[arg(long, allow_negative_numbers = true)]
         y: String,
-        /// How many independent releases to draw.
-        #[arg(long, default_value_t = 1)]
-        n: usize,
+        /// How many independent releases to draw (a whole number ≥ 1; 1e6 is accepted). They are
+        /// written as drawn, so any N runs in constant memory.
+        #[arg(long, default_value_t = 1, value_parser = cli::sample::parse_count)]
+        n: u64,
         /// Seed for reproducible tests only; without it fresh OS randomness is used (as a real
         /// release must).
         #[arg(long)]
@@ -210,6 +211,9 @@ enum Command {
 
 fn main() -> ExitCode {
     restore_sigpipe();
+    // An interrupted command leaves no temporary file or directory behind. Without the handlers
+    // (they could not be installed) the default actions stay: nothing worse than before.
+    let _ = ubapp::output::cleanup::remove_temporaries_on_signals();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),

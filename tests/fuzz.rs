@@ -5,6 +5,11 @@
 //! written as `null`). Each input must end in a value or an input error — no panic, no abort — and
 //! every artifact that loads must sample inside its output grid and survive a save/load round trip.
 //!
+//! One case in ten runs the binary instead: `sample` or `posterior` with mutated flags (values
+//! at the edges of every type, flags added, dropped or repeated, the deployment mode on or off) on
+//! a valid, mutated or wrong file. Each must exit 0 with output or 2 with one line, never panic,
+//! abort or hang; a stream of releases ends by SIGPIPE when the reader goes away.
+//!
 //! `UBAPP_FUZZ_CASES` sets the number of mutated inputs (default 20 000; at most 150 s, and never fewer than 10 000, in release
 //! mode on two cores); `UBAPP_FUZZ_SEED` the seed (default fixed, so a failure reproduces).
 
@@ -200,13 +205,177 @@ fn seeds() -> (Vec<String>, Vec<String>) {
     (models, artifacts)
 }
 
+/// Flags of `sample` and `posterior` and the values a mutation gives them.
+const SAMPLE_FLAGS: &[&str] =
+    &["--y", "--n", "--seed", "--budget", "--allow-composition", "--json", "--model", "--fingerprint", "--max-eps"];
+const POSTERIOR_FLAGS: &[&str] = &["--release", "--level", "--json", "--model", "--fingerprint", "--max-eps"];
+/// Flags that take no value.
+const SWITCHES: &[&str] = &["--allow-composition", "--json"];
+const FLAG_VALUES: &[&str] = &[
+    "4",
+    "0",
+    "8",
+    "9",
+    "-1",
+    "0.375",
+    "0.5",
+    "3,5",
+    "4,",
+    ",",
+    "",
+    " ",
+    "-",
+    "--json",
+    "1e3",
+    "1e10",
+    "1e30",
+    "1.5",
+    "4294967296",
+    "18446744073709551615",
+    "18446744073709551616",
+    "nan",
+    "inf",
+    "-inf",
+    "1e-320",
+    "5e-324",
+    "0.95",
+    "1",
+    "model.toml",
+    "mech.json",
+    "missing.toml",
+    ".",
+    "/dev/zero",
+    "\u{1b}[2J",
+    "é",
+];
+
+/// The files a flag case reads, written once into `dir`: a dense, a compact and an (ε, δ)
+/// artifact, the model they were solved from, and (per case) a mutated artifact `mutated.json`.
+fn flag_files(dir: &std::path::Path, artifacts: &[String]) -> String {
+    let model = common::binomial_toml(8, 12, "squared", &[1.0]);
+    std::fs::write(dir.join("model.toml"), &model).unwrap();
+    std::fs::write(dir.join("mech.json"), &artifacts[0]).unwrap();
+    std::fs::write(dir.join("delta.json"), &artifacts[3]).unwrap();
+    std::fs::write(dir.join("compact.json"), &artifacts[4]).unwrap();
+    common::parse_model(&model).fingerprint()
+}
+
+/// One mutated `sample` or `posterior` command line (and whether the deployment mode is on).
+fn flag_case(rng: &mut StdRng, fingerprint: &str) -> (Vec<String>, bool) {
+    let sample = rng.random_bool(0.5);
+    let files =
+        ["mech.json", "mech.json", "delta.json", "compact.json", "mutated.json", "model.toml", "missing.json", "."];
+    let file = files[rng.random_range(0..files.len())];
+    let mut args: Vec<String> = if sample {
+        vec![
+            "sample".into(),
+            file.into(),
+            "--y".into(),
+            "4".into(),
+            "--seed".into(),
+            rng.random_range(0..100u64).to_string(),
+        ]
+    } else {
+        vec!["posterior".into(), file.into(), "--release".into(), "0.375".into()]
+    };
+    let flags = if sample { SAMPLE_FLAGS } else { POSTERIOR_FLAGS };
+    for _ in 0..rng.random_range(1..4) {
+        let value = |rng: &mut StdRng| -> String {
+            match rng.random_range(0..4) {
+                0 => EXTREMES[rng.random_range(0..EXTREMES.len())].trim_matches('"').to_string(),
+                1 => fingerprint.to_string(),
+                _ => FLAG_VALUES[rng.random_range(0..FLAG_VALUES.len())].to_string(),
+            }
+        };
+        match rng.random_range(0..4) {
+            // A value (never the command or the file) becomes another.
+            0 if args.len() > 2 => {
+                let at = rng.random_range(2..args.len());
+                args[at] = value(rng);
+            }
+            // A flag is dropped.
+            1 if args.len() > 2 => {
+                args.remove(rng.random_range(2..args.len()));
+            }
+            // A flag (with a value unless it is a switch) is added or repeated.
+            _ => {
+                let flag = flags[rng.random_range(0..flags.len())];
+                args.push(flag.to_string());
+                if !SWITCHES.contains(&flag) {
+                    args.push(value(rng));
+                }
+            }
+        }
+    }
+    (args, rng.random_bool(0.2))
+}
+
+/// Run one flag case in `dir`: exit 0 with output, or exit 2 with one line, or (a stream cut
+/// short by the reader) SIGPIPE; never a panic, an abort or a hang.
+fn check_flag_case(dir: &std::path::Path, args: &[String], require_model: bool) {
+    use std::io::Read;
+    let mut c = common::ubapp_command(args);
+    c.current_dir(dir).stdin(std::process::Stdio::null()).stdout(std::process::Stdio::piped());
+    c.stderr(std::process::Stdio::piped());
+    if require_model {
+        c.env("UBAPP_REQUIRE_MODEL", "1");
+    } else {
+        c.env_remove("UBAPP_REQUIRE_MODEL");
+    }
+    let mut child = c.spawn().expect("spawn ubapp");
+    let mut err = child.stderr.take().unwrap();
+    let err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    // At most 256 KB of releases are read; a longer stream then meets a closed pipe.
+    let mut out = Vec::new();
+    let mut stdout = child.stdout.take().unwrap();
+    let _ = (&mut stdout).take(256 << 10).read_to_end(&mut out);
+    let cut = out.len() >= 256 << 10;
+    drop(stdout);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("ubapp {args:?} hung");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    };
+    let err = err.join().unwrap();
+    let shown = ubapp::guard::text::sanitize(&format!("{args:?}: {status:?}: {err}"), 2000);
+    assert!(!err.contains("panicked"), "{shown}");
+    match status.code() {
+        Some(0) => assert!(!out.is_empty(), "exit 0 without output: {shown}"),
+        Some(2) => {
+            let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+            assert_eq!(lines.len(), 1, "exit 2 without exactly one line: {shown}");
+        }
+        _ => {
+            #[cfg(unix)]
+            {
+                use std::os::unix::process::ExitStatusExt;
+                assert!(cut && status.signal() == Some(libc::SIGPIPE), "{shown}");
+            }
+            #[cfg(not(unix))]
+            panic!("{shown}");
+        }
+    }
+}
+
 #[test]
 fn mutated_models_and_artifacts_end_in_a_value_or_an_input_error() {
     let (models, artifacts) = seeds();
     let dir = tempfile::tempdir().unwrap();
+    let flags_dir = tempfile::tempdir().unwrap();
+    let fingerprint = flag_files(flags_dir.path(), &artifacts);
     let mut rng = rng();
     let n = cases();
-    let (mut models_ok, mut artifacts_ok) = (0usize, 0usize);
+    let (mut models_ok, mut artifacts_ok, mut flag_cases) = (0usize, 0usize, 0usize);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(150);
     let mut n = n;
     for case in 0..n {
@@ -214,7 +383,14 @@ fn mutated_models_and_artifacts_end_in_a_value_or_an_input_error() {
             n = case;
             break;
         }
-        if case % 2 == 0 {
+        if case % 10 == 9 {
+            // The binary: mutated flags of `sample` and `posterior`, on a mutated file at times.
+            let seed = &artifacts[rng.random_range(0..artifacts.len())];
+            std::fs::write(flags_dir.path().join("mutated.json"), mutate(seed, &mut rng)).unwrap();
+            let (args, require_model) = flag_case(&mut rng, &fingerprint);
+            check_flag_case(flags_dir.path(), &args, require_model);
+            flag_cases += 1;
+        } else if case % 2 == 0 {
             let seed = &models[rng.random_range(0..models.len())];
             let mut text = mutate(seed, &mut rng);
             if rng.random_bool(0.3) {
@@ -240,6 +416,7 @@ fn mutated_models_and_artifacts_end_in_a_value_or_an_input_error() {
         models_ok > n / 50 && artifacts_ok > n / 200,
         "{models_ok} models and {artifacts_ok} artifacts of {n} loaded"
     );
+    assert!(flag_cases >= n / 10 - 1, "{flag_cases} flag cases of {n}");
     // Nothing left behind but the round-trip file.
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert!(left.iter().all(|f| f == "round-trip.json"), "{left:?}");

@@ -93,6 +93,8 @@ pub struct RepairReport {
     /// The method used.
     pub method: RepairMethod,
     /// Σ_k g_k: the mass mixed in (before the common renormalisation); for (ε, δ) the mixing weight t.
+    /// `f64::MAX` when e^ε rounds to 1 in floating point (ε ≲ 1e-16) and every column was replaced
+    /// by the mean column (a column-independent release, the limit of infinite mixing).
     pub mixing_mass: f64,
     /// The additive rounding margin m of the successful attempt (probability units).
     pub margin: f64,
@@ -175,6 +177,17 @@ pub(crate) fn repair_and_quantise(
             })
             .collect();
         let mixing_mass: f64 = g.iter().sum();
+        if !mixing_mass.is_finite() {
+            // ρ − 1 underflows (ε ≲ 1e-16: e^ε rounds to 1): no finite mixing is enough, and the
+            // limit of (Q + g)/(1 + Σg) is a column-independent release. Every column becomes
+            // the mean column, quantised once: equal columns have ratio 1 ≤ e^ε exactly.
+            let mean: Vec<f64> = (0..n_out).map(|k| q.row(k).sum() / n_obs as f64).collect();
+            let column = quantise(&mean, total);
+            let columns = vec![column; n_obs];
+            let certified = certify_weights(&columns, edges.iter().copied(), eps)
+                .map_err(|_| CertifyError::QuantisationFailed { eps, delta: 0.0, total, margin })?;
+            return Ok((columns, certified, input.report(method, f64::MAX, 0.0, attempt)));
+        }
         let columns: Vec<Vec<u64>> = (0..n_obs)
             .map(|i| {
                 let col: Vec<f64> = (0..n_out).map(|k| q[[k, i]] + g[k]).collect();

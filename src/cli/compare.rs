@@ -77,6 +77,10 @@ impl Args {
 pub fn run(a: Args) -> Result<()> {
     let solver = a.solver;
     let model = Model::load(&a.model)?;
+    if let Some(dir) = &a.out {
+        // Before any work: a directory of the user's (or the model file itself) is never written.
+        ubapp::report::check_report_dir(dir, "--out")?;
+    }
     let single_holder = check_model(&model, &a.model.display().to_string());
     if a.parties.is_some() || model.parties() > 1 || single_holder.is_err() {
         if a.shard.is_some() {

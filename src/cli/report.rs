@@ -22,7 +22,8 @@ pub fn run(model_path: &Path, out: &Path, eps: Option<Vec<f64>>, solver: SolverC
         model_arg: model_path.display().to_string(),
         model_text: Some(model_text),
     };
-    let report = Report::build(&model, &opts, &mut |line| eprintln!("{line}"))?;
+    let report = Report::build(&model, &opts, &mut |line| eprintln!("{line}"))
+        .map_err(|e| super::solve::name_model_file(e, model_path))?;
     report.write(out, "--out")?;
     for w in &report.warnings {
         eprintln!("{w}");

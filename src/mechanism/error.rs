@@ -73,6 +73,14 @@ pub enum ArtifactErrorKind {
         /// The embedded model's.
         found: String,
     },
+    /// The file certifies a larger ε than the deployer's bound.
+    #[error("it certifies ε = {certified}, more than the bound --max-eps {bound} you deploy")]
+    AboveEpsBound {
+        /// The ε the weights certify.
+        certified: f64,
+        /// The deployer's bound.
+        bound: f64,
+    },
 }
 
 impl ArtifactError {
