@@ -461,15 +461,15 @@ fn an_interrupted_solve_out_leaves_nothing_behind() {
     use rand::{RngExt, SeedableRng};
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    // Large enough that writing the artifact (~1 MB) takes a few milliseconds of the run.
-    write_file(d, "model.toml", &common::binomial_toml(300, 120, "squared", &[1.0]));
+    // Large enough that writing the artifact (~2 MB) takes a few milliseconds of the run.
+    write_file(d, "model.toml", &common::binomial_toml(600, 200, "squared", &[1.0]));
     let start = Instant::now();
     let o = ubapp_in(d, &["solve", "model.toml", "--eps", "1", "--out", "mech.json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let whole = start.elapsed().as_micros() as u64;
     std::fs::remove_file(d.join("mech.json")).unwrap();
     let mut rng = rand::rngs::StdRng::seed_from_u64(27);
-    let (mut interrupted, mut written) = (0, 0);
+    let (mut interrupted, mut while_writing) = (0, 0);
     for round in 0..60 {
         let sig = if round % 2 == 0 { libc::SIGINT } else { libc::SIGTERM };
         let mut child = common::ubapp_command(&["solve", "model.toml", "--eps", "1", "--out", "mech.json"])
@@ -478,18 +478,24 @@ fn an_interrupted_solve_out_leaves_nothing_behind() {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        // Anywhere in the run, with the second half (where the artifact is written) twice as likely.
-        let at =
-            if rng.random_bool(0.33) { rng.random_range(0..whole) } else { rng.random_range(whole / 2..whole + 1) };
-        std::thread::sleep(Duration::from_micros(at));
-        // SAFETY: signalling our own child by its id.
+        if round % 2 == 0 {
+            // Anywhere in the run.
+            std::thread::sleep(Duration::from_micros(rng.random_range(0..whole)));
+        } else {
+            // While a temporary exists (the probe of --out, then the artifact being written):
+            // before the handler existed, nearly every such interrupt left one behind.
+            while child.try_wait().unwrap().is_none() && hidden_files(d).is_empty() {}
+            if child.try_wait().unwrap().is_none() {
+                while_writing += 1;
+                std::thread::sleep(Duration::from_micros(rng.random_range(0..2000)));
+            }
+        }
+        // SAFETY: signalling our own child by its id (a no-op if it has ended).
         unsafe { libc::kill(child.id() as libc::pid_t, sig) };
         let status = child.wait().unwrap();
         let left = hidden_files(d);
         assert!(left.is_empty(), "round {round} ({status:?}) left {left:?}");
-        if status.success() {
-            written += 1;
-        } else {
+        if !status.success() {
             interrupted += 1;
         }
         // A file that is there is whole: it verifies.
@@ -499,7 +505,10 @@ fn an_interrupted_solve_out_leaves_nothing_behind() {
             std::fs::remove_file(d.join("mech.json")).unwrap();
         }
     }
-    assert!(interrupted > 10, "only {interrupted} of 60 runs were interrupted ({written} finished)");
+    assert!(
+        interrupted > 10 && while_writing > 10,
+        "{interrupted} of 60 runs interrupted, {while_writing} while writing"
+    );
 }
 
 #[test]
@@ -520,6 +529,10 @@ fn a_default_memory_budget_refuses_huge_artifacts_and_models_before_allocating()
     refused(d, &["sample", "grid.json", "--y", "1"], &["grid.json", "UBAPP_MEMORY_LIMIT"]);
     write_file(d, "big.toml", &common::binomial_toml(8, 400_000_000, "squared", &[1.0]));
     refused(d, &["solve", "big.toml", "--dry-run"], &["big.toml", "parameter.grid.points"]);
+    // An (ε, δ) binomial with 30 000 trials needs about 6 GiB (its interior point's factor): refused
+    // up front by the default budget, not started.
+    write_file(d, "delta.toml", &common::binomial(30_000, 30, "squared", &[0.5]).top("delta = 0.001").toml());
+    refused(d, &["solve", "delta.toml"], &["delta.toml", "GiB", "UBAPP_MEMORY_LIMIT", "observation.trials"]);
     // UBAPP_MEMORY_LIMIT sets the budget: a small one refuses even the honest file, naming it.
     let o = common::run_ubapp(&["verify", "mech.json"], &[("UBAPP_MEMORY_LIMIT", "1000")], Some(d));
     common::assert_input_error(&o, &["mech.json", "UBAPP_MEMORY_LIMIT"]);

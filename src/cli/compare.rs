@@ -73,8 +73,13 @@ impl Args {
     }
 }
 
-/// Run the command.
+/// Run the command (an error about the model as a whole names its file).
 pub fn run(a: Args) -> Result<()> {
+    let path = a.model.clone();
+    run_named(a).map_err(|e| super::solve::name_model_file(e, &path))
+}
+
+fn run_named(a: Args) -> Result<()> {
     let solver = a.solver;
     let model = Model::load(&a.model)?;
     if let Some(dir) = &a.out {

@@ -254,8 +254,10 @@ fn print_estimate(model: &Model, est: &Estimate, n_eps: usize, json: bool) {
     } else {
         format!("does NOT fit: reduce {} (or raise UBAPP_MEMORY_LIMIT)", est.fields)
     };
+    let peak =
+        if est.output_generation { " at most (the whole LP, if output generation falls back to it)" } else { "" };
     outln!(
-        "memory: about {:.3} GiB of the {:.1} GiB budget ({fits})",
+        "memory: about {:.3} GiB{peak} of the {:.1} GiB budget ({fits})",
         gib(est.memory_bytes as f64),
         gib(est.available_bytes as f64)
     );

@@ -367,7 +367,7 @@ impl ModelSpec {
 /// `observation.trials`); a duplicate key is named from its span.
 fn toml_error(origin: &str, text: &str, path: &str, e: &toml::de::Error) -> ModelError {
     let start = e.span().map(|s| s.start.min(text.len()));
-    let line = start.map(|s| text[..s].matches('\n').count() + 1);
+    let mut line = start.map(|s| text[..s].matches('\n').count() + 1);
     let mut message = plain_expectation(&crate::guard::text::parser_message(e.message().trim().trim_end_matches('.')));
     let mut field = (!path.is_empty() && path != ".").then(|| path.to_string());
     if field.is_none() {
@@ -390,6 +390,10 @@ fn toml_error(origin: &str, text: &str, path: &str, e: &toml::de::Error) -> Mode
                 .map(str::to_string)
                 .or_else(|| key_holding(text, f, e.message()));
             if let Some(key) = key.filter(|k| last != Some(k.as_str())) {
+                // The span covers the whole table: the line is the key's own.
+                if let Some(l) = start.and_then(|s| key_line(text, s, &key)) {
+                    line = Some(l);
+                }
                 field = Some(format!("{f}.{key}"));
             }
         }
@@ -418,6 +422,16 @@ fn key_holding(text: &str, path: &str, message: &str) -> Option<String> {
         .map(|(k, _)| k)
         .collect();
     (found.len() == 1).then(|| found[0].clone())
+}
+
+/// The line number of the first `key =` at or after byte `from`.
+fn key_line(text: &str, from: usize, key: &str) -> Option<usize> {
+    let first = text.get(..from)?.matches('\n').count() + 1;
+    text.get(from..)?
+        .lines()
+        .position(|l| l.trim_start().strip_prefix(key).is_some_and(|rest| rest.trim_start().starts_with('=')))
+        .map(|i| first + i)
+        .filter(|_| !key.is_empty())
 }
 
 /// Serde's names of integer types in "expected u64" as words a model's author reads.
