@@ -260,11 +260,29 @@ fn flag_files(dir: &std::path::Path, artifacts: &[String]) -> String {
     common::parse_model(&model).fingerprint()
 }
 
-/// One mutated `sample` or `posterior` command line (and whether the deployment mode is on).
+/// Values a flag takes in a valid request (`FP`: the model's fingerprint).
+fn valid_values(flag: &str) -> &'static [&'static str] {
+    match flag {
+        "--y" => &["4", "0", "8"],
+        "--n" => &["1", "3", "1e3", "18446744073709551615", "4294967296"],
+        "--seed" => &["7", "0", "18446744073709551615"],
+        "--budget" => &["5", "1e30", "2000"],
+        "--model" => &["model.toml"],
+        "--fingerprint" => &["FP"],
+        "--max-eps" => &["1", "1000", "0.5"],
+        "--release" => &["0.375", "0.041666666666666664", "0.9583333333333333", "0.125"],
+        "--level" => &["0.9", "0.5", "0.999"],
+        _ => &[""],
+    }
+}
+
+/// One mutated `sample` or `posterior` command line (and whether the deployment mode is on):
+/// a valid request, then up to three edits — a value replaced (by a valid one or an edge of any
+/// type), a flag dropped, a flag added (rarely one already there).
 fn flag_case(rng: &mut StdRng, fingerprint: &str) -> (Vec<String>, bool) {
     let sample = rng.random_bool(0.5);
     let files =
-        ["mech.json", "mech.json", "delta.json", "compact.json", "mutated.json", "model.toml", "missing.json", "."];
+        ["mech.json", "mech.json", "mech.json", "delta.json", "compact.json", "mutated.json", "model.toml", "."];
     let file = files[rng.random_range(0..files.len())];
     let mut args: Vec<String> = if sample {
         vec![
@@ -279,40 +297,56 @@ fn flag_case(rng: &mut StdRng, fingerprint: &str) -> (Vec<String>, bool) {
         vec!["posterior".into(), file.into(), "--release".into(), "0.375".into()]
     };
     let flags = if sample { SAMPLE_FLAGS } else { POSTERIOR_FLAGS };
-    for _ in 0..rng.random_range(1..4) {
-        let value = |rng: &mut StdRng| -> String {
-            match rng.random_range(0..4) {
-                0 => EXTREMES[rng.random_range(0..EXTREMES.len())].trim_matches('"').to_string(),
-                1 => fingerprint.to_string(),
-                _ => FLAG_VALUES[rng.random_range(0..FLAG_VALUES.len())].to_string(),
-            }
+    let value = |rng: &mut StdRng, flag: &str| -> String {
+        let v = if rng.random_bool(0.6) {
+            let valid = valid_values(flag);
+            valid[rng.random_range(0..valid.len())].to_string()
+        } else if rng.random_bool(0.5) {
+            EXTREMES[rng.random_range(0..EXTREMES.len())].trim_matches('"').to_string()
+        } else {
+            FLAG_VALUES[rng.random_range(0..FLAG_VALUES.len())].to_string()
         };
+        if v == "FP" {
+            fingerprint.to_string()
+        } else {
+            v
+        }
+    };
+    for _ in 0..rng.random_range(0..4) {
+        // Positions of the flags (from 2 on: not the command or the file).
+        let positions: Vec<usize> = (2..args.len()).filter(|&i| args[i].starts_with("--")).collect();
         match rng.random_range(0..4) {
-            // A value (never the command or the file) becomes another.
-            0 if args.len() > 2 => {
-                let at = rng.random_range(2..args.len());
-                args[at] = value(rng);
+            0 if !positions.is_empty() => {
+                let at = positions[rng.random_range(0..positions.len())];
+                if at + 1 < args.len() && !args[at + 1].starts_with("--") {
+                    let flag = args[at].clone();
+                    args[at + 1] = value(rng, &flag);
+                }
             }
-            // A flag is dropped.
-            1 if args.len() > 2 => {
-                args.remove(rng.random_range(2..args.len()));
+            1 if !positions.is_empty() => {
+                let at = positions[rng.random_range(0..positions.len())];
+                let takes_value = !SWITCHES.contains(&args[at].as_str());
+                args.drain(at..(at + 1 + usize::from(takes_value)).min(args.len()));
             }
-            // A flag (with a value unless it is a switch) is added or repeated.
             _ => {
                 let flag = flags[rng.random_range(0..flags.len())];
+                if args.iter().any(|a| a == flag) && !rng.random_bool(0.1) {
+                    continue;
+                }
                 args.push(flag.to_string());
                 if !SWITCHES.contains(&flag) {
-                    args.push(value(rng));
+                    args.push(value(rng, flag));
                 }
             }
         }
     }
-    (args, rng.random_bool(0.2))
+    (args, rng.random_bool(0.15))
 }
 
 /// Run one flag case in `dir`: exit 0 with output, or exit 2 with one line, or (a stream cut
-/// short by the reader) SIGPIPE; never a panic, an abort or a hang.
-fn check_flag_case(dir: &std::path::Path, args: &[String], require_model: bool) {
+/// short by the reader) SIGPIPE; never a panic, an abort or a hang. Returns the exit code (`None`:
+/// ended by SIGPIPE).
+fn check_flag_case(dir: &std::path::Path, args: &[String], require_model: bool) -> Option<i32> {
     use std::io::Read;
     let mut c = common::ubapp_command(args);
     c.current_dir(dir).stdin(std::process::Stdio::null()).stdout(std::process::Stdio::piped());
@@ -365,6 +399,7 @@ fn check_flag_case(dir: &std::path::Path, args: &[String], require_model: bool) 
             panic!("{shown}");
         }
     }
+    status.code()
 }
 
 #[test]
@@ -375,7 +410,9 @@ fn mutated_models_and_artifacts_end_in_a_value_or_an_input_error() {
     let fingerprint = flag_files(flags_dir.path(), &artifacts);
     let mut rng = rng();
     let n = cases();
-    let (mut models_ok, mut artifacts_ok, mut flag_cases) = (0usize, 0usize, 0usize);
+    let (mut models_ok, mut artifacts_ok) = (0usize, 0usize);
+    // Flag cases by outcome: released (0), refused (2), a stream ended by the closed pipe.
+    let (mut released, mut refused, mut piped) = (0usize, 0usize, 0usize);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(150);
     let mut n = n;
     for case in 0..n {
@@ -388,8 +425,11 @@ fn mutated_models_and_artifacts_end_in_a_value_or_an_input_error() {
             let seed = &artifacts[rng.random_range(0..artifacts.len())];
             std::fs::write(flags_dir.path().join("mutated.json"), mutate(seed, &mut rng)).unwrap();
             let (args, require_model) = flag_case(&mut rng, &fingerprint);
-            check_flag_case(flags_dir.path(), &args, require_model);
-            flag_cases += 1;
+            match check_flag_case(flags_dir.path(), &args, require_model) {
+                Some(0) => released += 1,
+                Some(_) => refused += 1,
+                None => piped += 1,
+            }
         } else if case % 2 == 0 {
             let seed = &models[rng.random_range(0..models.len())];
             let mut text = mutate(seed, &mut rng);
@@ -416,7 +456,13 @@ fn mutated_models_and_artifacts_end_in_a_value_or_an_input_error() {
         models_ok > n / 50 && artifacts_ok > n / 200,
         "{models_ok} models and {artifacts_ok} artifacts of {n} loaded"
     );
-    assert!(flag_cases >= n / 10 - 1, "{flag_cases} flag cases of {n}");
+    // Both answers must occur, or the mutations test only one side of the flags.
+    let flag_cases = released + refused + piped;
+    assert!(
+        flag_cases >= n / 10 - 1 && released > flag_cases / 20 && refused > flag_cases / 20,
+        "{flag_cases} flag cases of {n}: {released} released, {refused} refused, {piped} cut by the reader"
+    );
+    eprintln!("flag cases: {released} released, {refused} refused, {piped} streams cut by the reader");
     // Nothing left behind but the round-trip file.
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert!(left.iter().all(|f| f == "round-trip.json"), "{left:?}");
