@@ -12,6 +12,8 @@ use std::path::Path;
 use common::{stdout_json, ubapp_in, write_file};
 
 /// Peak resident memory (bytes) of `ubapp ARGS` run in `dir`, from wait4's rusage of that child.
+// The child is reaped by wait4 (which also reports its peak), not by `Child::wait`.
+#[allow(clippy::zombie_processes)]
 fn peak_bytes(dir: &Path, args: &[&str]) -> u64 {
     let child = common::ubapp_command(args)
         .current_dir(dir)

@@ -183,7 +183,7 @@ impl PyMechanism {
                 "needs max_eps, the largest ε you deploy (the fingerprint leaves ε out)",
             )));
         }
-        let trusted_model = model.as_deref().map(Model::load).transpose().map_err(py_err)?;
+        let trusted_model = model.as_deref().map(Model::load).transpose().map_err(|e| py_err(e.into()))?;
         let artifact = Artifact::load(&path).map_err(py_err)?;
         let origin = path.display().to_string();
         if let (Some(m), Some(p)) = (&trusted_model, &model) {
