@@ -297,7 +297,7 @@ fn releases_say_what_they_trust_and_the_deployment_mode_refuses_unchecked_files(
     refused(
         d,
         &["sample", "wide.json", "--y", "4", "--fingerprint", &fp, "--max-eps", "1"],
-        &["wide.json", "ε = 36", "--max-eps 1"],
+        &["wide.json", "for ε = 36", "--max-eps 1"],
     );
     refused(
         d,

@@ -540,6 +540,23 @@ mod tests {
     }
 
     #[test]
+    fn at_an_eps_whose_exponential_rounds_to_one_every_column_is_the_mean() {
+        // ε ≤ 1e-16: ρ − 1 = 0 in floating point, so no finite mixing suffices; the repair returns
+        // the column-independent release (the mean column) instead of panicking in `quantise`.
+        let chain = Neighbours::Chain { len: 3 };
+        let p = Array2::from_shape_vec((2, 3), vec![0.5, 0.5, 0.5 + 1e-12, 0.5, 0.5, 0.5 - 1e-12]).unwrap();
+        for eps in [1e-16, 1e-300, 5e-324] {
+            for method in RepairMethod::ALL {
+                let (w, certified, report) = repair_and_quantise(&chain, eps, &p, 1 << 52, method).unwrap();
+                assert!(w.iter().all(|c| c == &w[0]), "ε = {eps}, {method:?}: {w:?}");
+                assert_eq!(w[0].iter().sum::<u64>(), 1 << 52);
+                assert!(certified <= eps, "{certified}");
+                assert_eq!(report.mixing_mass, f64::MAX);
+            }
+        }
+    }
+
+    #[test]
     fn repair_refuses_far_from_feasible_input() {
         let chain = Neighbours::Chain { len: 2 };
         let p = Array2::from_shape_vec((2, 2), vec![1.0, 0.0, 0.0, 1.0]).unwrap();

@@ -73,9 +73,13 @@ pub enum ArtifactErrorKind {
         /// The embedded model's.
         found: String,
     },
-    /// The file certifies a larger ε than the deployer's bound.
-    #[error("it certifies ε = {certified}, more than the bound --max-eps {bound} you deploy")]
+    /// The file's target or certified ε is larger than the deployer's bound.
+    #[error(
+        "it is a mechanism for ε = {eps} (certified {certified}), more than the bound --max-eps {bound} you deploy"
+    )]
     AboveEpsBound {
+        /// The file's target ε.
+        eps: f64,
         /// The ε the weights certify.
         certified: f64,
         /// The deployer's bound.

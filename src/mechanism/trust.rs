@@ -106,9 +106,9 @@ impl Artifact {
             return Err(Error::argument("--max-eps", format!("must be a finite ε > 0 (got {bound})")));
         }
         // The target ε bounds the certified one; either above the bound is refused.
-        let certified = self.certified_eps().max(self.eps());
-        if certified > bound {
-            return Err(ArtifactError::new(origin, ArtifactErrorKind::AboveEpsBound { certified, bound }).into());
+        let (eps, certified) = (self.eps(), self.certified_eps());
+        if eps.max(certified) > bound {
+            return Err(ArtifactError::new(origin, ArtifactErrorKind::AboveEpsBound { eps, certified, bound }).into());
         }
         Ok(())
     }
