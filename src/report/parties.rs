@@ -12,7 +12,7 @@ use crate::output::{write_atomic, write_dir_atomic};
 use crate::Result;
 
 /// Write `risk.csv`, `notes.txt` and the plots of `cmp` into `dir`, whole: `dir` must not exist, be
-/// empty or hold an earlier output of ubapp (replaced; see [`write_dir_atomic`]). Returns the files
+/// empty or hold an earlier output of ubapp (replaced whole; see [`check_report_dir`](super::check_report_dir)). Returns the files
 /// written.
 pub fn write_party_comparison(dir: &Path, cmp: &PartyComparison) -> Result<Vec<String>> {
     let mut files = Vec::new();
