@@ -111,7 +111,7 @@ pub(crate) fn estimate_route(model: &Model, route: &Route, options: &SolveOption
                 nnz += m * n_vars + m;
             }
             let cost = if model.exact.is_some() { n_obs * n_out } else { n_obs * m + m * n_out + n_obs * n_out };
-            let graph = matches!(model.family, Family::Multinomial { .. } | Family::Table { .. });
+            let on_graph = matches!(model.family, Family::Multinomial { .. } | Family::Table { .. });
             // The LP (CSC and vectors) with a factor 3 for the solver's copies, as Problem checks,
             // and the interior point's factorisation, which dominates: each observation's
             // column-sum row couples its |Θ̃| outputs, so the factor holds about one dense
@@ -121,11 +121,12 @@ pub(crate) fn estimate_route(model: &Model, route: &Route, options: &SolveOption
             // K = 10…60); the estimate takes the top of each range. Output generation usually
             // needs far less, but falls back to the whole LP when it cannot certify: this is
             // the route's peak either way.
-            let factor_bytes = if graph { 340 } else { 200 } * n_obs * n_out * n_out;
+            let factor_bytes = if on_graph { 340 } else { 200 } * n_obs * n_out * n_out;
             let bytes = 8 * cost + 3 * (nnz * 16 + (2 * n_vars + 2 * n_dp + n_obs) * 32) + factor_bytes;
             // Fitted to the timings in docs/benchmarks.md: a graph's KKT fills in (multinomial
             // d = 3, K = 20: 1.8e5 nonzeros, 23 s; K = 40: 7e5, 330 s), a band's stays banded
             // (chain (1000, 300): 1.5e6 nonzeros, 16.5 s).
+            let graph = matches!(model.family, Family::Multinomial { .. } | Family::Table { .. });
             let secs = if graph { 23.0 * (nnz as f64 / 1.8e5).powi(2) } else { 16.5 * (nnz as f64 / 1.5e6).powf(1.2) };
             ("LP", bytes, secs, backends.iter().map(|b| b.to_string()).collect())
         }
