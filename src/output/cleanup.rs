@@ -110,6 +110,11 @@ mod signals {
                 libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
             }
         }
+        // SAFETY: the write end was just opened; a full pipe (a flood of signals) must never
+        // block the handler, and one byte in it is enough.
+        unsafe {
+            libc::fcntl(write_fd, libc::F_SETFL, libc::O_NONBLOCK);
+        }
         PIPE_WRITE.store(write_fd, Ordering::Relaxed);
         std::thread::Builder::new().name("ubapp-signals".into()).spawn(move || loop {
             let mut byte = 0u8;
