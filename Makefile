@@ -10,7 +10,7 @@ deps:
 	command -v cmake >/dev/null 2>&1 || need="cmake"; \
 	if command -v dpkg >/dev/null 2>&1; then dpkg -s libclang-dev >/dev/null 2>&1 || need="$$need libclang-dev"; fi; \
 	if [ -n "$$need" ]; then \
-		echo "installing$$need (needed to build HiGHS)"; \
+		echo "installing $${need# } (needed to build HiGHS)"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$need >/dev/null; \
 	fi
@@ -48,7 +48,7 @@ python-deps:
 	$(PYTHON) -c 'import venv, ensurepip' >/dev/null 2>&1 || need="python3-venv"; \
 	if command -v dpkg >/dev/null 2>&1; then dpkg -s python3-dev >/dev/null 2>&1 || need="$$need python3-dev"; fi; \
 	if [ -n "$$need" ]; then \
-		echo "installing $$need (needed for the Python package)"; \
+		echo "installing $${need# } (needed for the Python package)"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$need >/dev/null; \
 	fi

@@ -86,7 +86,7 @@ pub mod guard;
 pub(crate) mod lp;
 pub mod mechanism;
 pub mod model;
-pub(crate) mod output;
+pub mod output;
 pub mod parties;
 #[cfg(feature = "python")]
 mod python;

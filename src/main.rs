@@ -80,19 +80,20 @@ enum Command {
         /// vector observation (e.g. 3,5,12 for a 3-category count).
         #[arg(long, allow_negative_numbers = true)]
         y: String,
-        /// How many independent releases to draw.
-        #[arg(long, default_value_t = 1)]
-        n: usize,
+        /// How many independent releases to draw (a whole number ≥ 1; 1e6 is accepted). They are
+        /// written as drawn, so any N runs in constant memory.
+        #[arg(long, default_value_t = 1, value_parser = cli::sample::parse_count, allow_negative_numbers = true)]
+        n: u64,
         /// Seed for reproducible tests only; without it fresh OS randomness is used (as a real
         /// release must).
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true)]
         seed: Option<u64>,
         /// Print a JSON array instead of one value per line.
         #[arg(long)]
         json: bool,
         /// The total ε this request may spend: n releases from the same data spend n·ε (basic
         /// composition); required when n·ε exceeds the mechanism's ε (or --allow-composition).
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true)]
         budget: Option<f64>,
         /// Spend n·ε without stating a budget.
         #[arg(long)]
@@ -109,7 +110,7 @@ enum Command {
         #[arg(long, required = true, allow_negative_numbers = true)]
         release: Vec<String>,
         /// Credibility level of the interval.
-        #[arg(long, default_value_t = 0.95)]
+        #[arg(long, default_value_t = 0.95, allow_negative_numbers = true)]
         level: f64,
         /// Print the result as JSON.
         #[arg(long)]
@@ -166,6 +167,9 @@ enum Command {
 
 fn main() -> ExitCode {
     restore_sigpipe();
+    // An interrupted command leaves no temporary file or directory behind. Without the handlers
+    // (they could not be installed) the default actions stay: nothing worse than before.
+    let _ = ubapp::output::cleanup::remove_temporaries_on_signals();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),

@@ -1,17 +1,73 @@
-//! Writing results: atomic file writes and the JSON form of grids.
+//! Writing results: atomic file writes and the JSON form of grids. Every temporary a writer
+//! creates is registered with [`cleanup`], so an interrupted process leaves none behind.
+
+pub mod cleanup;
 
 use std::io::Write;
 use std::path::Path;
 
 use serde_json::{json, Value};
 
+use cleanup::{fresh_name, register, Leftover};
+
 use crate::model::Grid;
 use crate::{Error, Result};
 
+/// A temporary file of ours: created exclusively under a fresh unpredictable name, registered for
+/// removal on a signal, removed on drop unless renamed into place.
+struct TempFile {
+    path: std::path::PathBuf,
+    file: std::fs::File,
+    _registered: cleanup::Registered,
+    persisted: bool,
+}
+
+impl TempFile {
+    /// A new empty file in `dir` named `.ubapp-XXXXXXXXXXXXXXXX{suffix}`.
+    fn create_in(dir: &Path, suffix: &str) -> std::io::Result<TempFile> {
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            // Readable as a file written by `File::create` would be (the umask still applies).
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o644);
+        }
+        let mut tries = 0;
+        loop {
+            let path = fresh_name(dir, suffix);
+            // Registered before it exists: a signal between creation and registration cannot
+            // leave it behind.
+            let registered = register(Leftover::File(path.clone()));
+            match options.open(&path) {
+                Ok(file) => return Ok(TempFile { path, file, _registered: registered, persisted: false }),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && tries < 8 => tries += 1,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Rename over `target`.
+    fn persist(mut self, target: &Path) -> std::io::Result<()> {
+        std::fs::rename(&self.path, target)?;
+        self.persisted = true;
+        Ok(())
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if !self.persisted {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
 /// Write `bytes` to `path` atomically: a temporary file created exclusively, with an
 /// unpredictable name, in the same directory (so a planted file or symbolic link cannot be
-/// followed), flushed to disk, then renamed over the target. On any failure the temporary file
-/// is removed and an existing `path` is left untouched.
+/// followed), flushed to disk, then renamed over the target. On any failure, and on SIGINT,
+/// SIGTERM or SIGHUP once [`cleanup::remove_temporaries_on_signals`] is installed, the temporary
+/// file is removed and an existing `path` is left untouched.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
@@ -21,20 +77,19 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         return Err(Error::argument(path.display().to_string(), "is not a file name"));
     }
     let io = |source| Error::Io { path: path.to_path_buf(), source };
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".ubapp-").suffix(".tmp");
-    #[cfg(unix)]
-    {
-        // Readable as a file written by `File::create` would be (the umask still applies).
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o644));
-    }
-    let mut tmp = builder.tempfile_in(dir).map_err(io)?;
-    tmp.write_all(bytes).map_err(io)?;
-    tmp.as_file().sync_all().map_err(io)?;
-    // Dropping `tmp` on an error above removes it; `persist` renames it (or hands it back).
-    tmp.persist(path).map_err(|e| io(e.error))?;
+    let mut tmp = TempFile::create_in(dir, ".tmp").map_err(io)?;
+    tmp.file.write_all(bytes).map_err(io)?;
+    tmp.file.sync_all().map_err(io)?;
+    // Dropping `tmp` on an error above removes it.
+    tmp.persist(path).map_err(io)?;
     Ok(())
+}
+
+/// Whether a file can be created in `dir` (an existing directory): creates and removes a
+/// registered temporary file, so a read-only directory is refused before any work and an
+/// interruption leaves nothing behind. The error is what the operating system said.
+pub fn check_writable_dir(dir: &Path) -> std::io::Result<()> {
+    TempFile::create_in(dir, ".probe").map(drop)
 }
 
 /// Grid points as JSON: plain numbers for a one-dimensional grid, arrays otherwise.
@@ -92,6 +147,10 @@ pub(crate) fn write_dir_atomic(dir: &Path, flag: &str, fill: &mut dyn FnMut(&Pat
         move |source| Error::Io { path, source }
     };
     let _ = std::fs::remove_dir_all(&tmp);
+    // Registered before they exist: an interrupt removes the temporary directory and moves an
+    // earlier output back if it was moved aside.
+    let _tmp_registered = register(Leftover::Dir(tmp.clone()));
+    let _old_registered = register(Leftover::MovedAside { aside: old.clone(), home: dir.to_path_buf() });
     std::fs::create_dir_all(&tmp).map_err(io(&tmp))?;
     let filled = fill(&tmp).and_then(|()| {
         std::fs::write(tmp.join(DIR_MARKER), b"written by ubapp; replaced whole by the next run\n").map_err(io(&tmp))

@@ -286,3 +286,33 @@ fn models_into_a_closed_pipe_does_not_panic() {
     let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
     common::assert_quiet_on_closed_pipe(&["models", models.to_str().unwrap()], None);
 }
+
+/// The README's worked example is what `solve` prints for the bundled model, line for line, apart
+/// from the timings and the round-off-sized columns (rel_gap, max_dp_viol); in particular the
+/// worst-case θ, whose ties between mirrored points are broken deterministically (the first grid
+/// point).
+#[test]
+fn the_readme_demo_is_what_solve_prints() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let command = "$ ./target/release/ubapp solve models/bernoulli-k100.toml\n";
+    let at = readme.find(command).expect("the README shows the demo") + command.len();
+    let shown: Vec<&str> = readme[at..].lines().take_while(|l| !l.starts_with("```")).collect();
+    let o = ubapp_in(root, &["solve", "models/bernoulli-k100.toml"]);
+    assert_success(&o);
+    let printed = stdout(&o);
+    let printed: Vec<&str> = printed.lines().collect();
+    assert_eq!(shown.len(), printed.len(), "README:\n{}\nprinted:\n{}", shown.join("\n"), printed.join("\n"));
+    for (s, p) in shown.iter().zip(&printed) {
+        let (sf, pf): (Vec<&str>, Vec<&str>) = (s.split_whitespace().collect(), p.split_whitespace().collect());
+        let is_row = sf.len() == 8 && pf.len() == 8 && sf[4] == "optimal";
+        if is_row {
+            // eps, bayes_risk, dual_bound, status, solver; not rel_gap, seconds, max_dp_viol.
+            for i in [0, 1, 2, 4, 7] {
+                assert_eq!(sf[i], pf[i], "README row {s:?} vs printed {p:?}");
+            }
+        } else {
+            assert_eq!(s.trim_end(), p.trim_end());
+        }
+    }
+}

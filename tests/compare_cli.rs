@@ -48,11 +48,12 @@ fn compare_writes_csv_and_plots() {
     }
     let png = std::fs::read(out.join("plots/risk_vs_eps_K8.png")).unwrap();
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
-    // The top level holds the table, the index and sub-folders only.
+    // The top level holds the table, the index and sub-folders only (and the marker that lets the
+    // next run replace the directory whole).
     let mut top: Vec<String> =
         std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     top.sort();
-    assert_eq!(top, ["data", "heatmaps", "index.html", "mse_theta", "plots", "risk.csv"]);
+    assert_eq!(top, [".ubapp-output", "data", "heatmaps", "index.html", "mse_theta", "plots", "risk.csv"]);
     // The index links every plot and the table, and shows every row.
     let index = std::fs::read_to_string(out.join("index.html")).unwrap();
     for f in plots.iter().filter(|f| f.ends_with(".png")).chain(&["risk.csv", "data/mse_theta.csv"]) {

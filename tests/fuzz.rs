@@ -5,6 +5,11 @@
 //! written as `null`). Each input must end in a value or an input error — no panic, no abort — and
 //! every artifact that loads must sample inside its output grid and survive a save/load round trip.
 //!
+//! One case in ten runs the binary instead: `sample` or `posterior` with mutated flags (values
+//! at the edges of every type, flags added, dropped or repeated, the deployment mode on or off) on
+//! a valid, mutated or wrong file. Each must exit 0 with output or 2 with one line, never panic,
+//! abort or hang; a stream of releases ends by SIGPIPE when the reader goes away.
+//!
 //! `UBAPP_FUZZ_CASES` sets the number of mutated inputs (default 20 000; at most 150 s, and never fewer than 10 000, in release
 //! mode on two cores); `UBAPP_FUZZ_SEED` the seed (default fixed, so a failure reproduces).
 
@@ -200,13 +205,214 @@ fn seeds() -> (Vec<String>, Vec<String>) {
     (models, artifacts)
 }
 
+/// Flags of `sample` and `posterior` and the values a mutation gives them.
+const SAMPLE_FLAGS: &[&str] =
+    &["--y", "--n", "--seed", "--budget", "--allow-composition", "--json", "--model", "--fingerprint", "--max-eps"];
+const POSTERIOR_FLAGS: &[&str] = &["--release", "--level", "--json", "--model", "--fingerprint", "--max-eps"];
+/// Flags that take no value.
+const SWITCHES: &[&str] = &["--allow-composition", "--json"];
+const FLAG_VALUES: &[&str] = &[
+    "4",
+    "0",
+    "8",
+    "9",
+    "-1",
+    "0.375",
+    "0.5",
+    "3,5",
+    "4,",
+    ",",
+    "",
+    " ",
+    "-",
+    "--json",
+    "1e3",
+    "1e10",
+    "1e30",
+    "1.5",
+    "4294967296",
+    "18446744073709551615",
+    "18446744073709551616",
+    "nan",
+    "inf",
+    "-inf",
+    "1e-320",
+    "5e-324",
+    "0.95",
+    "1",
+    "model.toml",
+    "mech.json",
+    "missing.toml",
+    ".",
+    "/dev/zero",
+    "\u{1b}[2J",
+    "é",
+];
+
+/// The files a flag case reads, written once into `dir`: a dense, a compact and an (ε, δ)
+/// artifact, the model they were solved from, and (per case) a mutated artifact `mutated.json`.
+fn flag_files(dir: &std::path::Path, artifacts: &[String]) -> String {
+    let model = common::binomial_toml(8, 12, "squared", &[1.0]);
+    std::fs::write(dir.join("model.toml"), &model).unwrap();
+    std::fs::write(dir.join("mech.json"), &artifacts[0]).unwrap();
+    std::fs::write(dir.join("delta.json"), &artifacts[3]).unwrap();
+    std::fs::write(dir.join("compact.json"), &artifacts[4]).unwrap();
+    common::parse_model(&model).fingerprint()
+}
+
+/// Values a flag takes in a valid request (`FP`: the model's fingerprint).
+fn valid_values(flag: &str) -> &'static [&'static str] {
+    match flag {
+        "--y" => &["4", "0", "8"],
+        "--n" => &["1", "3", "1e3", "18446744073709551615", "4294967296"],
+        "--seed" => &["7", "0", "18446744073709551615"],
+        "--budget" => &["5", "1e30", "2000"],
+        "--model" => &["model.toml"],
+        "--fingerprint" => &["FP"],
+        "--max-eps" => &["1", "1000", "0.5"],
+        "--release" => &["0.375", "0.041666666666666664", "0.9583333333333333", "0.125"],
+        "--level" => &["0.9", "0.5", "0.999"],
+        _ => &[""],
+    }
+}
+
+/// One mutated `sample` or `posterior` command line (and whether the deployment mode is on):
+/// a valid request, then up to three edits — a value replaced (by a valid one or an edge of any
+/// type), a flag dropped, a flag added (rarely one already there).
+fn flag_case(rng: &mut StdRng, fingerprint: &str) -> (Vec<String>, bool) {
+    let sample = rng.random_bool(0.5);
+    let files =
+        ["mech.json", "mech.json", "mech.json", "delta.json", "compact.json", "mutated.json", "model.toml", "."];
+    let file = files[rng.random_range(0..files.len())];
+    let mut args: Vec<String> = if sample {
+        vec![
+            "sample".into(),
+            file.into(),
+            "--y".into(),
+            "4".into(),
+            "--seed".into(),
+            rng.random_range(0..100u64).to_string(),
+        ]
+    } else {
+        vec!["posterior".into(), file.into(), "--release".into(), "0.375".into()]
+    };
+    let flags = if sample { SAMPLE_FLAGS } else { POSTERIOR_FLAGS };
+    let value = |rng: &mut StdRng, flag: &str| -> String {
+        let v = if rng.random_bool(0.6) {
+            let valid = valid_values(flag);
+            valid[rng.random_range(0..valid.len())].to_string()
+        } else if rng.random_bool(0.5) {
+            EXTREMES[rng.random_range(0..EXTREMES.len())].trim_matches('"').to_string()
+        } else {
+            FLAG_VALUES[rng.random_range(0..FLAG_VALUES.len())].to_string()
+        };
+        if v == "FP" {
+            fingerprint.to_string()
+        } else {
+            v
+        }
+    };
+    for _ in 0..rng.random_range(0..4) {
+        // Positions of the flags (from 2 on: not the command or the file).
+        let positions: Vec<usize> = (2..args.len()).filter(|&i| args[i].starts_with("--")).collect();
+        match rng.random_range(0..4) {
+            0 if !positions.is_empty() => {
+                let at = positions[rng.random_range(0..positions.len())];
+                if at + 1 < args.len() && !args[at + 1].starts_with("--") {
+                    let flag = args[at].clone();
+                    args[at + 1] = value(rng, &flag);
+                }
+            }
+            1 if !positions.is_empty() => {
+                let at = positions[rng.random_range(0..positions.len())];
+                let takes_value = !SWITCHES.contains(&args[at].as_str());
+                args.drain(at..(at + 1 + usize::from(takes_value)).min(args.len()));
+            }
+            _ => {
+                let flag = flags[rng.random_range(0..flags.len())];
+                if args.iter().any(|a| a == flag) && !rng.random_bool(0.1) {
+                    continue;
+                }
+                args.push(flag.to_string());
+                if !SWITCHES.contains(&flag) {
+                    args.push(value(rng, flag));
+                }
+            }
+        }
+    }
+    (args, rng.random_bool(0.15))
+}
+
+/// Run one flag case in `dir`: exit 0 with output, or exit 2 with one line, or (a stream cut
+/// short by the reader) SIGPIPE; never a panic, an abort or a hang. Returns the exit code (`None`:
+/// ended by SIGPIPE).
+fn check_flag_case(dir: &std::path::Path, args: &[String], require_model: bool) -> Option<i32> {
+    use std::io::Read;
+    let mut c = common::ubapp_command(args);
+    c.current_dir(dir).stdin(std::process::Stdio::null()).stdout(std::process::Stdio::piped());
+    c.stderr(std::process::Stdio::piped());
+    if require_model {
+        c.env("UBAPP_REQUIRE_MODEL", "1");
+    } else {
+        c.env_remove("UBAPP_REQUIRE_MODEL");
+    }
+    let mut child = c.spawn().expect("spawn ubapp");
+    let mut err = child.stderr.take().unwrap();
+    let err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    // At most 256 KB of releases are read; a longer stream then meets a closed pipe.
+    let mut out = Vec::new();
+    let mut stdout = child.stdout.take().unwrap();
+    let _ = (&mut stdout).take(256 << 10).read_to_end(&mut out);
+    let cut = out.len() >= 256 << 10;
+    drop(stdout);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("ubapp {args:?} hung");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    };
+    let err = err.join().unwrap();
+    let shown = ubapp::guard::text::sanitize(&format!("{args:?}: {status:?}: {err}"), 2000);
+    assert!(!err.contains("panicked"), "{shown}");
+    match status.code() {
+        Some(0) => assert!(!out.is_empty(), "exit 0 without output: {shown}"),
+        Some(2) => {
+            let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+            assert_eq!(lines.len(), 1, "exit 2 without exactly one line: {shown}");
+        }
+        _ => {
+            #[cfg(unix)]
+            {
+                use std::os::unix::process::ExitStatusExt;
+                assert!(cut && status.signal() == Some(libc::SIGPIPE), "{shown}");
+            }
+            #[cfg(not(unix))]
+            panic!("{shown}");
+        }
+    }
+    status.code()
+}
+
 #[test]
 fn mutated_models_and_artifacts_end_in_a_value_or_an_input_error() {
     let (models, artifacts) = seeds();
     let dir = tempfile::tempdir().unwrap();
+    let flags_dir = tempfile::tempdir().unwrap();
+    let fingerprint = flag_files(flags_dir.path(), &artifacts);
     let mut rng = rng();
     let n = cases();
     let (mut models_ok, mut artifacts_ok) = (0usize, 0usize);
+    // Flag cases by outcome: released (0), refused (2), a stream ended by the closed pipe.
+    let (mut released, mut refused, mut piped) = (0usize, 0usize, 0usize);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(150);
     let mut n = n;
     for case in 0..n {
@@ -214,7 +420,17 @@ fn mutated_models_and_artifacts_end_in_a_value_or_an_input_error() {
             n = case;
             break;
         }
-        if case % 2 == 0 {
+        if case % 10 == 9 {
+            // The binary: mutated flags of `sample` and `posterior`, on a mutated file at times.
+            let seed = &artifacts[rng.random_range(0..artifacts.len())];
+            std::fs::write(flags_dir.path().join("mutated.json"), mutate(seed, &mut rng)).unwrap();
+            let (args, require_model) = flag_case(&mut rng, &fingerprint);
+            match check_flag_case(flags_dir.path(), &args, require_model) {
+                Some(0) => released += 1,
+                Some(_) => refused += 1,
+                None => piped += 1,
+            }
+        } else if case % 2 == 0 {
             let seed = &models[rng.random_range(0..models.len())];
             let mut text = mutate(seed, &mut rng);
             if rng.random_bool(0.3) {
@@ -240,6 +456,13 @@ fn mutated_models_and_artifacts_end_in_a_value_or_an_input_error() {
         models_ok > n / 50 && artifacts_ok > n / 200,
         "{models_ok} models and {artifacts_ok} artifacts of {n} loaded"
     );
+    // Both answers must occur, or the mutations test only one side of the flags.
+    let flag_cases = released + refused + piped;
+    assert!(
+        flag_cases >= n / 10 - 1 && released > flag_cases / 20 && refused > flag_cases / 20,
+        "{flag_cases} flag cases of {n}: {released} released, {refused} refused, {piped} cut by the reader"
+    );
+    eprintln!("flag cases: {released} released, {refused} refused, {piped} streams cut by the reader");
     // Nothing left behind but the round-trip file.
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert!(left.iter().all(|f| f == "round-trip.json"), "{left:?}");

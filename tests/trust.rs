@@ -65,7 +65,7 @@ fn a_forged_artifact_verifies_alone_and_is_refused_against_the_trusted_model() {
     assert_input_error(&o, &["forged.json", "not the trusted model model.toml", "observation.family"]);
     let fp = trusted.fingerprint();
     for cmd in [
-        vec!["verify", "forged.json", "--fingerprint", fp.as_str()],
+        vec!["verify", "forged.json", "--fingerprint", fp.as_str(), "--max-eps", "1"],
         vec!["sample", "forged.json", "--y", "50", "--seed", "1", "--model", "model.toml"],
         vec!["audit", "forged.json", "--samples", "100", "--model", "model.toml"],
         vec!["posterior", "forged.json", "--release", "0.505", "--model", "model.toml"],
@@ -85,10 +85,11 @@ fn a_genuine_artifact_passes_its_trusted_model_and_fingerprint() {
     let trusted = Model::load(&dir.path().join("model.toml")).unwrap();
     let fp = trusted.fingerprint();
     assert!(stdout(&o).contains(&fp), "solve --out prints the fingerprint: {}", stdout(&o));
-    let o = ubapp_in(dir.path(), &["verify", "mech.json", "--model", "model.toml", "--fingerprint", &fp]);
+    let o =
+        ubapp_in(dir.path(), &["verify", "mech.json", "--model", "model.toml", "--fingerprint", &fp, "--max-eps", "1"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
-        stdout(&o).contains("checked against the trusted model model.toml and the pinned fingerprint"),
+        stdout(&o).contains("checked against the trusted model model.toml and the pinned fingerprint and ε ≤ 1"),
         "{}",
         stdout(&o)
     );
@@ -110,7 +111,7 @@ fn a_genuine_artifact_passes_its_trusted_model_and_fingerprint() {
     write_file(dir.path(), "other.toml", &other);
     let o = ubapp_in(dir.path(), &["verify", "mech.json", "--model", "other.toml"]);
     assert_input_error(&o, &["parameter.prior"]);
-    let o = ubapp_in(dir.path(), &["verify", "mech.json", "--fingerprint", "abc"]);
+    let o = ubapp_in(dir.path(), &["verify", "mech.json", "--fingerprint", "abc", "--max-eps", "1"]);
     assert_input_error(&o, &["--fingerprint", "64 hexadecimal digits"]);
 
     // A file written before fingerprints existed (no `model_fingerprint`) still loads and gets one.

@@ -25,11 +25,11 @@ def test_saved_mechanism_verifies_with_the_cli(mechanism, cli_json, tmp_path):
     assert loaded.bayes_risk == mechanism.bayes_risk
 
 
-def test_seeded_sample_is_reproducible_and_equals_the_cli(mechanism, cli_json, tmp_path):
+def test_seeded_sample_is_reproducible_and_equals_the_cli(mechanism, models, cli_json, tmp_path):
     path = tmp_path / "coin.json"
     mechanism.save(path)
     a = mechanism.sample(37, n=50, seed=11, allow_composition=True)
-    b = ubapp.Mechanism.load(path).sample(37, n=50, seed=11, allow_composition=True)
+    b = ubapp.Mechanism.load(path, model=models / "bernoulli-k100.toml").sample(37, n=50, seed=11, allow_composition=True)
     assert isinstance(a, np.ndarray) and a.shape == (50,)
     np.testing.assert_array_equal(a, b)
     cli = cli_json("sample", path, "--y", 37, "--n", 50, "--seed", 11, "--allow-composition")
@@ -72,3 +72,28 @@ def test_tampered_file_is_refused_like_verify(mechanism, cli, tmp_path):
     with pytest.raises(ubapp.InputError) as e:
         ubapp.Mechanism.load(path)
     assert str(e.value) == err.strip().removeprefix("error: ")
+
+
+def test_an_unchecked_file_warns_and_the_deployment_mode_refuses(mechanism, models, tmp_path, monkeypatch):
+    import warnings
+
+    path = tmp_path / "coin.json"
+    mechanism.save(path)
+    loaded = ubapp.Mechanism.load(path)
+    with pytest.warns(UserWarning, match="embedded in it only"):
+        loaded.sample(37, seed=1)
+    checked = ubapp.Mechanism.load(path, model=models / "bernoulli-k100.toml")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        checked.sample(37, seed=1)
+        mechanism.sample(37, seed=1)  # solved in this process from the model in hand
+    with pytest.raises(ubapp.InputError, match="max_eps"):
+        ubapp.Mechanism.load(path, fingerprint="0" * 64)
+    fingerprint = json.loads(path.read_text())["model_fingerprint"]
+    with pytest.raises(ubapp.InputError, match="more than the bound"):
+        ubapp.Mechanism.load(path, fingerprint=fingerprint, max_eps=0.5)
+    pinned = ubapp.Mechanism.load(path, fingerprint=fingerprint, max_eps=1.0)
+    monkeypatch.setenv("UBAPP_REQUIRE_MODEL", "1")
+    with pytest.warns(UserWarning), pytest.raises(ubapp.InputError, match="UBAPP_REQUIRE_MODEL"):
+        loaded.sample(37, seed=1)
+    assert pinned.sample(37, seed=1).shape == (1,)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
 import numpy as np
@@ -205,10 +206,39 @@ class Mechanism:
         self._native = native
 
     @classmethod
-    def load(cls, path: PathLike) -> "Mechanism":
+    def load(
+        cls,
+        path: PathLike,
+        model: Optional[PathLike] = None,
+        fingerprint: Optional[str] = None,
+        max_eps: Optional[float] = None,
+    ) -> "Mechanism":
         """Read a mechanism file and re-derive its certificate from the weights (raises
-        :class:`InputError` if it fails, as ``ubapp verify`` exits 2)."""
-        return cls(_native.Mechanism.load(os.fspath(path)))
+        :class:`InputError` if it fails, as ``ubapp verify`` exits 2).
+
+        The certificate holds for the model embedded in the file; pass the ``model`` file you
+        trust, or the ``fingerprint`` you pinned with ``max_eps`` (the largest ε you deploy), to
+        check that it is your model (``ubapp verify --model`` / ``--fingerprint --max-eps``).
+        Without either, ``sample`` and ``posterior`` warn, and with ``UBAPP_REQUIRE_MODEL=1``
+        they refuse (docs/threat-model.md)."""
+        return cls(
+            _native.Mechanism.load(
+                os.fspath(path),
+                None if model is None else os.fspath(model),
+                fingerprint,
+                None if max_eps is None else float(max_eps),
+            )
+        )
+
+    def _warn_if_unchecked(self) -> None:
+        if not self._native.trusted:
+            warnings.warn(
+                "this mechanism file was checked against the model embedded in it only: it proves the "
+                "weights are private for that model, not that it is the model you deploy (pass model= "
+                "or fingerprint= with max_eps= to Mechanism.load)",
+                UserWarning,
+                stacklevel=3,
+            )
 
     def save(self, path: PathLike) -> None:
         """Write the artifact atomically (the file ``ubapp verify``, ``sample`` and ``audit`` read)."""
@@ -268,6 +298,7 @@ class Mechanism:
         must be). ``n`` releases from the same data spend n·ε: pass ``budget`` ≥ n·ε or
         ``allow_composition=True``. Returns shape (n,) for a scalar output, else (n, dim).
         """
+        self._warn_if_unchecked()
         draws = self._native.sample(_coords(y), int(n), seed, budget, allow_composition)
         arr = np.asarray(draws, dtype=np.float64)
         return arr[:, 0] if self._native.output_dim == 1 else arr
@@ -275,6 +306,7 @@ class Mechanism:
     def posterior(self, releases: Union[float, Sequence[Any]], level: float = 0.95) -> Posterior:
         """The exact posterior of θ given one released value or a list of independent releases
         of this mechanism (``ubapp posterior``); dense mechanisms only."""
+        self._warn_if_unchecked()
         if isinstance(releases, (int, float, np.integer, np.floating)):
             items: List[List[float]] = [[float(releases)]]
         elif self._native.output_dim == 1:

@@ -55,7 +55,13 @@ class Posterior:
 
 class Mechanism:
     @classmethod
-    def load(cls, path: PathLike) -> Mechanism: ...
+    def load(
+        cls,
+        path: PathLike,
+        model: Optional[PathLike] = None,
+        fingerprint: Optional[str] = None,
+        max_eps: Optional[float] = None,
+    ) -> Mechanism: ...
     def save(self, path: PathLike) -> None: ...
     def to_dict(self) -> Dict[str, Any]: ...
     @property

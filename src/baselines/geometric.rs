@@ -90,7 +90,7 @@ pub(crate) fn truncated_geometric(k: usize, eps: f64) -> Array2<f64> {
 
 /// The geometric mechanism with the Bayes-optimal remap ([`Method::Geometric`]).
 pub(crate) fn geometric(model: &Model, setting: Setting, eps: f64) -> Result<RemappedGeometric, SizeError> {
-    let c = cost_matrix(model, crate::lp::MemoryBudget::available())?; // |Y| × |Θ̃|
+    let c = cost_matrix(model, crate::lp::MemoryBudget::from_env())?; // |Y| × |Θ̃|
     let k = setting.trials as usize;
     let g = truncated_geometric(k, eps);
     let n_out = c.ncols();

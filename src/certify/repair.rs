@@ -93,6 +93,8 @@ pub struct RepairReport {
     /// The method used.
     pub method: RepairMethod,
     /// Σ_k g_k: the mass mixed in (before the common renormalisation); for (ε, δ) the mixing weight t.
+    /// `f64::MAX` when e^ε rounds to 1 in floating point (ε ≲ 1e-16) and every column was replaced
+    /// by the mean column (a column-independent release, the limit of infinite mixing).
     pub mixing_mass: f64,
     /// The additive rounding margin m of the successful attempt (probability units).
     pub margin: f64,
@@ -175,6 +177,17 @@ pub(crate) fn repair_and_quantise(
             })
             .collect();
         let mixing_mass: f64 = g.iter().sum();
+        if !mixing_mass.is_finite() {
+            // ρ − 1 underflows (ε ≲ 1e-16: e^ε rounds to 1): no finite mixing is enough, and the
+            // limit of (Q + g)/(1 + Σg) is a column-independent release. Every column becomes
+            // the mean column, quantised once: equal columns have ratio 1 ≤ e^ε exactly.
+            let mean: Vec<f64> = (0..n_out).map(|k| q.row(k).sum() / n_obs as f64).collect();
+            let column = quantise(&mean, total);
+            let columns = vec![column; n_obs];
+            let certified = certify_weights(&columns, edges.iter().copied(), eps)
+                .map_err(|_| CertifyError::QuantisationFailed { eps, delta: 0.0, total, margin })?;
+            return Ok((columns, certified, input.report(method, f64::MAX, 0.0, attempt)));
+        }
         let columns: Vec<Vec<u64>> = (0..n_obs)
             .map(|i| {
                 let col: Vec<f64> = (0..n_out).map(|k| q[[k, i]] + g[k]).collect();
@@ -524,6 +537,23 @@ mod tests {
         let mut q = Array2::from_shape_vec((1, 2), vec![8.0, 1.0]).unwrap();
         lift_rows(&mut q, &as_graph, &[], rho);
         assert_eq!(q.row(0).to_vec(), vec![8.0, 1.0]);
+    }
+
+    #[test]
+    fn at_an_eps_whose_exponential_rounds_to_one_every_column_is_the_mean() {
+        // ε ≤ 1e-16: ρ − 1 = 0 in floating point, so no finite mixing suffices; the repair returns
+        // the column-independent release (the mean column) instead of panicking in `quantise`.
+        let chain = Neighbours::Chain { len: 3 };
+        let p = Array2::from_shape_vec((2, 3), vec![0.5, 0.5, 0.5 + 1e-12, 0.5, 0.5, 0.5 - 1e-12]).unwrap();
+        for eps in [1e-16, 1e-300, 5e-324] {
+            for method in RepairMethod::ALL {
+                let (w, certified, report) = repair_and_quantise(&chain, eps, &p, 1 << 52, method).unwrap();
+                assert!(w.iter().all(|c| c == &w[0]), "ε = {eps}, {method:?}: {w:?}");
+                assert_eq!(w[0].iter().sum::<u64>(), 1 << 52);
+                assert!(certified <= eps, "{certified}");
+                assert_eq!(report.mixing_mass, f64::MAX);
+            }
+        }
     }
 
     #[test]

@@ -73,10 +73,19 @@ impl Args {
     }
 }
 
-/// Run the command.
+/// Run the command (an error about the model as a whole names its file).
 pub fn run(a: Args) -> Result<()> {
+    let path = a.model.clone();
+    run_named(a).map_err(|e| super::solve::name_model_file(e, &path))
+}
+
+fn run_named(a: Args) -> Result<()> {
     let solver = a.solver;
     let model = Model::load(&a.model)?;
+    if let Some(dir) = &a.out {
+        // Before any work: a directory of the user's (or the model file itself) is never written.
+        ubapp::report::check_report_dir(dir, "--out")?;
+    }
     let single_holder = check_model(&model, &a.model.display().to_string());
     if a.parties.is_some() || model.parties() > 1 || single_holder.is_err() {
         if a.shard.is_some() {

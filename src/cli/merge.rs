@@ -23,6 +23,15 @@ pub struct Args {
 
 /// Run the command: every check before anything is written.
 pub fn run(a: Args) -> Result<()> {
+    ubapp::report::check_report_dir(&a.out, "--out")?;
+    if let Ok(out) = a.out.canonicalize() {
+        if let Some(shard) = a.shards.iter().find(|s| s.canonicalize().is_ok_and(|s| s == out)) {
+            return Err(ubapp::Error::argument(
+                "--out",
+                format!("{} is one of the shard directories read; give a new directory", shard.display()),
+            ));
+        }
+    }
     let dirs: Vec<&Path> = a.shards.iter().map(PathBuf::as_path).collect();
     let cmp = merge(&dirs)?;
     let files = write_comparison(&a.out, &cmp)?;

@@ -5,14 +5,28 @@
 use std::path::Path;
 
 use super::trust::TrustArgs;
-use ubapp::mechanism::{Mechanism, Posterior};
+use ubapp::mechanism::{Posterior, Release};
 use ubapp::{Error, Result};
 
 /// Run the command.
 pub fn run(file: &Path, releases: &[String], level: f64, json: bool, trust: &TrustArgs) -> Result<()> {
+    if !(level.is_finite() && level > 0.0 && level < 1.0) {
+        return Err(Error::argument("--level", format!("must lie strictly between 0 and 1 (got {level})")));
+    }
     // The artifact against the deployer's model first (a forged file is refused before any output).
-    super::trust::load(file, trust)?;
-    let m = Mechanism::load(file)?;
+    let (artifact, checked) = super::trust::load_for_release(file, trust, "posterior")?;
+    let m = match artifact {
+        Release::Dense(m) => m,
+        Release::Compact(_) => {
+            return Err(Error::argument(
+                "FILE",
+                format!(
+                    "{} is the compact geometric + remap form; `posterior` reads dense mechanism files (solve a model small enough for the dense route)",
+                    file.display()
+                ),
+            ))
+        }
+    };
     let outputs = releases
         .iter()
         .map(|r| {
@@ -26,6 +40,7 @@ pub fn run(file: &Path, releases: &[String], level: f64, json: bool, trust: &Tru
         })
         .collect::<Result<Vec<usize>>>()?;
     let post = Posterior::of(&m, &outputs, level)?;
+    super::trust::warn_if_unchecked(file, &checked);
     if json {
         let mut v = serde_json::to_value(&post).expect("a posterior serialises");
         if post.posterior_mean.len() == 1 {

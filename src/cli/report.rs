@@ -64,8 +64,10 @@ impl Args {
 
 /// Run the command.
 pub fn run(args: Args) -> Result<()> {
+    let model_path = args.model.clone();
     let ReportRun { model, out, options } = args.validate()?;
-    let report = Report::build(&model, &options, &mut |line| eprintln!("{line}"))?;
+    let report = Report::build(&model, &options, &mut |line| eprintln!("{line}"))
+        .map_err(|e| super::solve::name_model_file(e, &model_path))?;
     report.write(&out, "--out")?;
     for w in &report.warnings {
         eprintln!("{w}");

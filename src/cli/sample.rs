@@ -1,4 +1,7 @@
 //! `ubapp sample FILE --y Y [--n N] [--seed S] [--json]`: release values from a verified mechanism.
+//!
+//! Releases stream: each is written as it is drawn (constant memory in N), and a closed pipe ends
+//! the process by SIGPIPE (`ubapp sample … --n 1000000000 | head`).
 
 use std::io::Write;
 use std::path::Path;
@@ -14,7 +17,7 @@ use ubapp::{Error, Result};
 pub fn run(
     file: &Path,
     y: &str,
-    n: usize,
+    n: u64,
     seed: Option<u64>,
     json: bool,
     budget: Budget,
@@ -23,18 +26,15 @@ pub fn run(
     if n == 0 {
         return Err(Error::argument("--n", "must be at least 1 (0 releases is not a request)"));
     }
-    let (m, _) = super::trust::load(file, trust)?;
-    let (eps_n, delta_n) = m.composed(n);
-    check_budget(&m, n, eps_n, budget)?;
-    if n > 1 {
-        let delta =
-            if delta_n > 0.0 { format!(", δ = {n}·{} = {delta_n:e}", m.certified_delta()) } else { String::new() };
-        eprintln!(
-            "note: {n} releases from the same data spend ε = {n}·{} = {eps_n} by basic composition{delta}",
-            m.certified_eps()
-        );
+    if let Some(b) = budget.eps_total {
+        if !(b.is_finite() && b > 0.0) {
+            return Err(Error::argument("--budget", format!("must be a positive ε (got {b})")));
+        }
     }
     let coords = parse_observation(y)?;
+    let (m, checked) = super::trust::load_for_release(file, trust, "sample")?;
+    let (eps_n, delta_n) = m.composed(n);
+    check_budget(&m, n, eps_n, budget)?;
     let obs = m.model().family().observations();
     let Some(i) = m.observation_index(&coords) else {
         let show = |j: usize| {
@@ -61,29 +61,57 @@ pub fn run(
             ),
         ));
     };
+    super::trust::warn_if_unchecked(file, &checked);
+    if n > 1 {
+        let delta =
+            if delta_n > 0.0 { format!(", δ = {n}·{} = {delta_n:e}", m.certified_delta()) } else { String::new() };
+        eprintln!(
+            "note: {n} releases from the same data spend ε = {n}·{} = {eps_n} by basic composition{delta}",
+            m.certified_eps()
+        );
+    }
     // StdRng is a cryptographically secure generator; without --seed it is seeded from the OS.
     let mut rng: StdRng = match seed {
         Some(s) => StdRng::seed_from_u64(s),
         None => rand::make_rng(),
     };
-    let draws = m.sample_batch(i, n, &mut rng);
-    let outputs: Vec<Vec<f64>> = draws.iter().map(|&k| m.output(k).to_vec()).collect();
-    let mut out = std::io::stdout().lock();
-    let io = |source| Error::Io { path: "<stdout>".into(), source };
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    write_releases(&mut out, &m, i, n, json, &mut rng).map_err(|source| Error::Io { path: "<stdout>".into(), source })
+}
+
+/// Draw `n` releases for observation index `i` and write each as it is drawn: one per line, or
+/// (`json`) one JSON array written element by element.
+fn write_releases(
+    out: &mut impl Write,
+    m: &Release,
+    i: usize,
+    n: u64,
+    json: bool,
+    rng: &mut StdRng,
+) -> std::io::Result<()> {
+    let scalar = m.model().outputs().dim() == 1;
     if json {
-        let text = if m.model().outputs().dim() == 1 {
-            serde_json::to_string(&outputs.iter().map(|v| v[0]).collect::<Vec<f64>>())
+        out.write_all(b"[")?;
+    }
+    for r in 0..n {
+        let k = m.sample(i, rng);
+        let v = m.output(k);
+        if json {
+            if r > 0 {
+                out.write_all(b",")?;
+            }
+            let text = if scalar { serde_json::to_string(&v[0]) } else { serde_json::to_string(&v.to_vec()) };
+            out.write_all(text.expect("floats serialise").as_bytes())?;
         } else {
-            serde_json::to_string(&outputs)
-        };
-        writeln!(out, "{}", text.expect("floats serialise")).map_err(io)?;
-    } else {
-        for v in outputs {
             let line: Vec<String> = v.iter().map(|x| x.to_string()).collect();
-            writeln!(out, "{}", line.join(",")).map_err(io)?;
+            writeln!(out, "{}", line.join(","))?;
         }
     }
-    Ok(())
+    if json {
+        out.write_all(b"]\n")?;
+    }
+    out.flush()
 }
 
 /// The privacy budget flags of `sample`.
@@ -97,9 +125,8 @@ pub struct Budget {
 
 /// Refuse a request whose composed ε exceeds the budget, or exceeds the mechanism's ε without a
 /// budget or `--allow-composition`.
-fn check_budget(m: &Release, n: usize, eps_n: f64, budget: Budget) -> Result<()> {
+fn check_budget(m: &Release, n: u64, eps_n: f64, budget: Budget) -> Result<()> {
     match budget.eps_total {
-        Some(b) if !(b.is_finite() && b > 0.0) => Err(Error::argument("--budget", format!("must be a positive ε (got {b})"))),
         Some(b) if eps_n > b => Err(Error::argument(
             "--budget",
             format!("{n} releases spend ε = {n}·{} = {eps_n} by basic composition, over the budget {b}", m.certified_eps()),
@@ -112,6 +139,18 @@ fn check_budget(m: &Release, n: usize, eps_n: f64, budget: Budget) -> Result<()>
             ),
         )),
         _ => Ok(()),
+    }
+}
+
+/// `--n`: a whole number of releases, digits or a float form of one (`1e6`), at most 2^64 − 1.
+pub fn parse_count(text: &str) -> std::result::Result<u64, String> {
+    let t = text.trim();
+    if let Ok(n) = t.parse::<u64>() {
+        return Ok(n);
+    }
+    match t.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v < 18446744073709551616.0 => Ok(v as u64),
+        _ => Err(format!("must be a whole number of releases from 1 to {} (got \"{t}\")", u64::MAX)),
     }
 }
 

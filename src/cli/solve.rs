@@ -11,12 +11,10 @@ use ubapp::solve::{
 use super::progress::Progress;
 use ubapp::{Error, MemoryBudget, Result};
 
-/// The memory budget: `UBAPP_MEMORY_LIMIT` (bytes) when set, else what the OS reports available.
+/// The memory budget: `UBAPP_MEMORY_LIMIT` (bytes) when set, else 4 GiB or what the OS reports
+/// available, whichever is less ([`MemoryBudget::from_env`]).
 pub fn memory_budget() -> MemoryBudget {
-    match std::env::var("UBAPP_MEMORY_LIMIT").ok().and_then(|s| s.trim().parse().ok()) {
-        Some(bytes) => MemoryBudget::bytes(bytes),
-        None => MemoryBudget::available(),
-    }
+    MemoryBudget::from_env()
 }
 
 /// The flags of `solve` besides the model, ε and --out.
@@ -53,11 +51,7 @@ pub fn run(model_path: &Path, eps: Option<&[f64]>, out: Option<&Path>, flags: Fl
     }
     let limits = ubapp::solve::Limits { seconds: max_seconds, ..Default::default() };
     let options = SolveOptions { solver, memory: memory_budget(), limits, ..SolveOptions::default() };
-    let name_file = |e: Error| match e {
-        // A size refusal is about the model file: name it.
-        Error::TooLarge(size) => Error::TooLarge(size.in_origin(&model_path.display().to_string())),
-        other => other,
-    };
+    let name_file = |e: Error| name_model_file(e, model_path);
     if dry_run {
         let est = estimate(&model, &options).map_err(name_file)?;
         print_estimate(&model, &est, n_eps, json);
@@ -168,6 +162,18 @@ pub fn run(model_path: &Path, eps: Option<&[f64]>, out: Option<&Path>, flags: Fl
     Ok(())
 }
 
+/// An error about the model as a whole (its size, its costs) names the model's file.
+pub fn name_model_file(e: Error, model_path: &Path) -> Error {
+    let origin = model_path.display().to_string();
+    match e {
+        Error::TooLarge(size) => Error::TooLarge(size.in_origin(&origin)),
+        Error::Solve(SolveError::NonFiniteCosts { fields }) if !fields.starts_with(&origin) => {
+            SolveError::NonFiniteCosts { fields: format!("{origin}: {fields}") }.into()
+        }
+        other => other,
+    }
+}
+
 /// `--out` before any work: not one of the run's inputs (it would be replaced), and a file the
 /// process can create in an existing, writable directory.
 fn check_out(out: &Path, model_path: &Path, csv_files: &[std::path::PathBuf]) -> Result<()> {
@@ -195,7 +201,7 @@ fn check_out(out: &Path, model_path: &Path, csv_files: &[std::path::PathBuf]) ->
     }
     // Create (and remove) a temporary file where the mechanism will go: a read-only directory is
     // refused now, not after the solve.
-    if let Err(e) = tempfile::Builder::new().prefix(".ubapp-").tempfile_in(dir) {
+    if let Err(e) = ubapp::output::check_writable_dir(dir) {
         return refuse(format!("{}: cannot create a file in {} ({e})", out.display(), dir.display()));
     }
     Ok(())
@@ -241,8 +247,10 @@ fn print_estimate(model: &Model, est: &Estimate, n_eps: usize, json: bool) {
     } else {
         format!("does NOT fit: reduce {} (or raise UBAPP_MEMORY_LIMIT)", est.fields)
     };
+    let peak =
+        if est.output_generation { " at most (the whole LP, if output generation falls back to it)" } else { "" };
     outln!(
-        "memory: about {:.3} GiB of {:.1} GiB available ({fits})",
+        "memory: about {:.3} GiB{peak} of the {:.1} GiB budget ({fits})",
         gib(est.memory_bytes as f64),
         gib(est.available_bytes as f64)
     );

@@ -157,7 +157,7 @@ impl Comparison {
 impl TrialsReference {
     /// The reference risks of `model` (already at `trials`), where its cost matrix fits in memory.
     pub(crate) fn of(model: &Model, trials: u64) -> Option<TrialsReference> {
-        let r = reference_risks(model, MemoryBudget::available()).ok()?;
+        let r = reference_risks(model, MemoryBudget::from_env()).ok()?;
         Some(TrialsReference { trials, prior_risk: r.prior_risk, non_private_risk: r.non_private_risk })
     }
 }

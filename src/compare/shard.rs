@@ -313,11 +313,13 @@ impl ShardFile {
         Ok(file)
     }
 
-    /// Write `DIR/shard.json` (atomically; creates DIR).
+    /// Write `DIR/shard.json`, the directory whole (it must not exist, be empty or hold an
+    /// earlier output of ubapp: see `output::write_dir_atomic`).
     pub fn write(&self, dir: &Path) -> Result<()> {
-        std::fs::create_dir_all(dir).map_err(|source| Error::Io { path: dir.to_path_buf(), source })?;
         let text = serde_json::to_string(self).expect("a shard serialises");
-        crate::output::write_atomic(&dir.join(SHARD_FILE), text.as_bytes())
+        crate::output::write_dir_atomic(dir, "--out", &mut |tmp| {
+            crate::output::write_atomic(&tmp.join(SHARD_FILE), text.as_bytes())
+        })
     }
 }
 

@@ -9,7 +9,23 @@ pub struct MemoryBudget {
     bytes: u64,
 }
 
+/// The memory one problem may use unless told otherwise: 4 GiB (or less, when less is available).
+pub const DEFAULT_LIMIT_BYTES: u64 = 4 << 30;
+
+/// The environment variable that sets the budget in bytes (`UBAPP_MEMORY_LIMIT=17179869184`).
+pub const LIMIT_ENV: &str = "UBAPP_MEMORY_LIMIT";
+
 impl MemoryBudget {
+    /// The budget `ubapp` uses unless a caller passes its own: `UBAPP_MEMORY_LIMIT` (bytes) when
+    /// it is set to a whole number, else the smaller of [`DEFAULT_LIMIT_BYTES`] and the memory
+    /// available. A model, artifact or solve priced above it is refused before allocating.
+    pub fn from_env() -> Self {
+        match std::env::var(LIMIT_ENV).ok().and_then(|s| s.trim().parse::<u64>().ok()) {
+            Some(bytes) => MemoryBudget { bytes },
+            None => MemoryBudget { bytes: MemoryBudget::available().bytes.min(DEFAULT_LIMIT_BYTES) },
+        }
+    }
+
     /// A fixed budget.
     pub fn bytes(bytes: u64) -> Self {
         MemoryBudget { bytes }
@@ -51,15 +67,16 @@ impl MemoryBudget {
 }
 
 impl Default for MemoryBudget {
+    /// [`MemoryBudget::from_env`].
     fn default() -> Self {
-        MemoryBudget::available()
+        MemoryBudget::from_env()
     }
 }
 
 /// A problem that would not fit in memory.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "{}the problem needs about {:.1} GiB, more than the {:.1} GiB of memory available; reduce {fields}",
+    "{}the problem needs about {:.1} GiB, more than the {:.1} GiB memory budget (UBAPP_MEMORY_LIMIT, in bytes, raises it); reduce {fields}",
     .origin.as_ref().map(|o| format!("{o}: ")).unwrap_or_default(),
     *.needed_bytes as f64 / 2f64.powi(30),
     *.available_bytes as f64 / 2f64.powi(30)

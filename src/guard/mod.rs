@@ -7,4 +7,4 @@ pub(crate) mod json;
 pub(crate) mod read;
 pub mod text;
 
-pub use budget::{MemoryBudget, SizeError};
+pub use budget::{MemoryBudget, SizeError, DEFAULT_LIMIT_BYTES, LIMIT_ENV};

@@ -20,13 +20,13 @@ pub struct Batch {
 impl Mechanism {
     /// The (ε, δ) that `n` releases from the same data spend by basic composition:
     /// (n·certified_eps, n·certified_delta).
-    pub fn composed(&self, n: usize) -> (f64, f64) {
+    pub fn composed(&self, n: u64) -> (f64, f64) {
         composed(n, self.certified_eps(), self.certified_delta())
     }
 
     /// `n` independent draws for observation index `i`, with the privacy they spend together.
     pub fn sample_spending<R: Rng + ?Sized>(&self, i: usize, n: usize, rng: &mut R) -> Batch {
-        let (eps_spent, delta_spent) = self.composed(n);
+        let (eps_spent, delta_spent) = self.composed(n as u64);
         Batch { indices: self.sample_batch(i, n, rng), eps_spent, delta_spent }
     }
 
@@ -48,7 +48,7 @@ impl Mechanism {
 /// n·ε and n·δ by basic composition, rounded up where the float product falls below the exact one
 /// (a privacy claim never rounds in its own favour; `mul_add` gives the product's rounding error
 /// exactly, n being exact as a double).
-pub(crate) fn composed(n: usize, eps: f64, delta: f64) -> (f64, f64) {
+pub(crate) fn composed(n: u64, eps: f64, delta: f64) -> (f64, f64) {
     let times = |x: f64| {
         let p = n as f64 * x;
         if (n as f64).mul_add(x, -p) > 0.0 {

@@ -73,6 +73,18 @@ pub enum ArtifactErrorKind {
         /// The embedded model's.
         found: String,
     },
+    /// The file's target or certified ε is larger than the deployer's bound.
+    #[error(
+        "it is a mechanism for ε = {eps} (certified {certified}), more than the bound --max-eps {bound} you deploy"
+    )]
+    AboveEpsBound {
+        /// The file's target ε.
+        eps: f64,
+        /// The ε the weights certify.
+        certified: f64,
+        /// The deployer's bound.
+        bound: f64,
+    },
 }
 
 impl ArtifactError {

@@ -81,6 +81,7 @@ pub use compact::{CompactMechanism, NoiseParameter, FORMAT_VERSION_COMPACT, KIND
 pub use error::{ArtifactError, ArtifactErrorKind, AuditError};
 pub use posterior::Posterior;
 pub use release::Release;
+pub use trust::{DeploymentMode, REQUIRE_MODEL_ENV};
 
 use crate::certify::{exact, PrivacyViolation, Repaired};
 pub use crate::certify::{PrivacyCertificate, RepairCandidate, RepairMethod, RepairReport, DEFAULT_TOTAL, MAX_TOTAL};
@@ -165,7 +166,7 @@ impl Mechanism {
         if p.dim() != expected {
             return Err(crate::certify::CertifyError::Shape { found: p.dim(), expected }.into());
         }
-        let cost = cost_matrix(model, MemoryBudget::available())?;
+        let cost = cost_matrix(model, MemoryBudget::from_env())?;
         let price = |q: &Array2<f64>| (&cost.t() * q).sum();
         let release = crate::certify::best_repair(&model.family.neighbours(), eps, model.delta, p, &price)?;
         let lp_risk = price(p);
@@ -176,7 +177,7 @@ impl Mechanism {
     /// priced and certified on the LP path (no second repair), or the chain solver's exact P
     /// repaired here, with the solver recorded in the provenance.
     pub fn from_solution(model: &Model, solution: &Solution) -> Result<Mechanism> {
-        let cost = cost_matrix(model, MemoryBudget::available())?;
+        let cost = cost_matrix(model, MemoryBudget::from_env())?;
         let release = match solution.repaired() {
             Some(r) => r.clone(),
             None if solution.status.has_solution() => {
@@ -219,7 +220,7 @@ impl Mechanism {
     pub fn from_weights(model: Model, eps: f64, total: u64, columns: Vec<Vec<u64>>) -> Result<Mechanism> {
         let cert = check_weights(&model, eps, model.delta, total, &columns)
             .map_err(|kind| ArtifactError::new(model.name().to_string(), kind))?;
-        let cost = cost_matrix(&model, MemoryBudget::available())?;
+        let cost = cost_matrix(&model, MemoryBudget::from_env())?;
         let risk = weights_risk(&cost, &columns, total);
         Ok(Mechanism::assemble(model, cert, total, columns, risk, Provenance::default()))
     }
@@ -457,7 +458,7 @@ impl Mechanism {
             ));
         }
         let cost =
-            cost_matrix(&model, MemoryBudget::available()).map_err(|e| field("model", format!("is too large: {e}")))?;
+            cost_matrix(&model, MemoryBudget::from_env()).map_err(|e| field("model", format!("is too large: {e}")))?;
         let risk = weights_risk(&cost, &file.columns, file.total);
         let risk_matches = (risk - file.bayes_risk).abs() <= 1e-9 * risk.abs().max(f64::MIN_POSITIVE);
         if !risk_matches {
@@ -516,7 +517,7 @@ pub(crate) fn read_artifact(path: &Path) -> Result<(String, String)> {
     use crate::guard::read::{read_bounded, ARTIFACT_FILE_BYTES};
     let origin = path.display().to_string();
     // Parsing holds the text, its JSON tree and the typed file at once: a few times the file.
-    let budget = MemoryBudget::available();
+    let budget = MemoryBudget::from_env();
     if let Ok(meta) = std::fs::metadata(path) {
         let needed = 6 * meta.len() as u128;
         if meta.is_file() && needed > budget.in_bytes() as u128 {

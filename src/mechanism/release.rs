@@ -113,7 +113,7 @@ impl Release {
     }
 
     /// n·ε and n·δ spent by `n` releases from the same data (basic composition, rounded up).
-    pub fn composed(&self, n: usize) -> (f64, f64) {
+    pub fn composed(&self, n: u64) -> (f64, f64) {
         super::batch::composed(n, self.certified_eps(), self.certified_delta())
     }
 

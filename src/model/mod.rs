@@ -129,7 +129,7 @@ impl Model {
     fn validate(mut spec: ModelSpec, base: Option<&Path>) -> Result<Model> {
         let src = inline_csv_files(&mut spec, base)?;
         // The size guard: what validation builds, priced from the spec before it is built.
-        size::check_spec(&spec, crate::guard::MemoryBudget::available())
+        size::check_spec(&spec, crate::guard::MemoryBudget::from_env())
             .map_err(|e| ModelError::new(ModelErrorKind::TooLarge(e)))?;
         let objective = privacy_and_objective(&spec)?;
         let space = parameter_space(&spec)?;

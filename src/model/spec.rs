@@ -367,9 +367,17 @@ impl ModelSpec {
 /// `observation.trials`); a duplicate key is named from its span.
 fn toml_error(origin: &str, text: &str, path: &str, e: &toml::de::Error) -> ModelError {
     let start = e.span().map(|s| s.start.min(text.len()));
-    let line = start.map(|s| text[..s].matches('\n').count() + 1);
-    let mut message = crate::guard::text::parser_message(e.message().trim().trim_end_matches('.'));
+    let mut line = start.map(|s| text[..s].matches('\n').count() + 1);
+    let mut message = plain_expectation(&crate::guard::text::parser_message(e.message().trim().trim_end_matches('.')));
     let mut field = (!path.is_empty() && path != ".").then(|| path.to_string());
+    if field.is_none() {
+        // A syntax error: a key with nothing after its `=` gets its full path and a plain
+        // sentence (the parser's own is about quoting strings).
+        if let Some(key) = start.and_then(|s| empty_value_at(text, s)) {
+            field = Some(key);
+            message = "has no value after `=` (write a number, a quoted string, a list or a table)".to_string();
+        }
+    }
     if let Some(span) = e.span().filter(|s| s.end <= text.len() && s.start <= s.end) {
         let spanned = text.get(span.clone()).unwrap_or("").trim();
         if message.starts_with("duplicate key") && !spanned.is_empty() && !message.contains(spanned) {
@@ -382,6 +390,10 @@ fn toml_error(origin: &str, text: &str, path: &str, e: &toml::de::Error) -> Mode
                 .map(str::to_string)
                 .or_else(|| key_holding(text, f, e.message()));
             if let Some(key) = key.filter(|k| last != Some(k.as_str())) {
+                // The span covers the whole table: the line is the key's own.
+                if let Some(l) = start.and_then(|s| key_line(text, s, &key)) {
+                    line = Some(l);
+                }
                 field = Some(format!("{f}.{key}"));
             }
         }
@@ -392,7 +404,7 @@ fn toml_error(origin: &str, text: &str, path: &str, e: &toml::de::Error) -> Mode
 /// For "invalid type: … `v`, expected …" reported at the table `path`: the one key of that table
 /// whose value is `v` (a tagged table is read whole, so the parser names only the table).
 fn key_holding(text: &str, path: &str, message: &str) -> Option<String> {
-    let rest = message.strip_prefix("invalid type: ")?;
+    let rest = message.strip_prefix("invalid type: ").or_else(|| message.strip_prefix("invalid value: "))?;
     let quoted = rest.split_once(['`', '"'])?.1;
     let token = quoted.split_once(['`', '"'])?.0;
     let mut value = &toml::Value::Table(text.parse::<toml::Table>().ok()?);
@@ -410,6 +422,57 @@ fn key_holding(text: &str, path: &str, message: &str) -> Option<String> {
         .map(|(k, _)| k)
         .collect();
     (found.len() == 1).then(|| found[0].clone())
+}
+
+/// The line number of the first `key =` at or after byte `from`.
+fn key_line(text: &str, from: usize, key: &str) -> Option<usize> {
+    let first = text.get(..from)?.matches('\n').count() + 1;
+    text.get(from..)?
+        .lines()
+        .position(|l| l.trim_start().strip_prefix(key).is_some_and(|rest| rest.trim_start().starts_with('=')))
+        .map(|i| first + i)
+        .filter(|_| !key.is_empty())
+}
+
+/// Serde's names of integer types in "expected u64" as words a model's author reads.
+fn plain_expectation(message: &str) -> String {
+    let mut m = message.to_string();
+    for (rust, plain) in [
+        ("expected u64", "expected a whole number ≥ 0"),
+        ("expected usize", "expected a whole number ≥ 0"),
+        ("expected u32", "expected a whole number ≥ 0"),
+        ("expected f64", "expected a number"),
+    ] {
+        if m.ends_with(rust) {
+            m = format!("{}{plain}", &m[..m.len() - rust.len()]);
+        }
+    }
+    m
+}
+
+/// When the text at byte `at` is a `key =` with nothing after it on its line, the key's full path
+/// (`observation.trials`, from the last `[table]` header above it).
+fn empty_value_at(text: &str, at: usize) -> Option<String> {
+    let line_start = text.get(..at)?.rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text.get(at..)?.find('\n').map_or(text.len(), |i| at + i);
+    let line = text.get(line_start..line_end)?;
+    let (key, value) = line.split_once('=')?;
+    let value = value.split('#').next().unwrap_or("").trim();
+    let key = key.trim();
+    let plain_key = !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    if !value.is_empty() || !plain_key {
+        return None;
+    }
+    let table = text[..line_start]
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('['))
+        .map(|h| h.trim_start_matches('[').split(']').next().unwrap_or("").trim().to_string());
+    Some(match table {
+        Some(t) if !t.is_empty() => format!("{t}.{key}"),
+        _ => key.to_string(),
+    })
 }
 
 /// The key of the `key = ` right before byte `at` on its line (a value's span starts after it).

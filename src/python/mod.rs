@@ -44,13 +44,9 @@ fn py_err(e: Error) -> PyErr {
     }
 }
 
-/// The memory budget, as the command line decides it: `UBAPP_MEMORY_LIMIT` (bytes) when set, else
-/// what the operating system reports available.
+/// The memory budget, as the command line decides it ([`MemoryBudget::from_env`]).
 fn memory_budget() -> MemoryBudget {
-    match std::env::var("UBAPP_MEMORY_LIMIT").ok().and_then(|s| s.trim().parse().ok()) {
-        Some(bytes) => MemoryBudget::bytes(bytes),
-        None => MemoryBudget::available(),
-    }
+    MemoryBudget::from_env()
 }
 
 /// A validated model.
@@ -146,7 +142,8 @@ impl PySolution {
     fn mechanism(&self, py: Python<'_>) -> PyResult<PyMechanism> {
         let (model, solution) = (&self.model, &self.solution);
         let artifact = py.detach(|| Release::certify(model, solution)).map_err(py_err)?;
-        Ok(PyMechanism { artifact })
+        // Built here from the model in hand: nothing to check it against.
+        Ok(PyMechanism { artifact, trusted: true })
     }
 }
 
@@ -154,14 +151,49 @@ impl PySolution {
 #[pyclass(name = "Mechanism", module = "ubapp._native", frozen)]
 struct PyMechanism {
     artifact: Release,
+    /// Solved in this process, or loaded and checked against a trusted model or a pinned
+    /// fingerprint with an ε bound (`verify --model` / `--fingerprint --max-eps`).
+    trusted: bool,
 }
 
 #[pymethods]
 impl PyMechanism {
-    /// Read a mechanism file and re-derive its certificate from the integer weights.
+    /// Read a mechanism file and re-derive its certificate from the integer weights; with `model`
+    /// (a trusted model file) or `fingerprint` (with `max_eps`, required with it), check it against
+    /// what the deployer trusts, as `verify --model` / `--fingerprint --max-eps` do.
     #[staticmethod]
-    fn load(path: PathBuf) -> PyResult<PyMechanism> {
-        Ok(PyMechanism { artifact: Release::load(&path).map_err(py_err)? })
+    #[pyo3(signature = (path, model = None, fingerprint = None, max_eps = None))]
+    fn load(
+        path: PathBuf,
+        model: Option<PathBuf>,
+        fingerprint: Option<String>,
+        max_eps: Option<f64>,
+    ) -> PyResult<PyMechanism> {
+        if fingerprint.is_some() && max_eps.is_none() {
+            return Err(py_err(Error::argument(
+                "fingerprint",
+                "needs max_eps, the largest ε you deploy (the fingerprint leaves ε out)",
+            )));
+        }
+        let trusted_model = model.as_deref().map(Model::load).transpose().map_err(|e| py_err(e.into()))?;
+        let artifact = Release::load(&path).map_err(py_err)?;
+        let origin = path.display().to_string();
+        if let (Some(m), Some(p)) = (&trusted_model, &model) {
+            artifact.check_model(&origin, m, &p.display().to_string()).map_err(py_err)?;
+        }
+        if let Some(f) = &fingerprint {
+            artifact.check_fingerprint(&origin, f).map_err(py_err)?;
+        }
+        if let Some(e) = max_eps {
+            artifact.check_max_eps(&origin, e).map_err(|e| py_err(rename_flag(e, "--max-eps", "max_eps")))?;
+        }
+        Ok(PyMechanism { artifact, trusted: model.is_some() || fingerprint.is_some() })
+    }
+
+    /// Whether it was solved in this process or checked against a trusted model when loaded.
+    #[getter]
+    fn trusted(&self) -> bool {
+        self.trusted
     }
 
     /// Write the artifact (atomically), in the format `ubapp verify` reads.
@@ -227,10 +259,14 @@ impl PyMechanism {
         allow_composition: bool,
     ) -> PyResult<Vec<Vec<f64>>> {
         let m = &self.artifact;
+        self.check_release()?;
         if n == 0 {
             return Err(py_err(Error::argument("n", "must be at least 1 (0 releases is not a request)")));
         }
-        let (eps_n, _) = m.composed(n);
+        // The releases are returned as one list: priced before it is built.
+        let bytes = n as u128 * (24 + 8 * m.model().outputs().dim() as u128);
+        memory_budget().check_dense(&[], bytes).map_err(|e| py_err(e.with_fields("n".into()).into()))?;
+        let (eps_n, _) = m.composed(n as u64);
         match budget {
             Some(b) if !(b.is_finite() && b > 0.0) => {
                 return Err(py_err(Error::argument("budget", format!("must be a positive ε (got {b})"))))
@@ -275,6 +311,7 @@ impl PyMechanism {
     /// `posterior --json`'s fields (JSON text); dense mechanisms only.
     #[pyo3(signature = (releases, level = 0.95))]
     fn posterior(&self, releases: Vec<Vec<f64>>, level: f64) -> PyResult<String> {
+        self.check_release()?;
         let Release::Dense(m) = &self.artifact else {
             return Err(py_err(Error::argument(
                 "posterior",
@@ -346,12 +383,40 @@ fn compare_json(
         curve_points: 101,
     };
     validate(&opts).map_err(|e| py_err(e.into()))?;
+    if let Some(dir) = &out {
+        crate::report::check_report_dir(dir, "out").map_err(py_err)?;
+    }
     let m = model.model.clone();
     let cmp = py.detach(|| compare(&m, &opts, &mut |_| {})).map_err(py_err)?;
     if let Some(dir) = &out {
         write_comparison(dir, &cmp).map_err(py_err)?;
     }
     Ok(serde_json::to_string(&cmp.rows).expect("rows serialise"))
+}
+
+impl PyMechanism {
+    /// The deployment mode (`UBAPP_REQUIRE_MODEL`): refuse a release from a file not checked
+    /// against a trusted model, as the command line's `sample` and `posterior` do.
+    fn check_release(&self) -> PyResult<()> {
+        if !self.trusted && crate::mechanism::DeploymentMode::from_env().requires_model() {
+            return Err(py_err(Error::argument(
+                "model",
+                format!(
+                    "or fingerprint with max_eps is required: {} is set, so releases come only from a file checked against a model you trust (Mechanism.load(path, model=...))",
+                    crate::mechanism::REQUIRE_MODEL_ENV
+                ),
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// An argument error's flag in the command line's spelling, renamed for Python.
+fn rename_flag(e: Error, flag: &str, parameter: &str) -> Error {
+    match e {
+        Error::Argument { name, problem } if name == flag => Error::argument(parameter, problem),
+        other => other,
+    }
 }
 
 /// The module `ubapp._native`.

@@ -73,11 +73,23 @@ pub enum ReportError {
     },
 }
 
-/// Write a comparison into `dir` (created if missing): `risk.csv` (the table, always at this path),
+/// Write a comparison into `dir`: `risk.csv` (the table, always at this path),
 /// `data/mse_theta.csv` (the risk(θ) curves), the plots in sub-folders (`plots/` risk vs ε and vs K,
-/// `mse_theta/`, `heatmaps/`, each as PNG and SVG) and `index.html` linking all of them. Returns the
-/// files written, relative to `dir`.
+/// `mse_theta/`, `heatmaps/`, each as PNG and SVG) and `index.html` linking all of them. The
+/// directory is written whole: it must not exist, be empty or hold an earlier output of ubapp
+/// (replaced; [`check_report_dir`] says so before any work). Returns the files written, relative
+/// to `dir`.
 pub fn write_comparison(dir: &Path, cmp: &Comparison) -> Result<Vec<String>> {
+    let mut files = Vec::new();
+    crate::output::write_dir_atomic(dir, "--out", &mut |tmp| {
+        files = fill_comparison(tmp, cmp)?;
+        Ok(())
+    })?;
+    Ok(files)
+}
+
+/// The files of [`write_comparison`], into the (temporary) directory `dir`.
+fn fill_comparison(dir: &Path, cmp: &Comparison) -> Result<Vec<String>> {
     let data = dir.join("data");
     std::fs::create_dir_all(&data).map_err(|source| Error::Io { path: data.clone(), source })?;
     let mut files = vec!["risk.csv".to_string(), "data/mse_theta.csv".to_string()];

@@ -8,13 +8,23 @@ use std::path::Path;
 use super::plot::{risk_series, write_line_plot, Formats, LinePlot, Series};
 use crate::compare::parties::PartyComparison;
 use crate::compare::{rows_csv, Method};
-use crate::output::write_atomic;
-use crate::{Error, Result};
+use crate::output::{write_atomic, write_dir_atomic};
+use crate::Result;
 
-/// Write `risk.csv`, `notes.txt` and the plots of `cmp` into `dir` (created if missing). Returns
-/// the files written.
+/// Write `risk.csv`, `notes.txt` and the plots of `cmp` into `dir`, whole: `dir` must not exist, be
+/// empty or hold an earlier output of ubapp (replaced whole; see [`check_report_dir`](super::check_report_dir)). Returns the files
+/// written.
 pub fn write_party_comparison(dir: &Path, cmp: &PartyComparison) -> Result<Vec<String>> {
-    std::fs::create_dir_all(dir).map_err(|source| Error::Io { path: dir.to_path_buf(), source })?;
+    let mut files = Vec::new();
+    write_dir_atomic(dir, "--out", &mut |tmp| {
+        files = fill_party_comparison(tmp, cmp)?;
+        Ok(())
+    })?;
+    Ok(files)
+}
+
+/// The files of [`write_party_comparison`], into the (temporary) directory `dir`.
+fn fill_party_comparison(dir: &Path, cmp: &PartyComparison) -> Result<Vec<String>> {
     let mut files = vec!["risk.csv".to_string(), "notes.txt".to_string()];
     write_atomic(&dir.join("risk.csv"), rows_csv(&cmp.rows).as_bytes())?;
     let notes: String = cmp.notes.iter().map(|n| format!("{n}\n")).collect();

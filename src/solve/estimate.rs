@@ -26,7 +26,9 @@ pub struct Estimate {
     /// The LP route solves by output generation (the outputs the optimum uses, the others
     /// priced); the time estimate is then an upper bound.
     pub output_generation: bool,
-    /// Bytes the solve allocates at its peak (rough: the large arrays only).
+    /// Bytes the solve allocates at its peak: the large arrays and, on the LP route, the
+    /// solver's factorisation of the whole LP (what output generation falls back to); checked
+    /// against measured peaks in `tests/memory_estimate.rs`.
     pub memory_bytes: u128,
     /// Bytes the budget allows.
     pub available_bytes: u64,
@@ -109,8 +111,18 @@ pub(crate) fn estimate_route(model: &Model, route: &Route, options: &SolveOption
                 nnz += m * n_vars + m;
             }
             let cost = if model.exact.is_some() { n_obs * n_out } else { n_obs * m + m * n_out + n_obs * n_out };
-            // The LP (CSC and vectors) with a factor 3 for the solver's copies, as Problem checks.
-            let bytes = 8 * cost + 3 * (nnz * 16 + (2 * n_vars + 2 * n_dp + n_obs) * 32);
+            let on_graph = matches!(model.family, Family::Multinomial { .. } | Family::Table { .. });
+            // The LP (CSC and vectors) with a factor 3 for the solver's copies, as Problem checks,
+            // and the interior point's factorisation, which dominates: each observation's
+            // column-sum row couples its |Θ̃| outputs, so the factor holds about one dense
+            // |Θ̃| × |Θ̃| block per observation, filled in along the neighbour graph. Bytes per
+            // |Y|·|Θ̃|² fitted to measured peaks (VmHWM) of whole-LP solves: 130–180 on a band
+            // ((ε, δ) binomial, M = 30, K = 200…3000), 170–330 on a graph (multinomial d = 3,
+            // K = 10…60); the estimate takes the top of each range. Output generation usually
+            // needs far less, but falls back to the whole LP when it cannot certify: this is
+            // the route's peak either way.
+            let factor_bytes = if on_graph { 340 } else { 200 } * n_obs * n_out * n_out;
+            let bytes = 8 * cost + 3 * (nnz * 16 + (2 * n_vars + 2 * n_dp + n_obs) * 32) + factor_bytes;
             // Fitted to the timings in docs/benchmarks.md: a graph's KKT fills in (multinomial
             // d = 3, K = 20: 1.8e5 nonzeros, 23 s; K = 40: 7e5, 330 s), a band's stays banded
             // (chain (1000, 300): 1.5e6 nonzeros, 16.5 s).

@@ -43,7 +43,9 @@ pub use estimate::{estimate, Estimate};
 pub use plan::{
     log_spaced, plan_eps, plan_trials, risk_vs_eps, CurvePoint, Plan, TrialsPlan, PLAN_MAX_EPS, PLAN_MAX_TRIALS,
 };
-pub use robust::{risk_profile, robustness, robustness_warning, Robustness, MAX_PROFILE_WORK, WORST_CASE_FACTOR};
+pub use robust::{
+    risk_profile, robustness, robustness_warning, Robustness, MAX_PROFILE_WORK, WORST_CASE_FACTOR, WORST_CASE_TIE,
+};
 pub use solution::{LpSize, Solution};
 pub use status::Status;
 pub use summary::{RowSummary, SolveSummary};
@@ -72,7 +74,7 @@ impl Default for SolveOptions {
     fn default() -> Self {
         SolveOptions {
             solver: SolverChoice::Auto,
-            memory: MemoryBudget::available(),
+            memory: MemoryBudget::from_env(),
             limits: Limits::default(),
             polish: true,
             output_generation: true,

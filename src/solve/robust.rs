@@ -59,7 +59,8 @@ fn loss_row(loss: &Loss, theta: ArrayView1<'_, f64>, j: usize, model: &Model) ->
 pub struct Robustness {
     /// max_j R(θ_j) over the parameter grid.
     pub worst_case_risk: f64,
-    /// The θ_j where it is attained (coordinates).
+    /// The θ_j where it is attained (coordinates); among points tied within [`WORST_CASE_TIE`]
+    /// (mirrored points of a symmetric model), the first of the grid.
     pub worst_case_theta: Vec<f64>,
     /// Per coordinate, \[smallest, largest\] value released with probability ≥ 1e-6 from some y.
     pub released_range: Vec<[f64; 2]>,
@@ -67,10 +68,27 @@ pub struct Robustness {
     pub range_coverage: f64,
 }
 
+/// Risks within this relative distance of the largest are ties for the worst case.
+pub const WORST_CASE_TIE: f64 = 1e-9;
+
+/// The worst case of a risk profile: its largest value, at the *first* grid point whose risk is
+/// within [`WORST_CASE_TIE`] (relative) of it. A symmetric model has its worst case at mirrored
+/// points (θ and 1 − θ) whose risks differ only by round-off; the first of them (the smallest θ on
+/// a one-dimensional grid) is reported, whatever the round-off, so the answer is reproducible.
+fn worst_point(profile: &[f64]) -> Option<(usize, f64)> {
+    let worst = profile
+        .iter()
+        .copied()
+        .filter(|r| !r.is_nan())
+        .fold(None, |m: Option<f64>, r| Some(m.map_or(r, |m| m.max(r))))?;
+    let j = profile.iter().position(|&r| r >= worst - WORST_CASE_TIE * worst.abs())?;
+    Some((j, worst))
+}
+
 /// The worst case and released range of P, or `None` when the risk profile is too large to compute.
 pub fn robustness(model: &Model, p: &Array2<f64>) -> Option<Robustness> {
     let profile = risk_profile(model, p)?;
-    let (j, &worst) = profile.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1))?;
+    let (j, worst) = worst_point(&profile)?;
     let (theta, outputs) = (model.theta(), model.outputs());
     let released: Vec<usize> = (0..outputs.len()).filter(|&k| p.row(k).iter().any(|&x| x >= RELEASED_MASS)).collect();
     let mut range = Vec::new();
@@ -121,3 +139,20 @@ pub fn robustness_warning(eps: f64, bayes_risk: f64, refs: &ReferenceRisks, r: &
 
 /// How far above the prior risk the worst case may go before [`robustness_warning`] fires.
 pub const WORST_CASE_FACTOR: f64 = 10.0;
+
+#[cfg(test)]
+mod tests {
+    use super::worst_point;
+
+    #[test]
+    fn ties_for_the_worst_case_go_to_the_first_grid_point() {
+        // Mirrored points whose risks differ by round-off: the first wins, whichever is larger.
+        let r = 0.25;
+        assert_eq!(worst_point(&[0.1, r, 0.2, r * (1.0 + 1e-15)]), Some((1, r * (1.0 + 1e-15))));
+        assert_eq!(worst_point(&[0.1, r * (1.0 + 1e-15), 0.2, r]), Some((1, r * (1.0 + 1e-15))));
+        // A real difference is not a tie.
+        assert_eq!(worst_point(&[0.1, r, 0.2, r * (1.0 + 1e-6)]).map(|w| w.0), Some(3));
+        assert_eq!(worst_point(&[f64::NAN, 0.5, 0.5]).map(|w| w.0), Some(1));
+        assert_eq!(worst_point(&[]), None);
+    }
+}

@@ -1,0 +1,73 @@
+//! The memory `solve --dry-run` estimates against the peak a solve really reaches (the child
+//! process's maximum resident set, as `ubapp bench` reads VmHWM), on small models of the LP route:
+//! the estimate must never be below the measured peak (it is what the size guard refuses on), and
+//! on whole-LP solves not more than 2.5× above it. Each case runs in a few seconds.
+
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use std::path::Path;
+
+use common::{stdout_json, ubapp_in, write_file};
+
+/// Peak resident memory (bytes) of `ubapp ARGS` run in `dir`, from wait4's rusage of that child.
+// The child is reaped by wait4 (which also reports its peak), not by `Child::wait`.
+#[allow(clippy::zombie_processes)]
+fn peak_bytes(dir: &Path, args: &[&str]) -> u64 {
+    let child = common::ubapp_command(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is valid for wait4 to fill; we wait for our own child by its id.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as libc::pid_t, "wait4 failed");
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "{args:?} failed: {status}");
+    usage.ru_maxrss as u64 * 1024 // kilobytes on Linux
+}
+
+/// (file, model text, whether the route solves the whole LP rather than by output generation).
+fn cases() -> Vec<(&'static str, String, bool)> {
+    let multinomial = |records: u64, resolution: u64, top: &str| {
+        format!(
+            "name = \"m\"\nepsilon = [1.0]\n{top}\n[parameter]\ngrid = {{ kind = \"simplex\", resolution = {resolution} }}\nprior = {{ kind = \"uniform\" }}\n[observation]\nfamily = \"multinomial\"\ncategories = 3\nrecords = {records}\n[output]\ngrid = \"parameter\"\n[loss]\nkind = \"squared-euclidean\"\n"
+        )
+    };
+    vec![
+        // (ε, δ): no output generation, a banded LP (Clarabel, then HiGHS).
+        ("band-delta.toml", common::binomial(200, 30, "squared", &[0.5]).top("delta = 0.001").toml(), true),
+        // (ε, δ) on the multinomial's neighbour graph (HiGHS interior point).
+        ("graph-delta.toml", multinomial(10, 6, "delta = 0.001"), true),
+        // The plain program by output generation (graph, band).
+        ("graph.toml", multinomial(20, 8, ""), false),
+        ("band.toml", std::fs::read_to_string(common::bundled("rare-events-poisson-cap3")).unwrap(), false),
+    ]
+}
+
+#[test]
+fn the_memory_estimate_covers_the_measured_peak() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // What the process holds before any problem: the binary, its libraries, the allocator.
+    write_file(d, "tiny.toml", &common::binomial_toml(2, 2, "squared", &[1.0]));
+    let baseline = peak_bytes(d, &["solve", "tiny.toml", "--json"]);
+    let mut report = Vec::new();
+    for (file, text, whole_lp) in cases() {
+        write_file(d, file, &text);
+        let est = stdout_json(&ubapp_in(d, &["solve", file, "--dry-run", "--json"]));
+        assert_eq!(est["path"], "LP", "{file}: {est}");
+        assert_eq!(est["output_generation"].as_bool(), Some(!whole_lp), "{file}: {est}");
+        let estimate = est["memory_bytes"].as_u64().unwrap() as f64;
+        let peak = peak_bytes(d, &["solve", file, "--json"]).saturating_sub(baseline) as f64;
+        report.push(format!("{file}: estimate {:.1} MB, measured {:.1} MB", estimate / 1e6, peak / 1e6));
+        assert!(estimate >= peak, "{file}: the estimate is below the measured peak: {}", report.join("; "));
+        if whole_lp {
+            assert!(estimate <= 2.5 * peak, "{file}: the estimate is far above the peak: {}", report.join("; "));
+        }
+    }
+    eprintln!("{}", report.join("\n"));
+}
