@@ -7,6 +7,7 @@ mod common;
 mod breadth_families;
 mod breadth_programs;
 mod chain_solver;
+mod exact_bound;
 mod mechanism_delta;
 mod mechanism_properties;
 mod optimum_checks;
