@@ -4,7 +4,9 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::baselines::{gaussian, geometric, laplace_count, lbapp, lei, subsample, sufficient, BaselineOptions};
+use crate::baselines::{
+    gaussian, geometric, laplace_count, lbapp, lei, staircase, subsample, sufficient, BaselineOptions,
+};
 use crate::eval::{Estimator, GridMechanism, Privacy, Setting};
 use crate::model::Model;
 use crate::solve::Solution;
@@ -27,6 +29,8 @@ pub enum Method {
     LaplaceCountClamped,
     /// Truncated geometric + Bayes remap.
     Geometric,
+    /// The staircase mechanism on the count, clamped (Geng & Viswanath 2016).
+    Staircase,
     /// Smith's subsample-and-aggregate.
     SmithSa,
     /// Chen–Sung CSSA.
@@ -57,13 +61,14 @@ pub enum Method {
 
 impl Method {
     /// Every method, in table order.
-    pub const ALL: [Method; 19] = [
+    pub const ALL: [Method; 20] = [
         Method::Ubapp,
         Method::Lbapp,
         Method::LbappClamped,
         Method::LaplaceCount,
         Method::LaplaceCountClamped,
         Method::Geometric,
+        Method::Staircase,
         Method::SmithSa,
         Method::Cssa,
         Method::Dssa,
@@ -88,6 +93,7 @@ impl Method {
             Method::LaplaceCount => "laplace-count",
             Method::LaplaceCountClamped => "laplace-count-clamped",
             Method::Geometric => "geometric",
+            Method::Staircase => "staircase",
             Method::SmithSa => "smith-sa",
             Method::Cssa => "cssa",
             Method::Dssa => "dssa",
@@ -153,6 +159,7 @@ pub fn build(method: Method, model: &Model, eps: f64, opts: &BaselineOptions) ->
         Method::LaplaceCount => Box::new(laplace_count::laplace_count(setting, eps, false)),
         Method::LaplaceCountClamped => Box::new(laplace_count::laplace_count(setting, eps, true)),
         Method::Geometric => Box::new(geometric::geometric(model, setting, eps)?),
+        Method::Staircase => Box::new(staircase::staircase(setting, eps)),
         Method::SmithSa => Box::new(subsample::SubsampleAggregate::smith(setting, eps, seed)),
         Method::Cssa => Box::new(sufficient::cssa(setting, eps)),
         Method::Dssa => Box::new(sufficient::Dssa::new(setting, eps, parties)),
