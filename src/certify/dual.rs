@@ -102,6 +102,31 @@ pub(crate) fn exact_lagrangian_bound(problem: &Problem, mu: &[f64]) -> f64 {
     }
 }
 
+/// A float ≥ the exact objective of integer weights `columns[i][k]` (each column summing to
+/// `total`) under the stored costs: Σ_{k,i} c\[k,i\] w\[k,i\] / T for the Bayes program, or
+/// max_j Σ W\[j, (k,i)\] w\[k,i\] / T for minimax, every product and sum rounded up. With
+/// [`exact_lagrangian_bound`] below it, the released mechanism's distance from the optimum is
+/// bounded by a theorem, not by two float estimates.
+pub(crate) fn objective_upper(problem: &Problem, columns: &[Vec<u64>], total: u64) -> f64 {
+    let n_out = problem.n_outputs();
+    let weighted = |coef: &dyn Fn(usize, usize) -> f64| {
+        let mut sum = 0.0f64;
+        for (i, col) in columns.iter().enumerate() {
+            for (k, &w) in col.iter().enumerate() {
+                if w != 0 {
+                    sum = next_up(sum + next_up(coef(k, i) * w as f64));
+                }
+            }
+        }
+        // w as f64 is exact for w ≤ 2^53; dividing by T rounds once more.
+        next_up(sum / total as f64)
+    };
+    match &problem.program.risk_rows {
+        None => weighted(&|k, i| problem.cost[[i, k]]),
+        Some(w) => (0..w.nrows()).map(|j| weighted(&|k, i| w[[j, i * n_out + k]])).fold(f64::NEG_INFINITY, f64::max),
+    }
+}
+
 /// min_k of lower bounds of the reduced costs c\[k,i\] + Σ_r μ_r A\[r, (k,i)\] of column i, given
 /// lower bounds of c\[·,i\] in `reduced` (overwritten) and the DP-row blocks of the edges at i.
 /// For the edge (a, b) and output k the DP rows add μ₀ − E·μ₁ at a and μ₁ − E·μ₀ at b

@@ -13,7 +13,7 @@ pub(crate) mod repair;
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 
-pub(crate) use dual::exact_lagrangian_bound;
+pub(crate) use dual::{exact_lagrangian_bound, objective_upper};
 pub(crate) use exact::PrivacyViolation;
 pub use repair::{RepairMethod, RepairReport};
 

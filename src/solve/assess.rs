@@ -7,7 +7,7 @@ use ndarray::Array2;
 use serde::Serialize;
 
 use super::backend::RawSolution;
-use crate::certify::{best_repair, exact_lagrangian_bound, Release};
+use crate::certify::{best_repair, exact_lagrangian_bound, objective_upper, Release};
 use crate::lp::Problem;
 use crate::model::Neighbours;
 
@@ -71,7 +71,8 @@ pub struct Checks {
     pub dual_bound_exact: bool,
     /// (certified_objective − dual_bound) / certified_objective where a certified mechanism was
     /// built (else objective in its place): how far what `ubapp solve --out` releases can be from
-    /// the optimum. Measured from a *feasible* point: the returned P may sit below the optimum.
+    /// the optimum. The released objective is then summed from its integer weights with every
+    /// rounding upwards, so with a proven bound the gap is proven too. Measured from a *feasible* point: the returned P may sit below the optimum.
     pub relative_gap: Option<f64>,
     /// The LP's objective at the returned P, unscaled: the Bayes risk, or for a minimax program the
     /// worst-case risk over the parameter grid.
@@ -138,7 +139,10 @@ impl Assessment {
             let mu: Vec<f64> = mu.iter().map(|m| m * problem.scale).collect();
             exact_lagrangian_bound(problem, &mu)
         });
-        let relative_gap = dual_bound.map(|d| relative_gap(certified_objective.unwrap_or(objective), d));
+        // The gap from the released weights' objective rounded up: with the bound rounded down,
+        // it is a proven distance from the optimum.
+        let released_upper = release.as_ref().map(|r| objective_upper(problem, &r.columns, r.total));
+        let relative_gap = dual_bound.map(|d| relative_gap(released_upper.unwrap_or(objective), d));
         let private = match problem.program.delta {
             None => residuals.is_private(),
             Some(d) => delta_spent <= d + FEASIBILITY_TOLERANCE,

@@ -48,6 +48,14 @@ fn exact_bound_matches_the_float_bound_on_every_bundled_model() {
             bound <= released && (released - bound) / released <= CHECK_TOLERANCE,
             "{name}: {released:e} vs {bound:e}"
         );
+        // The gap is measured from the released weights' objective rounded up: never below the
+        // float sum, and above it by at most an ulp per term (|Y|·|Θ̃| ≤ 2·10⁴ terms here).
+        if let Some(release) = &solved.release {
+            let upper = crate::certify::objective_upper(&problem, &release.columns, release.total);
+            assert!(upper >= released && (upper - released) / released < 1e-10, "{name}: {upper:e} vs {released:e}");
+            let gap = solved.checks.relative_gap.unwrap();
+            assert!(gap >= (released - bound) / released * (1.0 - 1e-9), "{name}: gap {gap:e}");
+        }
         checked += 1;
     }
     assert!(checked >= 10, "only {checked} bundled models");
