@@ -32,6 +32,7 @@ class Result:
     eps: float
     bayes_risk: float
     dual_bound: Optional[float]
+    dual_bound_exact: bool
     relative_gap: Optional[float]
     status: str
     solver: str

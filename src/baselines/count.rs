@@ -74,6 +74,8 @@ impl CountRelease {
             (&self.noise, self.clamp, self.setting.loss),
             (_, None, ScalarLoss::Squared)
                 | (Noise::Laplace { .. } | Noise::Gaussian { .. }, None, ScalarLoss::Absolute)
+                // Piecewise-constant density: three Gauss–Legendre points per piece are exact.
+                | (Noise::Staircase { .. }, _, _)
         )
     }
 }

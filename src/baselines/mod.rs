@@ -13,6 +13,7 @@ pub(crate) mod geometric;
 pub(crate) mod laplace_count;
 pub(crate) mod lbapp;
 pub(crate) mod lei;
+pub(crate) mod staircase;
 pub(crate) mod subsample;
 pub(crate) mod sufficient;
 

@@ -72,6 +72,49 @@ pub(crate) fn exp_lower(x: f64) -> f64 {
     sum.max(1.0)
 }
 
+/// A float ≥ e^x for finite x ≥ 0, the mirror of [`exp_lower`]: with y = x/2^s ≤ 1 (exact
+/// halvings), e^y = Σ_{j≤n} y^j/j! + R with 0 ≤ R ≤ e·y^{n+1}/(n+1)! ≤ 3·y^{n+1}/(n+1)! (Taylor,
+/// Lagrange remainder), every term and sum rounded up, then squared s times rounded up. Relative
+/// looseness: about 40·2^s ulps, like [`exp_lower`]. +∞ when the result overflows.
+pub(crate) fn exp_upper(x: f64) -> f64 {
+    assert!(x.is_finite() && x >= 0.0, "exp_upper needs a finite x ≥ 0 (got {x})");
+    if x == 0.0 {
+        return 1.0;
+    }
+    let mut s = 0u32;
+    let mut y = x;
+    while y > 1.0 && s < 2000 {
+        y *= 0.5;
+        s += 1;
+    }
+    // Terms y^j/j! rounded up, until a term is below 2^-60 of the running 1 (then the remainder
+    // bound 3·y^{n+1}/(n+1)! ≤ 3·term is added, rounded up).
+    let mut terms = Vec::with_capacity(40);
+    let mut term = 1.0f64;
+    let mut j = 1u32;
+    loop {
+        term = next_up(next_up(term * y) / j as f64);
+        if term < 1e-18 || j >= 60 {
+            break;
+        }
+        terms.push(term);
+        j += 1;
+    }
+    // `term` is now an upper bound of y^j/j! for the first term left out: the remainder is ≤ 3·term.
+    let mut sum = next_up(3.0 * term);
+    for &t in terms.iter().rev() {
+        sum = next_up(sum + t);
+    }
+    sum = next_up(1.0 + sum);
+    for _ in 0..s {
+        sum = next_up(sum * sum);
+        if sum.is_infinite() {
+            return f64::INFINITY;
+        }
+    }
+    sum
+}
+
 /// An exact fraction `num/den` ≤ e^ε (den a power of two), with num ≤ 2^61 and den ≤ 2^52.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct RatioBound {
@@ -333,6 +376,20 @@ mod tests {
             assert!((f - lo) / f < 2e-12, "exp_lower({x}) = {lo} too loose vs {f}");
         }
         assert_eq!(exp_lower(100.0), RATIO_CAP);
+    }
+
+    #[test]
+    fn exp_upper_is_above_and_close() {
+        for &x in &[1e-300, 1e-12, 1e-4, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 41.0, 700.0] {
+            let hi = exp_upper(x);
+            let f = x.exp();
+            assert!(hi >= f && hi >= exp_lower(x), "exp_upper({x}) = {hi} < exp = {f}");
+            assert!((hi - f) / f < 2e-12, "exp_upper({x}) = {hi} too loose vs {f}");
+        }
+        // f64 E < e: an upper bound that is a float must be ≥ next_up(E).
+        assert!(exp_upper(1.0) > std::f64::consts::E);
+        assert_eq!(exp_upper(0.0), 1.0);
+        assert_eq!(exp_upper(800.0), f64::INFINITY);
     }
 
     #[test]

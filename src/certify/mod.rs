@@ -1,10 +1,12 @@
 //! From a solver's float P to what may be released: exact privacy checks on integer weights
-//! ([`exact`]), the repair and quantisation of a float P into such weights ([`repair`]), and
-//! [`best_repair`], the one place that prices every repair method and keeps the cheapest.
+//! ([`exact`]), the repair and quantisation of a float P into such weights ([`repair`]),
+//! [`best_repair`], the one place that prices every repair method and keeps the cheapest, and the
+//! LP's Lagrangian bound proven in directed rounding ([`exact_lagrangian_bound`]).
 //!
 //! This layer knows the neighbour relation and ε/δ only; what "cheapest" means (Bayes or
 //! worst-case risk) is the caller's pricing function.
 
+mod dual;
 pub(crate) mod exact;
 mod privacy;
 pub(crate) mod repair;
@@ -12,6 +14,7 @@ pub(crate) mod repair;
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 
+pub(crate) use dual::{exact_lagrangian_bound, objective_upper};
 pub(crate) use exact::PrivacyViolation;
 pub use privacy::{Privacy, PrivacyKind};
 pub use repair::{RepairMethod, RepairReport};

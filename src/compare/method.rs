@@ -1,7 +1,9 @@
 //! How to build each method `compare` can put in a table (the [`Method`] enum itself lives in
 //! `eval`, where every [`Estimator`] names its method).
 
-use crate::baselines::{gaussian, geometric, laplace_count, lbapp, lei, subsample, sufficient, BaselineOptions};
+use crate::baselines::{
+    gaussian, geometric, laplace_count, lbapp, lei, staircase, subsample, sufficient, BaselineOptions,
+};
 pub use crate::eval::Method;
 use crate::eval::{Estimator, Setting};
 use crate::model::Model;
@@ -29,6 +31,7 @@ pub fn build(method: Method, model: &Model, eps: f64, opts: &BaselineOptions) ->
         Method::LaplaceCount => Box::new(laplace_count::laplace_count(setting, eps, false)),
         Method::LaplaceCountClamped => Box::new(laplace_count::laplace_count(setting, eps, true)),
         Method::Geometric => Box::new(geometric::geometric(model, setting, eps)?),
+        Method::Staircase => Box::new(staircase::staircase(setting, eps)),
         Method::SmithSa => Box::new(subsample::SubsampleAggregate::smith(setting, eps, seed)),
         Method::Cssa => Box::new(sufficient::cssa(setting, eps)),
         Method::Dssa => Box::new(sufficient::Dssa::new(setting, eps, parties)),

@@ -22,6 +22,8 @@ pub enum Method {
     LaplaceCountClamped,
     /// Truncated geometric + Bayes remap.
     Geometric,
+    /// The staircase mechanism on the count, clamped (Geng & Viswanath 2016).
+    Staircase,
     /// Smith's subsample-and-aggregate.
     SmithSa,
     /// Chen–Sung CSSA.
@@ -52,13 +54,14 @@ pub enum Method {
 
 impl Method {
     /// Every method, in table order.
-    pub const ALL: [Method; 19] = [
+    pub const ALL: [Method; 20] = [
         Method::Ubapp,
         Method::Lbapp,
         Method::LbappClamped,
         Method::LaplaceCount,
         Method::LaplaceCountClamped,
         Method::Geometric,
+        Method::Staircase,
         Method::SmithSa,
         Method::Cssa,
         Method::Dssa,
@@ -83,6 +86,7 @@ impl Method {
             Method::LaplaceCount => "laplace-count",
             Method::LaplaceCountClamped => "laplace-count-clamped",
             Method::Geometric => "geometric",
+            Method::Staircase => "staircase",
             Method::SmithSa => "smith-sa",
             Method::Cssa => "cssa",
             Method::Dssa => "dssa",

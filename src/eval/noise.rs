@@ -33,6 +33,27 @@ pub(crate) enum Noise {
         /// Standard deviation σ > 0.
         sigma: f64,
     },
+    /// The staircase distribution of Geng & Viswanath (2016) for sensitivity Δ = `width`: with
+    /// b = e^{−ε} and a = (1 − b)/(2γ + 2b(1 − γ)), the density is a·b^j/Δ on |w|/Δ ∈ [j, j + γ)
+    /// and a·b^{j+1}/Δ on |w|/Δ ∈ [j + γ, j + 1), j = 0, 1, … (a geometric mixture of uniforms).
+    Staircase {
+        /// ε of the staircase (its density ratio across one step).
+        eps: f64,
+        /// γ ∈ (0, 1): where in each period the density steps down.
+        gamma: f64,
+        /// The period Δ > 0 (the query's sensitivity, in release units).
+        width: f64,
+    },
+}
+
+/// Three-point Gauss–Legendre nodes and weights on [−1, 1]: exact for polynomials of degree ≤ 5.
+const GAUSS3: [(f64, f64); 3] =
+    [(-0.774_596_669_241_483_4, 5.0 / 9.0), (0.0, 8.0 / 9.0), (0.774_596_669_241_483_4, 5.0 / 9.0)];
+
+/// Σ_{j≥0} j^p b^j for p = 0, 1, 2 (|b| < 1).
+fn geometric_power_sums(b: f64) -> (f64, f64, f64) {
+    let q = 1.0 - b;
+    (1.0 / q, b / (q * q), b * (1.0 + b) / (q * q * q))
 }
 
 /// Standard normal cdf Φ(x) = ½ erfc(−x/√2).
@@ -81,6 +102,33 @@ impl Noise {
             Noise::Laplace { b } => 2.0 * b * b,
             Noise::LaplaceSum { m, b } => 2.0 * m as f64 * b * b,
             Noise::Gaussian { sigma } => sigma * sigma,
+            // E W² = 2 Σ_j [a b^j ((j+γ)³ − j³) + a b^{j+1} ((j+1)³ − (j+γ)³)] Δ²/3, summed in
+            // closed form with Σ j^p b^j.
+            Noise::Staircase { eps, gamma: g, width } => {
+                let (b, a) = staircase_b_a(eps, g);
+                let (s0, s1, s2) = geometric_power_sums(b);
+                let inner = 3.0 * g * s2
+                    + 3.0 * g * g * s1
+                    + g.powi(3) * s0
+                    + b * (3.0 * (1.0 - g) * s2 + 3.0 * (1.0 - g * g) * s1 + (1.0 - g.powi(3)) * s0);
+                2.0 * a / 3.0 * inner * width * width
+            }
+        }
+    }
+
+    /// E |W| (closed form for the staircase; the others by their variance-free formulas).
+    #[cfg(test)]
+    pub(crate) fn mean_abs(&self) -> f64 {
+        match *self {
+            Noise::Laplace { b } => b,
+            Noise::Gaussian { sigma } => sigma * (2.0 / std::f64::consts::PI).sqrt(),
+            Noise::LaplaceSum { .. } => self.expected_abs(0.0, None, 0.0),
+            // E |W| = 2 Σ_j [a b^j ((j+γ)² − j²) + a b^{j+1} ((j+1)² − (j+γ)²)] Δ/2.
+            Noise::Staircase { eps, gamma: g, width } => {
+                let (b, a) = staircase_b_a(eps, g);
+                let (s0, s1, _) = geometric_power_sums(b);
+                a * (2.0 * g * s1 + g * g * s0 + b * (2.0 * (1.0 - g) * s1 + (1.0 - g * g) * s0)) * width
+            }
         }
     }
 
@@ -89,6 +137,7 @@ impl Noise {
         match *self {
             Noise::Laplace { b } | Noise::LaplaceSum { b, .. } => b,
             Noise::Gaussian { sigma } => sigma,
+            Noise::Staircase { width, .. } => width,
         }
     }
 
@@ -107,6 +156,11 @@ impl Noise {
                     / b
             }
             Noise::Gaussian { sigma } => normal_pdf(w / sigma) / sigma,
+            Noise::Staircase { eps, gamma, width } => {
+                let (b, a) = staircase_b_a(eps, gamma);
+                // Step index ⌊|w|/Δ + 1 − γ⌋: j on [j, j + γ), j + 1 on [j + γ, j + 1).
+                a * b.powf((w.abs() / width + 1.0 - gamma).floor()) / width
+            }
         }
     }
 
@@ -134,6 +188,19 @@ impl Noise {
                 (0.5 - inner).max(0.0)
             }
             Noise::Gaussian { sigma } => normal_cdf(w / sigma),
+            // P(W ≤ −x) = P(W ≥ x): each period [j, j+1) holds mass (1 − b) b^j / 2, so
+            // P(|W|/Δ ≥ j) / 2 = b^j / 2, less what of period j lies below u = x/Δ.
+            Noise::Staircase { eps, gamma, width } => {
+                let (b, a) = staircase_b_a(eps, gamma);
+                let u = -w / width;
+                if u == f64::INFINITY {
+                    return 0.0;
+                }
+                let j = u.floor();
+                let t = u - j;
+                let bj = b.powf(j);
+                (0.5 * bj - a * bj * t.min(gamma) - a * bj * b * (t - gamma).max(0.0)).max(0.0)
+            }
         }
     }
 
@@ -148,14 +215,49 @@ impl Noise {
             Noise::Laplace { b } => sample_laplace(b, rng),
             Noise::LaplaceSum { m, b } => (0..m).map(|_| sample_laplace(b, rng)).sum(),
             Noise::Gaussian { sigma } => sigma * sample_std_normal(rng),
+            Noise::Staircase { eps, gamma, width } => sample_staircase(eps, gamma, width, rng),
         }
     }
 
     /// ∫_a^b h(w) f(w) dw for a bounded h smooth between the points `kinks`.
     fn integrate(&self, a: f64, b: f64, kinks: &[f64], h: impl Fn(f64) -> f64) -> f64 {
+        if let Noise::Staircase { width, .. } = *self {
+            return self.integrate_steps(a, b, width, kinks, h);
+        }
         let mut peaks = vec![0.0];
         peaks.extend_from_slice(kinks);
         adaptive_peaked(a, b, &peaks, self.scale(), TOL, &mut |w| h(w) * self.pdf(w))
+    }
+
+    /// The staircase's ∫_a^b h f over its pieces of constant density (cut at every multiple of Δ,
+    /// at ±(j + γ)Δ and at the kinks), three Gauss–Legendre points per piece: exact, up to
+    /// rounding, for h a polynomial of degree ≤ 5 on each piece (here c + w, (c + w)², |d + w|).
+    fn integrate_steps(&self, a: f64, b: f64, width: f64, kinks: &[f64], h: impl Fn(f64) -> f64) -> f64 {
+        let Noise::Staircase { gamma, .. } = *self else { unreachable!("the staircase's integral") };
+        if b.partial_cmp(&a) != Some(std::cmp::Ordering::Greater) {
+            return 0.0;
+        }
+        let mut cuts: Vec<f64> = vec![a, b];
+        cuts.extend(kinks.iter().copied().filter(|&x| x > a && x < b));
+        // Steps at ±jΔ and ±(j + γ)Δ, j = 0, 1, … up to the far end of [a, b].
+        let far = (a.abs().max(b.abs()) / width).ceil() as u64;
+        for j in 0..=far {
+            let j = j as f64;
+            for x in [j * width, -j * width, (j + gamma) * width, -(j + gamma) * width] {
+                if x > a && x < b {
+                    cuts.push(x);
+                }
+            }
+        }
+        cuts.sort_by(f64::total_cmp);
+        cuts.dedup();
+        cuts.windows(2)
+            .map(|p| {
+                let (mid, half) = (0.5 * (p[0] + p[1]), 0.5 * (p[1] - p[0]));
+                let density = self.pdf(mid);
+                GAUSS3.iter().map(|&(x, wt)| wt * h(mid + half * x)).sum::<f64>() * half * density
+            })
+            .sum()
     }
 
     /// Far enough that the mass beyond ±R is below 1e-17.
@@ -164,6 +266,8 @@ impl Noise {
             Noise::Laplace { b } => 40.0 * b,
             Noise::LaplaceSum { m, b } => b * (45.0 + 4.0 * m as f64),
             Noise::Gaussian { sigma } => 9.0 * sigma,
+            // P(|W| ≥ jΔ) = b^j.
+            Noise::Staircase { eps, width, .. } => width * (1.0 + 40.0 / eps),
         }
     }
 
@@ -215,6 +319,27 @@ impl Noise {
             }
         }
     }
+}
+
+/// b = e^{−ε} and the staircase's height a = (1 − b)/(2γ + 2b(1 − γ)) (Geng & Viswanath 2016).
+fn staircase_b_a(eps: f64, gamma: f64) -> (f64, f64) {
+    let b = (-eps).exp();
+    (b, (1.0 - b) / (2.0 * gamma + 2.0 * b * (1.0 - gamma)))
+}
+
+/// One staircase draw, the paper's geometric mixture of uniforms: a sign S, G ~ Geometric with
+/// Pr(G = j) = (1 − b) b^j, U ~ Uniform\[0, 1), and B = 1 with probability (1 − γ)b/(γ + (1 − γ)b);
+/// W = S·Δ·(G + γU) if B = 0, else S·Δ·(G + γ + (1 − γ)U).
+pub(crate) fn sample_staircase(eps: f64, gamma: f64, width: f64, rng: &mut dyn Rng) -> f64 {
+    let b = (-eps).exp();
+    let sign = if rng.random::<bool>() { 1.0 } else { -1.0 };
+    // Geometric by inversion: ⌊ln(1 − V)/ln b⌋.
+    let v: f64 = rng.random::<f64>();
+    let g = ((1.0 - v).ln() / b.ln()).floor();
+    let u: f64 = rng.random::<f64>();
+    let upper = rng.random::<f64>() < (1.0 - gamma) * b / (gamma + (1.0 - gamma) * b);
+    let x = if upper { g + gamma + (1.0 - gamma) * u } else { g + gamma * u };
+    sign * width * x
 }
 
 /// One Laplace(b) draw by inversion.

@@ -445,13 +445,16 @@ impl Problem {
     ///
     /// `g(μ) = Σ_i min_k ( c[k,i] + Σ_r μ_r A[r, (k,i)] ) ≤ optimum`    (weak duality)
     ///
-    /// for every μ ≥ 0: a certificate that does not trust the solver that produced μ. The program's
+    /// for every μ ≥ 0: a certificate that does not trust the solver that produced μ. This is its
+    /// float form, the reference the tests hold `certify::exact_lagrangian_bound` (the same sum in
+    /// directed rounding, which every solve reports) to. The program's
     /// extensions keep it valid:
     /// - (ε, δ): with multipliers ν_p of the δ rows raised to ν_p' = max(ν_p, max_k μ_(p,k)) the
     ///   auxiliary variables' reduced costs are ≥ 0, so s = 0 minimises and g = (the above) − δ Σ_p ν_p';
     /// - minimax: the multipliers w of the minimax rows, normalised to a distribution (uniform if
     ///   all vanish), replace π: `c_w[k,i] = Σ_j w_j W[j, (k,i)]` — the Bayes LP under the prior w,
     ///   whose optimum never exceeds the minimax value.
+    #[cfg(test)]
     pub(crate) fn lagrangian_bound(&self, mu: &[f64]) -> f64 {
         let (n_obs, n_out) = (self.n_obs(), self.n_outputs());
         assert_eq!(mu.len(), self.n_rows() - n_obs, "one multiplier per non-equality row");

@@ -17,7 +17,7 @@
 //!
 //! and lift: P\[k,i\] = z_{O(k,i)}. Its multipliers lift too: μ_r = μ̂_R / |R| for every DP row r of
 //! the orbit R gives full reduced costs equal to the orbit LP's divided by |O| (both are constant
-//! on orbits), so [`super::Problem::lagrangian_bound`] of the lifted μ certifies the lifted P
+//! on orbits), so the Lagrangian bound (`certify::exact_lagrangian_bound`) of the lifted μ certifies the lifted P
 //! against the full LP, without trusting this reduction. Rows whose two sides fall in the same
 //! orbit read (1 − e^ε) z ≤ 0 and are dropped (their multiplier is 0).
 

@@ -1,5 +1,5 @@
 //! Our checks of a solver's answer, made once per candidate point: residuals, the δ spent, the
-//! objective, the Lagrangian bound from the multipliers, and the mechanism that would be released
+//! objective, the Lagrangian bound from the multipliers (proven in directed rounding), and the mechanism that would be released
 //! (P repaired, quantised and certified by [`crate::certify::best_repair`]) with the gap measured
 //! from *it*. A solver's "optimal" stands only when these confirm it.
 
@@ -7,7 +7,7 @@ use ndarray::Array2;
 use serde::Serialize;
 
 use super::backend::RawSolution;
-use crate::certify::{best_repair, Repaired};
+use crate::certify::{best_repair, exact_lagrangian_bound, objective_upper, Repaired};
 use crate::lp::Problem;
 use crate::model::Neighbours;
 
@@ -62,11 +62,17 @@ pub struct Checks {
     pub max_column_error: f64,
     /// Smallest entry of P (negative values are solver round-off).
     pub min_entry: f64,
-    /// Lagrangian lower bound on the optimum from the returned multipliers (if any).
+    /// Lower bound on the optimum from the returned multipliers or the chain solver's dual
+    /// certificate (if any), evaluated in directed rounding over the LP as stored.
     pub dual_bound: Option<f64>,
+    /// True when `dual_bound` is proven: every operation rounded towards the safe side and e^ε
+    /// replaced by a rigorous upper bound, so `objective − dual_bound` bounds the distance to the
+    /// optimum as a theorem about the stored costs, not a floating-point estimate.
+    pub dual_bound_exact: bool,
     /// (certified_objective − dual_bound) / certified_objective where a certified mechanism was
     /// built (else objective in its place): how far what `ubapp solve --out` releases can be from
-    /// the optimum. Measured from a *feasible* point: the returned P may sit below the optimum.
+    /// the optimum. The released objective is then summed from its integer weights with every
+    /// rounding upwards, so with a proven bound the gap is proven too. Measured from a *feasible* point: the returned P may sit below the optimum.
     pub relative_gap: Option<f64>,
     /// The LP's objective at the returned P, unscaled: the Bayes risk, or for a minimax program the
     /// worst-case risk over the parameter grid.
@@ -92,6 +98,7 @@ impl Checks {
             max_column_error: residuals.max_column_error,
             min_entry: residuals.min_entry,
             dual_bound: Some(dual_bound),
+            dual_bound_exact: true,
             relative_gap: Some(relative_gap),
             objective,
             certified_objective: None,
@@ -130,9 +137,12 @@ impl Assessment {
         let certified_objective = release.as_ref().map(|r| r.objective);
         let dual_bound = raw.dp_multipliers.as_ref().map(|mu| {
             let mu: Vec<f64> = mu.iter().map(|m| m * problem.scale).collect();
-            problem.lagrangian_bound(&mu)
+            exact_lagrangian_bound(problem, &mu)
         });
-        let relative_gap = dual_bound.map(|d| relative_gap(certified_objective.unwrap_or(objective), d));
+        // The gap from the released weights' objective rounded up: with the bound rounded down,
+        // it is a proven distance from the optimum.
+        let released_upper = release.as_ref().map(|r| objective_upper(problem, &r.columns, r.total));
+        let relative_gap = dual_bound.map(|d| relative_gap(released_upper.unwrap_or(objective), d));
         let private = match problem.program.delta {
             None => residuals.is_private(),
             Some(d) => delta_spent <= d + FEASIBILITY_TOLERANCE,
@@ -143,6 +153,7 @@ impl Assessment {
             max_dp_violation: residuals.max_dp_violation,
             max_column_error: residuals.max_column_error,
             min_entry: residuals.min_entry,
+            dual_bound_exact: dual_bound.is_some(),
             dual_bound,
             relative_gap,
             objective,

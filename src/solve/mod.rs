@@ -18,7 +18,7 @@ mod estimate;
 #[cfg(feature = "good_lp")]
 mod good_lp;
 #[cfg(feature = "highs")]
-mod highs;
+pub(crate) mod highs;
 pub(crate) mod outputs;
 mod plan;
 pub(crate) mod polish;

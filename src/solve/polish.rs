@@ -24,7 +24,7 @@
 //! exact duals). Its column duals λ and row multipliers then give multipliers for the tree rows
 //! by one sweep from the leaves of each tree (the reduced cost of every non-root entry is set to
 //! 0; a negative multiplier is clipped to 0 and marks the row as wrongly taken tight, released in
-//! the next round). The full multiplier vector goes to [`crate::lp::Problem::lagrangian_bound`]
+//! the next round). The full multiplier vector goes to [`crate::certify::exact_lagrangian_bound`]
 //! unchanged, so the bound never trusts this module.
 //!
 //! Neighbour graphs with cycles (the multinomial's, the Poisson band) need two more steps: a

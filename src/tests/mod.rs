@@ -7,6 +7,8 @@ mod common;
 mod breadth_families;
 mod breadth_programs;
 mod chain_solver;
+#[cfg(feature = "highs")]
+mod exact_bound;
 mod mechanism_delta;
 mod mechanism_properties;
 mod optimum_checks;

@@ -24,7 +24,7 @@
 //!
 //! **Rounding.** The recursion runs on lower bounds: every operation is rounded one ulp
 //! downwards (a correctly rounded result is within half an ulp), a is replaced by an upper bound
-//! a⁺ ≥ e^ε (two ulps above `exp`), and g is monotone, so each computed value is ≤ the exact f_i
+//! a⁺ ≥ e^ε (a Taylor sum rounded up, [`exp_upper`]), and g is monotone, so each computed value is ≤ the exact f_i
 //! for the exact e^ε. Σ λ_i uses compensated summation minus a bound on its error. The costs
 //! c\[k, i\] and the λ_i are taken as the exact numbers stored (the certificate is for the LP with
 //! those float costs). It does not cover an overflow: if a value reaches −∞ the bound is −∞.
@@ -67,9 +67,10 @@ pub(crate) fn up(x: f64) -> f64 {
     -down(-x)
 }
 
-/// An upper bound on e^ε (libm's exp is within one ulp; we step two).
+/// An upper bound on e^ε that does not trust libm: [`crate::certify::exact::exp_upper`] (a Taylor
+/// sum rounded up), at least two ulps above `exp`.
 pub(crate) fn exp_upper(eps: f64) -> f64 {
-    up(up(eps.exp()))
+    crate::certify::exact::exp_upper(eps).max(up(up(eps.exp())))
 }
 
 /// A float ≤ x (at least one ulp below; branch-free): x − (|x|·2^-52 + 2^-1074), since
@@ -181,7 +182,8 @@ pub(crate) fn certify_rounds(costs: &dyn ChainCosts, eps: f64, lambda: &[f64], r
     let n = costs.n_obs();
     assert_eq!(lambda.len(), n, "one dual per observation");
     let a_up = exp_upper(eps);
-    let a_inv_down = down(down((-eps).exp()));
+    // ≤ 1/a⁺ ≤ e^−ε (libm's value stepped down is only used when it is smaller still).
+    let a_inv_down = down(1.0 / a_up).min(down(down((-eps).exp())));
     let mut buf = vec![0.0; LANES * TILE];
     let (mut worst, mut worst_k, mut shift) = (f64::INFINITY, 0, 0.0f64);
     let mut failing = Vec::new();
