@@ -21,7 +21,8 @@ pub struct ModelSpec {
     /// One line saying what the model answers.
     #[serde(default)]
     pub description: String,
-    /// Privacy levels ε; one LP per value.
+    /// Privacy levels ε; one LP per value (a single number is a list of one).
+    #[serde(deserialize_with = "number_or_list")]
     pub epsilon: Vec<f64>,
     /// `"bayes"` (least Bayes risk, the paper's program) or `"minimax"` (least worst-case risk over
     /// the parameter grid).
@@ -423,4 +424,18 @@ fn key_before(text: &str, at: usize) -> Option<&str> {
         .last()
         .map(|(i, _)| i)?;
     Some(&before[key_start..])
+}
+
+/// `epsilon = 0.5` or `epsilon = [0.5, 2.0]`: a single number is a list of one.
+fn number_or_list<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Vec<f64>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged, expecting = "a number or a list of numbers")]
+    enum OneOrMany {
+        One(f64),
+        Many(Vec<f64>),
+    }
+    Ok(match OneOrMany::deserialize(d)? {
+        OneOrMany::One(x) => vec![x],
+        OneOrMany::Many(v) => v,
+    })
 }

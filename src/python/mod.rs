@@ -16,7 +16,7 @@ use rand::rngs::StdRng;
 use rand::SeedableRng;
 
 use crate::compare::{check_model, compare, validate, BaselineOptions, CompareOptions, Method};
-use crate::mechanism::{Artifact, CompactMechanism, Mechanism, Posterior};
+use crate::mechanism::{Artifact, CompactMechanism, Mechanism, OutputMatch, Posterior};
 use crate::model::{Model, ModelSpec};
 use crate::report::write_comparison;
 use crate::solve::{solve_model, Solution, SolveOptions, SolveSummary, SolverChoice};
@@ -299,13 +299,21 @@ impl PyMechanism {
         };
         let outputs = releases
             .iter()
-            .map(|r| {
-                m.output_index(r).ok_or_else(|| {
-                    Error::argument(
-                        "releases",
-                        format!("{r:?} is not an output of the mechanism (|Θ̃| = {})", m.n_outputs()),
-                    )
-                })
+            .map(|r| match m.match_output(r) {
+                // A value typed with fewer digits stands for the output it rounds to.
+                OutputMatch::Exact(k) | OutputMatch::Rounded(k) => Ok(k),
+                OutputMatch::Outside { nearest } => Err(Error::argument(
+                    "releases",
+                    format!(
+                        "{r:?} is not an output of the mechanism (|Θ̃| = {}); the nearest output is {:?}",
+                        m.n_outputs(),
+                        m.model().outputs().point(nearest).to_vec()
+                    ),
+                )),
+                OutputMatch::WrongDimension { expected } => Err(Error::argument(
+                    "releases",
+                    format!("{r:?} has {} coordinate(s); the mechanism's outputs have {expected}", r.len()),
+                )),
             })
             .collect::<Result<Vec<usize>, Error>>()
             .map_err(py_err)?;

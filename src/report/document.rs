@@ -167,7 +167,7 @@ impl Report {
         let eps: Vec<f64> = opts.eps.clone().unwrap_or_else(|| model.epsilons().to_vec());
         crate::model::validate_epsilons(&eps, "--eps")?;
         progress(&format!("solving {} value(s) of ε", eps.len()));
-        let solutions = solve_model(model, Some(&eps), opts.solve)?;
+        let solutions = solve_model(model, Some(&eps), opts.solve.clone())?;
         let references = reference_risks(model, opts.solve.memory).ok();
         let squared = model.loss().name() == "squared";
         let bayes = model.objective() == Objective::Bayes;
