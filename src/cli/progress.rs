@@ -224,15 +224,16 @@ impl SolveProgress {
                         == Err(std::sync::mpsc::RecvTimeoutError::Timeout)
                     {
                         let s = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                        // The ETA first: a narrow terminal cuts the end of the line.
                         let eta = s.eta().map_or(String::new(), |e| {
                             if e > 0.0 {
-                                format!("; ETA ~{} (rough)", seconds(e))
+                                format!("ETA ~{} (rough); ", seconds(e))
                             } else {
-                                "; past the estimate".to_string()
+                                "past the estimate; ".to_string()
                             }
                         });
                         bar.set_position(s.done as u64);
-                        bar.set_message(format!("{}{eta}", s.describe()));
+                        bar.set_message(format!("{eta}{}", s.describe()));
                     }
                 }))
             }

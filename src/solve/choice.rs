@@ -90,17 +90,23 @@ impl SolverChoice {
             }
             SolverChoice::Chain => Box::new(super::chain::ChainSolver),
             #[cfg(feature = "highs")]
-            SolverChoice::Highs => {
-                Box::new(super::highs::HighsSolver { method: super::highs::HighsAlgorithm::Choose, limits })
-            }
+            SolverChoice::Highs => Box::new(super::highs::HighsSolver {
+                method: super::highs::HighsAlgorithm::Choose,
+                limits,
+                progress: progress.clone(),
+            }),
             #[cfg(feature = "highs")]
-            SolverChoice::HighsSimplex => {
-                Box::new(super::highs::HighsSolver { method: super::highs::HighsAlgorithm::Simplex, limits })
-            }
+            SolverChoice::HighsSimplex => Box::new(super::highs::HighsSolver {
+                method: super::highs::HighsAlgorithm::Simplex,
+                limits,
+                progress: progress.clone(),
+            }),
             #[cfg(feature = "highs")]
-            SolverChoice::HighsIpm => {
-                Box::new(super::highs::HighsSolver { method: super::highs::HighsAlgorithm::Ipm, limits })
-            }
+            SolverChoice::HighsIpm => Box::new(super::highs::HighsSolver {
+                method: super::highs::HighsAlgorithm::Ipm,
+                limits,
+                progress: progress.clone(),
+            }),
             #[cfg(feature = "clarabel")]
             SolverChoice::Clarabel => Box::new(super::clarabel::ClarabelSolver {
                 progress: progress.clone(),

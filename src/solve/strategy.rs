@@ -73,7 +73,9 @@ pub(crate) fn run(problem: &Problem, choice: SolverChoice, options: &SolveOption
         Err(why) => format!("output generation stopped: {why}"),
     };
     let limits = Limits { seconds: limits.remaining_after(started.elapsed()), ..limits };
-    progress.phase(Phase::WholeLp);
+    if limits.seconds != Some(0.0) {
+        progress.phase(Phase::WholeLp);
+    }
     let mut judged = run_whole(problem, choice, limits, polish, progress)?;
     judged.raw.detail = format!("{}; {why}, so the whole LP", judged.raw.detail);
     Ok(judged)
