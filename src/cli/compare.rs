@@ -120,7 +120,7 @@ pub fn run(a: Args) -> Result<()> {
     }
     let cmp = compare(&model, &opts, &mut |line| eprintln!("{line}"))?;
     if let Some(dir) = &a.out {
-        let files = write_comparison(dir, &cmp)?;
+        let files = write_comparison(dir, &cmp, &model)?;
         eprintln!("wrote {} file(s) to {}", files.len(), dir.display());
     }
     print_comparison(&cmp, a.json);

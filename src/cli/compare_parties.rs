@@ -59,7 +59,7 @@ pub fn run(a: PartyArgs, model: Model) -> Result<()> {
         }
     }
     if let Some(dir) = &a.out {
-        let files = write_party_comparison(dir, &cmp)?;
+        let files = write_party_comparison(dir, &cmp, &model)?;
         eprintln!("wrote {} file(s) to {}", files.len(), dir.display());
     }
     if a.json {

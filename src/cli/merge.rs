@@ -24,8 +24,8 @@ pub struct Args {
 /// Run the command: every check before anything is written.
 pub fn run(a: Args) -> Result<()> {
     let dirs: Vec<&Path> = a.shards.iter().map(PathBuf::as_path).collect();
-    let cmp = merge(&dirs)?;
-    let files = write_comparison(&a.out, &cmp)?;
+    let (cmp, model) = merge(&dirs)?;
+    let files = write_comparison(&a.out, &cmp, &model)?;
     eprintln!("merged {} shard(s): wrote {} file(s) to {}", dirs.len(), files.len(), a.out.display());
     super::compare::print_comparison(&cmp, a.json);
     Ok(())

@@ -265,7 +265,41 @@ pub fn compare_parties(model: &Model, opts: &PartyOptions, progress: &mut dyn Fn
             }
         }
     }
+    if rule != Aggregate::GridAction {
+        notes.extend(off_grid_notes(&rows, pooled.outputs().len(), rule.name()));
+    }
     Ok(PartyComparison { rows, notes })
+}
+
+/// Why an aggregate can beat the one-curator `ubapp` row: `ubapp` is optimal among mechanisms
+/// that release a point of the output grid, while a party aggregate releases a real-valued
+/// posterior summary, which no grid point matches. One note naming every method and ε where that
+/// happens.
+fn off_grid_notes(rows: &[Row], n_outputs: usize, aggregate: &str) -> Vec<String> {
+    // (method and M, the ε where it beats ubapp), in table order.
+    let mut better: Vec<(String, Vec<f64>)> = Vec::new();
+    for central in rows.iter().filter(|r| r.method == Method::Ubapp) {
+        for r in rows.iter().filter(|r| r.eps == central.eps && r.parties.is_some() && r.bayes_risk < central.bayes_risk) {
+            let who = format!("{} (M = {})", r.method, r.parties.unwrap_or(0));
+            match better.iter_mut().find(|(w, _)| *w == who) {
+                Some((_, eps)) => eps.push(r.eps),
+                None => better.push((who, vec![r.eps])),
+            }
+        }
+    }
+    if better.is_empty() {
+        return Vec::new();
+    }
+    let who: Vec<String> = better
+        .iter()
+        .map(|(w, eps)| format!("{w} at ε = {}", eps.iter().map(f64::to_string).collect::<Vec<_>>().join(", ")))
+        .collect();
+    vec![format!(
+        "why an aggregate beats ubapp ({}): ubapp is the optimum among mechanisms that release one of the output \
+         grid's {n_outputs} values, while a party aggregate releases the {aggregate} of θ given the releases, a real \
+         number off the grid (a finer output grid narrows the difference)",
+        who.join("; ")
+    )]
 }
 
 fn certified_note(mech: &LocalMechanism, r: &PartyRisk) -> String {

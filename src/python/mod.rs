@@ -373,7 +373,7 @@ fn compare_json(
     let m = model.model.clone();
     let cmp = py.detach(|| compare(&m, &opts, &mut |_| {})).map_err(py_err)?;
     if let Some(dir) = &out {
-        write_comparison(dir, &cmp).map_err(py_err)?;
+        write_comparison(dir, &cmp, &m).map_err(py_err)?;
     }
     Ok(serde_json::to_string(&cmp.rows).expect("rows serialise"))
 }

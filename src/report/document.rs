@@ -431,7 +431,7 @@ impl Report {
 }
 
 /// The model in words: one sentence per section, from the validated spec.
-fn in_words(model: &Model) -> Vec<String> {
+pub(crate) fn in_words(model: &Model) -> Vec<String> {
     let spec = model.spec();
     let fields = |v: serde_json::Value, skip: &str| -> String {
         let Some(o) = v.as_object() else { return String::new() };

@@ -8,12 +8,14 @@ use std::path::Path;
 use super::plot::{risk_series, write_line_plot, Formats, LinePlot, Series};
 use crate::compare::parties::PartyComparison;
 use crate::compare::{rows_csv, Method};
+use crate::model::Model;
 use crate::output::write_atomic;
 use crate::{Error, Result};
 
-/// Write `risk.csv`, `notes.txt` and the plots of `cmp` into `dir` (created if missing). Returns
-/// the files written.
-pub fn write_party_comparison(dir: &Path, cmp: &PartyComparison) -> Result<Vec<String>> {
+/// Write `risk.csv`, `notes.txt`, the plots of `cmp` and `index.html` (the model in words, the
+/// best method per M and ε, the notes, the plots with captions, every row ranked) into `dir`
+/// (created if missing). Returns the files written.
+pub fn write_party_comparison(dir: &Path, cmp: &PartyComparison, model: &Model) -> Result<Vec<String>> {
     std::fs::create_dir_all(dir).map_err(|source| Error::Io { path: dir.to_path_buf(), source })?;
     let mut files = vec!["risk.csv".to_string(), "notes.txt".to_string()];
     write_atomic(&dir.join("risk.csv"), rows_csv(&cmp.rows).as_bytes())?;
@@ -34,7 +36,7 @@ pub fn write_party_comparison(dir: &Path, cmp: &PartyComparison) -> Result<Vec<S
                 series.insert(
                     0,
                     Series {
-                        name: "ubapp (one curator)".into(),
+                        name: "ubapp (one curator, on the output grid)".into(),
                         color: 0,
                         dashed: false,
                         points: parties.iter().map(|&m| (m as f64, c.bayes_risk)).collect(),
@@ -64,5 +66,8 @@ pub fn write_party_comparison(dir: &Path, cmp: &PartyComparison) -> Result<Vec<S
             files.extend(write_line_plot(dir, &format!("risk_vs_eps_M{m}"), &plot, Formats::BOTH)?);
         }
     }
+    let index = super::html::party_index(cmp, &files, model);
+    write_atomic(&dir.join("index.html"), index.as_bytes())?;
+    files.push("index.html".to_string());
     Ok(files)
 }

@@ -760,6 +760,40 @@ pub(crate) fn comparison_plots(cmp: &Comparison) -> Vec<(&'static str, String, P
     out
 }
 
+/// What each of a comparison's plots shows, in words, by "folder/stem" (the index's captions).
+pub(crate) fn comparison_captions(cmp: &Comparison) -> Vec<(String, String)> {
+    let (risk_label, _) = labels(cmp.loss);
+    comparison_plots(cmp)
+        .into_iter()
+        .map(|(folder, stem, kind)| {
+            let caption = match (&kind, folder) {
+                (PlotKind::Heatmap(h), _) => format!(
+                    "The UBaPP mechanism at ε = {}{}: the probability of each release (vertical) given each \
+                     observation y (horizontal); the colour is √P, so that small probabilities stay visible.",
+                    h.eps,
+                    if h.trials > 0 { format!(", K = {}", h.trials) } else { String::new() }
+                ),
+                (PlotKind::Line(plot), "mse_theta") => format!(
+                    "{}: each method's risk when the true parameter is θ (log scale), the prior's density shaded \
+                     behind; the Bayes risk is this curve averaged over the prior.",
+                    capitalised(&plot.title)
+                ),
+                (PlotKind::Line(plot), _) => format!(
+                    "{}: every method's {risk_label} (log scale, lower is better); dashed lines are (ε, δ) methods \
+                     and the grey references are the limits ε → 0 (prior only) and ε → ∞ (no privacy).",
+                    capitalised(&plot.title)
+                ),
+            };
+            (format!("{folder}/{stem}"), caption)
+        })
+        .collect()
+}
+
+fn capitalised(s: &str) -> String {
+    let mut c = s.chars();
+    c.next().map_or(String::new(), |f| f.to_uppercase().chain(c).collect())
+}
+
 /// A plot to draw: lines or a mechanism's heat map.
 pub(crate) enum PlotKind<'a> {
     Line(LinePlot),
