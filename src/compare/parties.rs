@@ -279,7 +279,9 @@ fn off_grid_notes(rows: &[Row], n_outputs: usize, aggregate: &str) -> Vec<String
     // (method and M, the ε where it beats ubapp), in table order.
     let mut better: Vec<(String, Vec<f64>)> = Vec::new();
     for central in rows.iter().filter(|r| r.method == Method::Ubapp) {
-        for r in rows.iter().filter(|r| r.eps == central.eps && r.parties.is_some() && r.bayes_risk < central.bayes_risk) {
+        for r in
+            rows.iter().filter(|r| r.eps == central.eps && r.parties.is_some() && r.bayes_risk < central.bayes_risk)
+        {
             let who = format!("{} (M = {})", r.method, r.parties.unwrap_or(0));
             match better.iter_mut().find(|(w, _)| *w == who) {
                 Some((_, eps)) => eps.push(r.eps),

@@ -77,12 +77,22 @@ fn best_table(cases: &[(String, Vec<&Row>)], case_header: &str) -> String {
     let mut s = format!(
         "<table><tr><th class=\"l\">{case_header}</th><th class=\"l\">best method</th><th>its Bayes risk</th><th class=\"l\">runner-up</th><th>ubapp's Bayes risk</th><th>ubapp's rank</th></tr>\n"
     );
+    let mut off_grid = false;
     for (case, rows) in cases {
         let Some(best) = rows.first() else { continue };
         let runner = rows.get(1).map_or("-".to_string(), |r| format!("{} ({:.3e})", r.method, r.bayes_risk));
-        let ubapp = rows.iter().position(|r| r.method == crate::compare::Method::Ubapp);
+        let ubapp = rows.iter().find(|r| r.method == crate::compare::Method::Ubapp);
         let (u_risk, u_rank) = match ubapp {
-            Some(i) => (format!("{:.3e}", rows[i].bayes_risk), format!("{} of {}", i + 1, rows.len())),
+            Some(u) => {
+                // Equal risks (to 1e-9 relative: the same mechanism found twice) share a rank.
+                let above = rows.iter().filter(|r| r.bayes_risk < u.bayes_risk * (1.0 - TIE)).count();
+                let tied = rows.iter().filter(|r| (r.bayes_risk - u.bayes_risk).abs() <= u.bayes_risk * TIE).count();
+                if above > 0 {
+                    off_grid = true;
+                }
+                let tie = if tied > 1 { " (tied)" } else { "" };
+                (format!("{:.3e}", u.bayes_risk), format!("{} of {}{tie}", above + 1, rows.len()))
+            }
             None => ("-".into(), "-".into()),
         };
         let _ = writeln!(
@@ -95,8 +105,19 @@ fn best_table(cases: &[(String, Vec<&Row>)], case_header: &str) -> String {
         );
     }
     s.push_str("</table>\n");
+    if off_grid {
+        s.push_str(
+            "<p class=\"warn\">Where a method ranks above ubapp: ubapp is the optimum among ε-DP mechanisms that \
+             release one of the output grid's values; a method that releases a real number off that grid (a posterior \
+             mean, a clamped noisy estimate) or spends δ is outside that class and can have a lower risk. A finer \
+             output grid narrows the difference.</p>\n",
+        );
+    }
     s
 }
+
+/// Relative difference under which two risks are the same (a tie in the ranking).
+const TIE: f64 = 1e-9;
 
 /// The full table, ranked within each case.
 fn rows_table(cases: &[(String, Vec<&Row>)], case_header: &str) -> String {
