@@ -21,6 +21,7 @@ pub fn run(model_path: &Path, out: &Path, eps: Option<Vec<f64>>, solver: SolverC
         seed,
         model_arg: model_path.display().to_string(),
         model_text: Some(model_text),
+        out_arg: out.display().to_string(),
     };
     let report = Report::build(&model, &opts, &mut |line| eprintln!("{line}"))?;
     report.write(out, "--out")?;

@@ -9,11 +9,13 @@ use std::path::Path;
 
 use super::plot::{comparison_plots, heatmap_svg, line_plot_svg, LinePlot, PlotKind, Reference, Series, Shade};
 use super::{mechanism_heatmap_svg, render};
+use crate::compare::parties::{compare_parties, PartyComparison, PartyOptions};
 use crate::compare::{check_model, compare, CompareOptions, Comparison, Heatmap};
 use crate::eval::prior_shape;
 use crate::mechanism::{CompactMechanism, Mechanism};
 use crate::model::{Model, Objective};
 use crate::output::{write_atomic, write_dir_atomic};
+use crate::parties::RiskOptions;
 use crate::solve::{
     reference_risks, risk_profile, robustness, robustness_warning, solve_model, ReferenceRisks, Robustness, Solution,
     SolveOptions,
@@ -36,6 +38,8 @@ pub struct ReportOptions {
     pub model_arg: String,
     /// The model file's text, shown verbatim (optional).
     pub model_text: Option<String>,
+    /// The output directory as given (named in the command that reproduces the report).
+    pub out_arg: String,
 }
 
 /// One ε of the report: the optimum with its references and robustness.
@@ -130,14 +134,18 @@ pub struct Report {
     pub warnings: Vec<String>,
     /// The certificate of each artifact.
     pub certificates: Vec<CertificateRow>,
-    /// The baselines (binomial models).
+    /// The baselines (binomial models with one data holder).
     pub comparison: Option<Comparison>,
+    /// The party comparison (models with `[parties]`: what `ubapp compare` reports for them).
+    pub parties: Option<PartyComparison>,
     /// Why there are no baselines, when there are none.
     pub no_baselines: Option<String>,
     /// The figures.
     pub figures: Vec<Figure>,
     /// Commands that reproduce the numbers.
     pub commands: Vec<Reproduce>,
+    /// Seed of the baselines' Monte-Carlo risks.
+    pub seed: u64,
     artifacts: Vec<(String, Artifact)>,
 }
 
@@ -222,7 +230,24 @@ impl Report {
             certificates.push(row);
             artifacts.push((file, artifact));
         }
+        let party_model = model.parties() > 1;
+        let parties = if party_model {
+            progress(&format!("comparing {} parties' releases", model.parties()));
+            let popts = PartyOptions {
+                eps: eps.clone(),
+                parties: vec![model.parties()],
+                delta: crate::compare::BaselineOptions::default().delta,
+                seed: opts.seed,
+                solver: opts.solve.solver,
+                risk: RiskOptions { seed: opts.seed, ..RiskOptions::default() },
+            };
+            Some(compare_parties(model, &popts, &mut |_| {})?)
+        } else {
+            None
+        };
         let (comparison, no_baselines) = match check_model(model, &format!("model \"{}\"", model.name())) {
+            // A party model's baselines are the party comparison's.
+            _ if party_model => (None, None),
             Ok(setting) => {
                 progress("evaluating the baselines");
                 let copts = CompareOptions {
@@ -251,14 +276,16 @@ impl Report {
             warnings,
             certificates,
             comparison,
+            parties,
             no_baselines,
             figures: Vec::new(),
             commands: Vec::new(),
+            seed: opts.seed,
             artifacts,
         };
         progress("drawing the figures");
         report.figures = report.draw(model, &solutions)?;
-        report.commands = report.reproduce(&opts.model_arg);
+        report.commands = report.reproduce(&opts.model_arg, &opts.out_arg);
         Ok(report)
     }
 
@@ -359,7 +386,7 @@ impl Report {
         Ok(figures)
     }
 
-    fn reproduce(&self, model_arg: &str) -> Vec<Reproduce> {
+    fn reproduce(&self, model_arg: &str, out_arg: &str) -> Vec<Reproduce> {
         let eps_list = self.eps.iter().map(|e| tag(*e)).collect::<Vec<_>>().join(",");
         let quote = |s: &str| {
             if s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+=,".contains(c)) {
@@ -387,12 +414,26 @@ impl Report {
         if self.comparison.is_some() {
             out.push(Reproduce {
                 what: "the baselines table and the plots".into(),
-                command: format!("ubapp compare {m} --eps {eps_list} --out compare-{}", quote(&self.name)),
+                command: format!(
+                    "ubapp compare {m} --eps {eps_list} --seed {} --out compare-{}",
+                    self.seed,
+                    quote(&self.name)
+                ),
+            });
+        }
+        if self.parties.is_some() {
+            out.push(Reproduce {
+                what: "the party comparison table".into(),
+                command: format!(
+                    "ubapp compare {m} --eps {eps_list} --seed {} --out compare-{}",
+                    self.seed,
+                    quote(&self.name)
+                ),
             });
         }
         out.push(Reproduce {
             what: "this report".into(),
-            command: format!("ubapp report {m} --eps {eps_list} --out report-{}", quote(&self.name)),
+            command: format!("ubapp report {m} --eps {eps_list} --seed {} --out {}", self.seed, quote(out_arg)),
         });
         out
     }
@@ -421,6 +462,9 @@ impl Report {
                 }
             }
             if let Some(cmp) = &self.comparison {
+                write_atomic(&tmp.join("risk.csv"), crate::compare::rows_csv(&cmp.rows).as_bytes())?;
+            }
+            if let Some(cmp) = &self.parties {
                 write_atomic(&tmp.join("risk.csv"), crate::compare::rows_csv(&cmp.rows).as_bytes())?;
             }
             write_atomic(&tmp.join("report.html"), render::html(self).as_bytes())?;
