@@ -202,8 +202,7 @@ fn the_index_names_the_model_and_ranks_the_methods() {
     let table = page.find("<h2>Every method, ranked</h2>").expect("the full table");
     assert!(best < plots && plots < table, "summary, plots, then the table");
     // Every figure's caption says what it shows.
-    let captions: Vec<&str> =
-        page.split("<figcaption>").skip(1).map(|c| c.split(" (<a").next().unwrap()).collect();
+    let captions: Vec<&str> = page.split("<figcaption>").skip(1).map(|c| c.split(" (<a").next().unwrap()).collect();
     assert!(captions.len() >= 3, "{page}");
     for c in &captions {
         assert!(!c.ends_with(".png") && c.len() > 40, "caption {c:?}");

@@ -335,3 +335,31 @@ fn row(method: Method, eps: f64, delta: f64, trials: u64, parties: Option<u64>, 
         note,
     }
 }
+
+impl PartyComparison {
+    /// Keep the rows of `methods` only, and say in the notes why a method asked for has no row
+    /// (not a party method, or not applicable to `model`): what `compare --methods` and Python's
+    /// `methods=` do alike.
+    pub fn keep_methods(&mut self, methods: &[Method], model: &Model) {
+        self.rows.retain(|r| methods.contains(&r.method));
+        for m in methods {
+            if !PARTY_METHODS.contains(m) {
+                self.notes
+                    .push(format!("{m} is not a party method (it needs one data holder and the binomial family)"));
+            } else if let Some((_, why)) = not_applicable(model).into_iter().find(|(n, _)| n == m) {
+                self.notes.push(format!("{m} was asked for but {why}"));
+            }
+        }
+    }
+}
+
+/// The checks of a party comparison's privacy levels and δ, before any work.
+pub fn validate_party_options(eps: &[f64], delta: f64) -> Result<()> {
+    if let Some((index, &value)) = eps.iter().enumerate().find(|(_, e)| !(e.is_finite() && **e > 0.0)) {
+        return Err(CompareError::NonPositiveEps { index, value }.into());
+    }
+    if !(delta.is_finite() && delta > 0.0 && delta < 1.0) {
+        return Err(CompareError::DeltaOutOfRange { value: delta }.into());
+    }
+    Ok(())
+}
