@@ -295,6 +295,9 @@ fn print_estimate(model: &Model, est: &Estimate, n_eps: usize, json: bool) {
         duration(est.seconds_per_eps * n_eps as f64),
         est.fields
     );
+    if let Some(note) = model.release_reach() {
+        outln!("note: {note}");
+    }
 }
 
 /// `12 ms` below a second, else as [`seconds`].

@@ -109,9 +109,14 @@ pub enum GridSpec {
     },
     /// Simplex lattice (multinomial family): θ = (n + ½)/(R + d/2) for every composition n of R
     /// into d parts; C(R + d − 1, d − 1) interior points (for d = 2, the midpoint grid with R + 1 points).
+    /// With `boundary = true`, θ = n/R: the same count of points, the vertices and edges included
+    /// (an output grid that can release a unanimous share).
     Simplex {
         /// R, the lattice resolution.
         resolution: usize,
+        /// Points on the simplex's faces too (θ = n/R).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        boundary: bool,
     },
     /// Points given explicitly: `values` inline (one-dimensional), `points` inline (one array of
     /// coordinates per point) or `file` (CSV, one point per line, one column per coordinate; path

@@ -519,7 +519,11 @@ pub(crate) fn in_words(model: &Model) -> Vec<String> {
                 format!("{} points", model.theta().len())
             }
         ),
-        format!("Releases: one of {} values (the output grid).", model.outputs().len()),
+        format!(
+            "Releases: one of {} values (the output grid){}.",
+            model.outputs().len(),
+            model.release_reach().map_or(String::new(), |note| format!("; {note}"))
+        ),
         format!("Loss: {}.", model.loss().name()),
     ];
     let privacy = if model.delta() > 0.0 {
