@@ -77,3 +77,37 @@ fn plan_answers_in_the_target_given_and_keeps_the_curve() {
     assert!(!err.contains("--target-risk"), "{err}");
     assert!(curve.join("risk_vs_eps.csv").is_file(), "the curve was dropped");
 }
+
+/// A unanimous poll could never be released as such on the interior simplex grid: `--dry-run`
+/// says so; `boundary = true` puts the vertices on the output grid, and `--dry-run` is then
+/// silent about it.
+#[test]
+fn a_simplex_output_grid_can_include_its_boundary_and_dry_run_says_when_it_does_not() {
+    let text = |output: &str| {
+        format!(
+            "name = \"poll\"\nepsilon = [1.0]\n[parameter]\ngrid = {{ kind = \"simplex\", resolution = 4 }}\n\
+             prior = {{ kind = \"dirichlet\", alpha = [1.0, 1.0, 1.0] }}\n[observation]\nfamily = \"multinomial\"\n\
+             categories = 3\nrecords = 3\n[output]\ngrid = {output}\n[loss]\nkind = \"squared-euclidean\"\n"
+        )
+    };
+    let (_d1, interior) = model_file(&text("\"parameter\""));
+    let (_d2, closed) = model_file(&text("{ kind = \"simplex\", resolution = 4, boundary = true }"));
+    let o = ubapp(&["solve", interior.to_str().unwrap(), "--dry-run"]);
+    assert_success(&o);
+    assert!(stdout(&o).contains("note: the releases never reach the parameter's extremes"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("boundary = true"), "the fix is named: {}", stdout(&o));
+    let o = ubapp(&["solve", closed.to_str().unwrap(), "--dry-run"]);
+    assert_success(&o);
+    assert!(!stdout(&o).contains("never reach"), "{}", stdout(&o));
+    // The closed grid holds the vertices: θ = n/R for every composition of R = 4.
+    let m = ubapp::model::Model::load(&closed).unwrap();
+    let points = m.outputs().points();
+    assert_eq!(points.nrows(), 15);
+    assert!(points.rows().into_iter().any(|p| p.to_vec() == [1.0, 0.0, 0.0]));
+    assert!(points.rows().into_iter().any(|p| p.to_vec() == [0.25, 0.75, 0.0]));
+    // Solved and certified like any grid.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("m.json");
+    assert_success(&ubapp(&["solve", closed.to_str().unwrap(), "--out", out.to_str().unwrap()]));
+    assert_success(&ubapp(&["verify", out.to_str().unwrap(), "--model", closed.to_str().unwrap()]));
+}
