@@ -293,6 +293,7 @@ pub(crate) fn solve_lp(
     if best.is_none() && options.limits.seconds.is_some() {
         // Anytime: the time limit stopped the solve; the fallbacks that need no solver are
         // always there.
+        options.progress.phase(Phase::Certifying);
         let mut floor = None;
         for (raw, name) in fallback_releases(problem) {
             let judged = strategy::assess(problem, raw, name);
