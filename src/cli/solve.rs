@@ -70,9 +70,16 @@ pub fn run(model_path: &Path, eps: Option<&[f64]>, out: Option<&Path>, flags: Fl
         print_estimate(&model, &est, n_eps, json);
         return Ok(());
     }
+    // Bad input answers before the header: nothing on stdout for a refused run.
+    if let Some(list) = eps {
+        ubapp::solve::check_epsilons(list)?;
+    }
     // The same estimate as --dry-run: the header's sizes now, the time budget, the ETA.
     let est = estimate(&model, &options).map_err(name_file)?;
     let estimated = est.seconds_per_eps * n_eps as f64;
+    if !est.fits {
+        return Err(name_file(Error::TooLarge(est.size_error())));
+    }
     if max_seconds.is_none() && estimated > DEFAULT_TIME_BUDGET_SECONDS {
         let fields = est.fields.clone();
         return Err(SolveError::TooSlow {

@@ -110,10 +110,7 @@ pub fn solve_model_each(
 ) -> Result<Vec<Solution>> {
     let options = options.into();
     let eps_list = epsilons.unwrap_or(&model.epsilons);
-    crate::model::validate_epsilons(eps_list, "--eps").map_err(|e| match e.kind {
-        crate::model::ModelErrorKind::Invalid { field, problem } => Error::argument(field, problem),
-        _ => Error::Model(e),
-    })?;
+    check_epsilons(eps_list)?;
     let route = Route::for_model(model, options.solver)?;
     // Answer before working: priced from the sizes alone, before any allocation.
     let planned = estimate::estimate_route(model, &route, &options);
@@ -203,6 +200,15 @@ pub fn solve_model_each(
     run().map_err(|e| match e {
         Error::TooLarge(size) => Error::TooLarge(size.with_fields(fields())),
         other => other,
+    })
+}
+
+/// The check of a list of privacy levels given for a solve (finite, > 0, at least one), as an
+/// argument error naming `--eps`; [`solve_model`] makes it first, a caller may make it earlier.
+pub fn check_epsilons(eps: &[f64]) -> Result<()> {
+    crate::model::validate_epsilons(eps, "--eps").map_err(|e| match e.kind {
+        crate::model::ModelErrorKind::Invalid { field, problem } => Error::argument(field, problem),
+        _ => Error::Model(e),
     })
 }
 
