@@ -71,9 +71,8 @@ pub fn run(model_path: &Path, eps: Option<&[f64]>, out: Option<&Path>, flags: Fl
         return Ok(());
     }
     // Bad input answers before the header: nothing on stdout for a refused run.
-    if let Some(list) = eps {
-        ubapp::solve::check_epsilons(list)?;
-    }
+    let eps_list: Vec<f64> = eps.map_or_else(|| model.epsilons().to_vec(), <[f64]>::to_vec);
+    ubapp::solve::check_solve(&model, &eps_list, &options)?;
     // The same estimate as --dry-run: the header's sizes now, the time budget, the ETA.
     let est = estimate(&model, &options).map_err(name_file)?;
     let estimated = est.seconds_per_eps * n_eps as f64;

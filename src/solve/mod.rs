@@ -112,6 +112,7 @@ pub fn solve_model_each(
     let eps_list = epsilons.unwrap_or(&model.epsilons);
     check_epsilons(eps_list)?;
     let route = Route::for_model(model, options.solver)?;
+    check_route_eps(&route, eps_list)?;
     // Answer before working: priced from the sizes alone, before any allocation.
     let planned = estimate::estimate_route(model, &route, &options);
     if !planned.fits {
@@ -210,6 +211,22 @@ pub fn check_epsilons(eps: &[f64]) -> Result<()> {
         crate::model::ModelErrorKind::Invalid { field, problem } => Error::argument(field, problem),
         _ => Error::Model(e),
     })
+}
+
+/// The checks [`solve_model`] makes of its input before any work — the ε list, the route for
+/// `options.solver`, every ε within what that route takes — for a caller that answers bad input
+/// before printing anything.
+pub fn check_solve(model: &Model, epsilons: &[f64], options: &SolveOptions) -> Result<()> {
+    check_epsilons(epsilons)?;
+    check_route_eps(&Route::for_model(model, options.solver)?, epsilons)
+}
+
+/// On the LP route, every ε within what the LP backends represent faithfully.
+fn check_route_eps(route: &Route, epsilons: &[f64]) -> Result<()> {
+    if let Route::Lp { .. } = route {
+        epsilons.iter().try_for_each(|&e| crate::lp::check_lp_eps(e))?;
+    }
+    Ok(())
 }
 
 /// The two limits every optimum lies between, on the model's output grid: ε → 0 (the best
