@@ -55,10 +55,14 @@ enum Command {
         /// rough time, and exit without solving.
         #[arg(long)]
         dry_run: bool,
-        /// Stop each LP solver after this many seconds (its status is then time-limit), and refuse
-        /// up front a solve whose estimated time (see --dry-run) exceeds it.
+        /// Run for at most S seconds (shared among the ε): a solve stopped by the limit returns
+        /// the best certified mechanism found by then, with status time-limit and its gap.
+        /// Without it, a solve estimated (see --dry-run) to take more than 10 minutes is refused.
         #[arg(long, value_name = "S")]
         max_seconds: Option<f64>,
+        /// No progress on stderr (the results are printed as usual).
+        #[arg(long, short)]
+        quiet: bool,
     },
     /// Compare UBaPP with the baselines of the literature over ε and K: risk.csv, plots, table.
     Compare(cli::compare::Args),
@@ -66,9 +70,8 @@ enum Command {
     Merge(cli::merge::Args),
     /// List the model files in a directory with a one-line description of each.
     Models {
-        /// Directory of model files.
-        #[arg(default_value = "models")]
-        dir: PathBuf,
+        /// Directory of model files (default: ./models, else the models bundled with ubapp).
+        dir: Option<PathBuf>,
     },
     /// Re-derive a mechanism file's ε certificate from its integer weights; exit 2 if it fails.
     Verify(cli::verify::Args),
@@ -175,13 +178,16 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(e),
     };
     let result: cli::CliResult<()> = match cli.command {
-        Command::Solve { model, eps, solver, json, out, dry_run, max_seconds } => {
-            let flags = cli::solve::Flags { solver, json, dry_run, max_seconds };
+        Command::Solve { model, eps, solver, json, out, dry_run, max_seconds, quiet } => {
+            let flags = cli::solve::Flags { solver, json, dry_run, max_seconds, quiet };
             cli::solve::run(&model, eps.as_deref(), out.as_deref(), flags).map_err(Into::into)
         }
         Command::Compare(args) => cli::compare::run(args).map_err(Into::into),
         Command::Merge(args) => cli::merge::run(args).map_err(Into::into),
-        Command::Models { dir } => cli::models::run(&dir).map_err(Into::into),
+        Command::Models { dir } => {
+            let named = dir.is_some();
+            cli::models::run(&dir.unwrap_or_else(|| PathBuf::from("models")), named).map_err(Into::into)
+        }
         Command::Verify(args) => cli::verify::run(args).map_err(Into::into),
         Command::Sample { file, y, n, seed, json, budget, allow_composition, trust } => {
             let budget = cli::sample::Budget { eps_total: budget, allow_composition };

@@ -59,7 +59,11 @@ fn compare_writes_csv_and_plots() {
     for f in plots.iter().filter(|f| f.ends_with(".png")).chain(&["risk.csv", "data/mse_theta.csv"]) {
         assert!(index.contains(&format!("\"{f}\"")), "index.html does not link {f}");
     }
-    assert_eq!(index.matches("<tr><td").count(), 20);
+    let ranked = &index[index.find("<h2>Every method, ranked</h2>").expect("the full table")..];
+    assert_eq!(ranked.matches("<tr><td").count(), 20);
+    // The summary: one row per (K, ε).
+    let summary = &index[index.find("<h2>Best method per K and ε</h2>").expect("the summary")..];
+    assert_eq!(summary[..summary.find("</table>").unwrap()].matches("<tr><td").count(), 4);
     // The curve data: one line per (ε, K, method, θ), 101 θ each.
     let curves = std::fs::read_to_string(out.join("data/mse_theta.csv")).unwrap();
     assert_eq!(curves.lines().count(), 1 + 20 * 101);
@@ -175,4 +179,38 @@ fn compare_on_a_minimax_model_gives_the_ubapp_rows_worst_case_risk() {
     let worst = note["minimax_worst_case"].as_f64().unwrap_or_else(|| panic!("no worst case in {note}"));
     assert!(worst > 0.0 && worst >= rows[0]["bayes_risk"].as_f64().unwrap() * (1.0 - 1e-9), "{note}");
     assert_eq!(note["solve"]["status"], "optimal", "{note}");
+}
+
+/// The page names its model (name, description, the model in words, K and ε), puts the best
+/// method per ε first, captions every plot with what it shows (not its file name) and ranks
+/// every row.
+#[test]
+fn the_index_names_the_model_and_ranks_the_methods() {
+    let tmp = tempfile::tempdir().unwrap();
+    let model = common::small_binomial_file(tmp.path());
+    let out = tmp.path().join("out");
+    let o = ubapp()
+        .args(["compare", model.to_str().unwrap(), "--methods", "ubapp,lbapp,geometric,cape"])
+        .args(["--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "stderr: {}", String::from_utf8_lossy(&o.stderr));
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(page.contains("<title>small: UBaPP against the literature"), "{page}");
+    assert!(page.contains("<h1>small: "), "{page}");
+    assert!(page.contains("Data: the binomial family (trials = 8)"), "the model in words");
+    assert!(page.contains("Compared at ε = 0.1 and 1, K = 8"), "ε and K");
+    let best = page.find("<h2>Best method per ε</h2>").expect("a summary");
+    let plots = page.find("<h2>Risk vs ε and vs K</h2>").expect("the plots");
+    let table = page.find("<h2>Every method, ranked</h2>").expect("the full table");
+    assert!(best < plots && plots < table, "summary, plots, then the table");
+    // Every figure's caption says what it shows.
+    let captions: Vec<&str> = page.split("<figcaption>").skip(1).map(|c| c.split(" (<a").next().unwrap()).collect();
+    assert!(captions.len() >= 3, "{page}");
+    for c in &captions {
+        assert!(!c.ends_with(".png") && c.len() > 40, "caption {c:?}");
+    }
+    assert!(captions.iter().any(|c| c.contains("colour is √P")), "the heat map's caption: {captions:?}");
+    // Ranks 1..4 in each ε's block.
+    assert_eq!(page.matches("<td>4</td><td class=\"l\">").count(), 2, "{page}");
 }

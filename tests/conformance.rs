@@ -173,3 +173,31 @@ fn a_spent_time_limit_is_reported_as_such() {
         Err(e) => panic!("unexpected error: {e}"),
     }
 }
+
+/// Anytime: a time limit spent before any solver answers still returns a releasable mechanism —
+/// status `TimeLimit`, certified exactly, with a gap whose interval [dual_bound, certified risk]
+/// contains the optimum the unlimited solve certifies (an independent route to the same LP).
+#[test]
+fn a_spent_time_limit_returns_a_certified_mechanism_whose_interval_holds_the_optimum() {
+    let model = Model::load(&common::bundled("vote-share-3way-small")).unwrap();
+    for choice in [SolverChoice::Auto, SolverChoice::Clarabel] {
+        if !choice.is_available() {
+            continue;
+        }
+        let optimum = solve_one(&model, 0.5, choice).unwrap();
+        assert_eq!(optimum.status, Status::Optimal);
+        let limited =
+            SolveOptions { limits: Limits { iterations: None, seconds: Some(0.0) }, ..SolveOptions::from(choice) };
+        let s = solve_model(&model, Some(&[0.5]), limited).unwrap().remove(0);
+        assert_eq!(s.status, Status::TimeLimit, "{}", s.solver_detail);
+        let certified = s.checks.certified_objective.expect("a certified mechanism");
+        let bound = s.checks.dual_bound.expect("a certified bound");
+        assert!(bound <= optimum.bayes_risk * (1.0 + 1e-9), "bound {bound} above the optimum {}", optimum.bayes_risk);
+        assert!(certified >= optimum.bayes_risk * (1.0 - 1e-9), "{certified} below the optimum {}", optimum.bayes_risk);
+        let gap = s.checks.relative_gap.unwrap();
+        assert!(((certified - bound) / certified - gap).abs() < 1e-12, "gap {gap}");
+        let m = ubapp::mechanism::Mechanism::from_solution(&model, &s).unwrap();
+        assert!(m.certified_eps() <= 0.5);
+        assert!((m.bayes_risk() - certified).abs() <= 1e-12 * certified, "{} vs {certified}", m.bayes_risk());
+    }
+}

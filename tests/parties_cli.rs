@@ -61,6 +61,40 @@ fn a_party_model_gets_party_rows_csv_notes_and_plots() {
     for f in ["risk_vs_parties_eps0.5.png", "risk_vs_parties_eps2.svg", "risk_vs_eps_M3.png", "notes.txt"] {
         assert!(out.join(f).exists(), "{f} was not written");
     }
+    // A party compare has its page too: the model named, the best method per M and ε, the notes.
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(page.contains("<h1>p: several data holders</h1>"), "{page}");
+    assert!(page.contains("<h2>Best method per M and ε</h2>"), "{page}");
+    assert!(page.contains("risk_vs_eps_M3.png"), "{page}");
+    // The one-curator line's legend says what it releases.
+    let svg = std::fs::read_to_string(out.join("risk_vs_parties_eps0.5.svg")).unwrap();
+    assert!(svg.contains("on the output grid"), "the legend");
+}
+
+/// Why "optimal" loses: where an aggregate beats the one-curator ubapp row, the console, the
+/// notes, the page and the plot's legend say that ubapp releases from the output grid.
+#[test]
+fn an_aggregate_beating_ubapp_is_explained_everywhere() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let model = shipped("hospitals-5-parties.toml");
+    let o = ubapp().args(["compare", &model, "--eps", "0.5", "--out", out.to_str().unwrap()]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let line = |r: &str| {
+        text.lines()
+            .find(|l| l.split_whitespace().next() == Some(r))
+            .and_then(|l| l.split_whitespace().nth(5))
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or_else(|| panic!("no {r} row in {text}"))
+    };
+    // The premise: geometric-shares beats the grid-restricted optimum here.
+    assert!(line("geometric-shares") < line("ubapp"), "{text}");
+    let why = "ubapp is the optimum among mechanisms that release one of the output grid's 50 values";
+    assert!(text.contains(why), "console: {text}");
+    assert!(std::fs::read_to_string(out.join("notes.txt")).unwrap().contains(why));
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(page.contains(&why.replace('\'', "&#39;")), "the page");
 }
 
 #[test]

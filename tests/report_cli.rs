@@ -124,3 +124,31 @@ fn report_checks_its_eps_before_reading_the_model() {
     assert_input_error(&o, &["--eps", "-1"]);
     assert!(!out.exists(), "a refused report writes nothing");
 }
+
+/// A party model's report compares the parties' releases (the numbers `compare` gives for it, by
+/// the command the page names), says the optimal risks are one party's, and names its own
+/// directory in the command that reproduces it.
+#[test]
+fn a_party_models_report_shows_the_party_comparison_and_reproduces_it() {
+    let text = binomial(4, 12, "squared", &[0.5]).name("p").toml() + "[parties]\ncount = 3\n";
+    let (dir, model) = model_file(&text);
+    let out = dir.path().join("my-report");
+    let o = ubapp(&["report", model.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_success(&o);
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("<h2>Several data holders</h2>"), "no party section");
+    assert!(html.contains("The model has 3 parties: these are one party&#39;s optimal mechanism"), "{html}");
+    assert!(html.contains(&format!("--out {}", out.display())), "the report's own directory");
+    // The page's table is risk.csv, and `compare` on the model gives the same rows.
+    let csv = std::fs::read_to_string(out.join("risk.csv")).unwrap();
+    assert!(csv.lines().any(|l| l.starts_with("geometric-shares,")), "{csv}");
+    let c = ubapp(&["compare", model.to_str().unwrap(), "--eps", "0.5", "--seed", "0", "--json"]);
+    assert_success(&c);
+    let rows = stdout_json(&c)["rows"].as_array().unwrap().clone();
+    assert_eq!(rows.len(), csv.lines().count() - 1);
+    for r in &rows {
+        let risk = e6(&r["bayes_risk"]);
+        let method = r["method"].as_str().unwrap();
+        assert!(html.contains(&format!("<td>{risk}</td>")), "{method}'s risk {risk} from compare is not on the page");
+    }
+}

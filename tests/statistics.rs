@@ -115,7 +115,16 @@ fn posterior_of_the_two_by_two_mechanism_by_hand() {
     assert!((v["probabilities"][0].as_f64().unwrap() - 81.0 / 130.0).abs() < 1e-15);
     assert!((v["posterior_mean"].as_f64().unwrap() - (0.25 * 81.0 + 0.75 * 49.0) / 130.0).abs() < 1e-15);
     assert_eq!(v["interval"], serde_json::json!([0.25, 0.75]));
-    assert_input_error(&ubapp(&["posterior", file.to_str().unwrap(), "--release", "0.3"]), &["--release", "0.3"]);
+    // A value typed short of an output rounds to it, and says so (0.3 is within half a grid step
+    // of 0.25); one halfway between two outputs, or off the grid, is refused with the nearest one.
+    let f = file.to_str().unwrap();
+    let rounded = ubapp(&["posterior", f, "--release", "0.3", "--release", "0.25", "--json"]);
+    assert_success(&rounded);
+    assert_eq!(stdout_json(&rounded)["probabilities"], v["probabilities"]);
+    assert!(stderr(&rounded).contains("--release 0.3 taken as the output 0.25"), "{}", stderr(&rounded));
+    assert_input_error(&ubapp(&["posterior", f, "--release", "0.5"]), &["--release", "0.5", "the nearest output is"]);
+    assert_input_error(&ubapp(&["posterior", f, "--release", "3"]), &["not an output", "the nearest output is 0.75"]);
+    assert_input_error(&ubapp(&["posterior", f, "--release", "0.25,0.75"]), &["has 2 coordinate(s)", "have 1"]);
 }
 
 proptest! {

@@ -43,6 +43,8 @@ __all__ = [
     "load_model",
     "solve",
     "compare",
+    "plan",
+    "report",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -75,6 +77,11 @@ class Model:
     def epsilons(self) -> List[float]:
         """The model's own privacy levels (its ``epsilon`` list)."""
         return list(self._native.epsilons)
+
+    @property
+    def parties(self) -> int:
+        """How many parties hold the records (``[parties] count``; 1 without the section)."""
+        return self._native.parties
 
     def spec(self) -> Dict[str, Any]:
         """The model as a dict (its file's fields, with CSV contents inline)."""
@@ -303,6 +310,23 @@ class Mechanism:
         arr = np.asarray(draws, dtype=np.float64)
         return arr[:, 0] if self._native.output_dim == 1 else arr
 
+    def verify(self, model: Optional[Union[Model, PathLike]] = None, fingerprint: Optional[str] = None) -> Dict[str, Any]:
+        """Check the mechanism against what you trust (``ubapp verify --model/--fingerprint``).
+
+        Its certificate was re-derived from the weights when it was loaded; ``model`` (a
+        :class:`Model` or a model file) must define the same problem, its ε no larger, and
+        ``fingerprint`` (64 hex digits) must be its model's. Raises :class:`InputError` if not;
+        returns the fields of ``verify --json`` (``checked_against`` says what was checked).
+        """
+        trusted = None if model is None else _model(model)._native
+        return json.loads(self._native.verify(trusted, fingerprint))
+
+    def audit(self, samples: int = 200_000, seed: int = 0, alpha: float = 0.05, max_pairs: int = 1000) -> Dict[str, Any]:
+        """The empirical DP test of ``ubapp audit`` (the same draws for the same seed): samples
+        neighbouring columns and bounds ε (or δ) from below; raises :class:`InputError` when the
+        bound contradicts the certificate. Returns the fields of ``audit --json``."""
+        return json.loads(self._native.audit(int(samples), int(seed), float(alpha), int(max_pairs)))
+
     def posterior(self, releases: Union[float, Sequence[Any]], level: float = 0.95) -> Posterior:
         """The exact posterior of θ given one released value or a list of independent releases
         of this mechanism (``ubapp posterior``); dense mechanisms only."""
@@ -321,7 +345,11 @@ class Mechanism:
 
 
 class CompareRows(list):
-    """The rows of a comparison, each a dict with the fields of ``ubapp compare --json``."""
+    """The rows of a comparison, each a dict with the fields of ``ubapp compare --json``;
+    ``notes`` holds what the command line prints as ``note:`` lines (which methods do not apply
+    and why, what a row's risk means)."""
+
+    notes: List[str] = []
 
     def to_dataframe(self) -> Any:
         """The rows as a pandas DataFrame (needs pandas, which ubapp does not require)."""
@@ -339,18 +367,24 @@ def compare(
     trials: Optional[Sequence[int]] = None,
     seed: int = 0,
     delta: float = 1e-5,
-    parties: Optional[int] = None,
+    parties: Optional[Union[int, Sequence[int]]] = None,
     solver: str = "auto",
     out: Optional[PathLike] = None,
     as_frame: bool = False,
 ) -> Any:
     """Compare UBaPP with the baselines over ε and K (``ubapp compare``).
 
-    Returns :class:`CompareRows` (a list of dicts with the fields of ``compare --json``), or a
-    pandas DataFrame with ``as_frame=True``. With ``out`` the directory also gets risk.csv and the
-    plots, as ``compare --out`` writes them.
+    A model with a ``[parties]`` section, or ``parties`` (a number of parties M or a list of
+    them), gets the party comparison, as on the command line: each party releases with ε-DP and
+    the releases are aggregated, against UBaPP run by one curator holding every record.
+
+    Returns :class:`CompareRows` (a list of dicts with the fields of ``compare --json``, and the
+    notes), or a pandas DataFrame with ``as_frame=True``. With ``out`` the directory also gets
+    risk.csv, the plots and index.html, as ``compare --out`` writes them.
     """
     m = _model(model)
+    if parties is not None:
+        parties = [int(parties)] if isinstance(parties, (int, np.integer)) else [int(x) for x in parties]
     text = _native.compare_json(
         m._native,
         _eps_list(eps),
@@ -362,5 +396,48 @@ def compare(
         solver,
         None if out is None else os.fspath(out),
     )
-    rows = CompareRows(json.loads(text))
+    answer = json.loads(text)
+    rows = CompareRows(answer["rows"])
+    rows.notes = list(answer["notes"])
     return rows.to_dataframe() if as_frame else rows
+
+
+def plan(
+    model: Union[Model, PathLike],
+    target_risk: Optional[float] = None,
+    target_rmse: Optional[float] = None,
+    for_: str = "eps",
+    eps: Optional[float] = None,
+    solver: str = "auto",
+) -> Dict[str, Any]:
+    """The smallest ε (to 1 %), or with ``for_="trials"`` the smallest number of trials K at
+    ``eps``, whose certified optimal Bayes risk meets the target (``ubapp plan``).
+
+    Give exactly one of ``target_risk`` and ``target_rmse`` (squared loss: risk = rmse²).
+    Returns the fields of ``plan --json``.
+    """
+    m = _model(model)
+    return json.loads(
+        _native.plan_json(
+            m._native,
+            None if target_risk is None else float(target_risk),
+            None if target_rmse is None else float(target_rmse),
+            for_,
+            None if eps is None else float(eps),
+            solver,
+        )
+    )
+
+
+def report(
+    model: Union[Model, PathLike],
+    out: PathLike,
+    eps: Optional[Union[float, Sequence[float]]] = None,
+    solver: str = "auto",
+    seed: int = 0,
+) -> Dict[str, Any]:
+    """Write the report of a model into the directory ``out`` (``ubapp report``): report.html,
+    report.md, the plots and the certified artifacts. ``out`` must not exist, be empty, or hold
+    an earlier ubapp output. Returns what was written (``figures``, ``artifacts``, ``warnings``)."""
+    m = _model(model)
+    return json.loads(_native.report(m._native, os.fspath(out), _eps_list(eps), solver, int(seed)))

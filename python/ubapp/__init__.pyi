@@ -21,6 +21,8 @@ class Model:
     def name(self) -> str: ...
     @property
     def epsilons(self) -> List[float]: ...
+    @property
+    def parties(self) -> int: ...
     def spec(self) -> Dict[str, Any]: ...
     def solve(self, eps: Eps = None, solver: str = "auto") -> List[Result]: ...
 
@@ -87,9 +89,12 @@ class Mechanism:
         budget: Optional[float] = None,
         allow_composition: bool = False,
     ) -> npt.NDArray[np.float64]: ...
+    def verify(self, model: Optional[Union[Model, PathLike]] = None, fingerprint: Optional[str] = None) -> Dict[str, Any]: ...
+    def audit(self, samples: int = 200000, seed: int = 0, alpha: float = 0.05, max_pairs: int = 1000) -> Dict[str, Any]: ...
     def posterior(self, releases: Union[float, Sequence[Any]], level: float = 0.95) -> Posterior: ...
 
 class CompareRows(List[Dict[str, Any]]):
+    notes: List[str]
     def to_dataframe(self) -> Any: ...
 
 def compare(
@@ -99,8 +104,23 @@ def compare(
     trials: Optional[Sequence[int]] = None,
     seed: int = 0,
     delta: float = 1e-5,
-    parties: Optional[int] = None,
+    parties: Optional[Union[int, Sequence[int]]] = None,
     solver: str = "auto",
     out: Optional[PathLike] = None,
     as_frame: bool = False,
 ) -> Any: ...
+def plan(
+    model: Union[Model, PathLike],
+    target_risk: Optional[float] = None,
+    target_rmse: Optional[float] = None,
+    for_: str = "eps",
+    eps: Optional[float] = None,
+    solver: str = "auto",
+) -> Dict[str, Any]: ...
+def report(
+    model: Union[Model, PathLike],
+    out: PathLike,
+    eps: Optional[Union[float, Sequence[float]]] = None,
+    solver: str = "auto",
+    seed: int = 0,
+) -> Dict[str, Any]: ...

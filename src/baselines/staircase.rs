@@ -65,7 +65,14 @@ pub(crate) fn staircase(setting: Setting, eps: f64) -> CountRelease {
         ScalarLoss::Absolute => gamma_l1(eps),
     };
     let noise = Noise::Staircase { eps, gamma, width: 1.0 / k };
-    CountRelease::new(Method::Staircase, Privacy::Pure { eps }, setting, centres, noise, Some((setting.lower, setting.upper)))
+    CountRelease::new(
+        Method::Staircase,
+        Privacy::Pure { eps },
+        setting,
+        centres,
+        noise,
+        Some((setting.lower, setting.upper)),
+    )
 }
 
 #[cfg(test)]

@@ -129,7 +129,7 @@ fn run_named(a: Args) -> Result<()> {
     }
     let cmp = compare(&model, &opts, &mut |line| eprintln!("{line}"))?;
     if let Some(dir) = &a.out {
-        let files = write_comparison(dir, &cmp)?;
+        let files = write_comparison(dir, &cmp, &model)?;
         eprintln!("wrote {} file(s) to {}", files.len(), dir.display());
     }
     print_comparison(&cmp, a.json);

@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
-use ubapp::compare::parties::{compare_parties, not_applicable, PartyOptions, PARTY_METHODS};
-use ubapp::compare::{CompareError, Method};
+use ubapp::compare::parties::{compare_parties, validate_party_options, PartyOptions};
+use ubapp::compare::Method;
 use ubapp::model::Model;
 use ubapp::parties::RiskOptions;
 use ubapp::report::write_party_comparison;
@@ -33,12 +33,7 @@ pub fn run(a: PartyArgs, model: Model) -> Result<()> {
         ));
     }
     let eps = a.eps.unwrap_or_else(|| model.epsilons().to_vec());
-    if let Some((index, &value)) = eps.iter().enumerate().find(|(_, e)| !(e.is_finite() && **e > 0.0)) {
-        return Err(CompareError::NonPositiveEps { index, value }.into());
-    }
-    if !(a.delta.is_finite() && a.delta > 0.0 && a.delta < 1.0) {
-        return Err(CompareError::DeltaOutOfRange { value: a.delta }.into());
-    }
+    validate_party_options(&eps, a.delta)?;
     let opts = PartyOptions {
         eps,
         parties: a.parties.unwrap_or_else(|| vec![model.parties()]),
@@ -49,17 +44,10 @@ pub fn run(a: PartyArgs, model: Model) -> Result<()> {
     };
     let mut cmp = compare_parties(&model, &opts, &mut |line| eprintln!("{line}"))?;
     if let Some(methods) = &a.methods {
-        cmp.rows.retain(|r| methods.contains(&r.method));
-        for m in methods {
-            if !PARTY_METHODS.contains(m) {
-                cmp.notes.push(format!("{m} is not a party method (it needs one data holder and the binomial family)"));
-            } else if let Some((_, why)) = not_applicable(&model).into_iter().find(|(n, _)| n == m) {
-                cmp.notes.push(format!("{m} was asked for but {why}"));
-            }
-        }
+        cmp.keep_methods(methods, &model);
     }
     if let Some(dir) = &a.out {
-        let files = write_party_comparison(dir, &cmp)?;
+        let files = write_party_comparison(dir, &cmp, &model)?;
         eprintln!("wrote {} file(s) to {}", files.len(), dir.display());
     }
     if a.json {

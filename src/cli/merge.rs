@@ -33,8 +33,8 @@ pub fn run(a: Args) -> Result<()> {
         }
     }
     let dirs: Vec<&Path> = a.shards.iter().map(PathBuf::as_path).collect();
-    let cmp = merge(&dirs)?;
-    let files = write_comparison(&a.out, &cmp)?;
+    let (cmp, model) = merge(&dirs)?;
+    let files = write_comparison(&a.out, &cmp, &model)?;
     eprintln!("merged {} shard(s): wrote {} file(s) to {}", dirs.len(), files.len(), a.out.display());
     super::compare::print_comparison(&cmp, a.json);
     Ok(())

@@ -5,9 +5,33 @@ use std::path::Path;
 use ubapp::model::Model;
 use ubapp::{Error, Result};
 
+/// The models bundled with this build (the source repository's `models/`), listed when the
+/// default directory is not there (`ubapp` run outside a clone).
+const BUNDLED: &[(&str, &str)] = &[
+    ("bernoulli-approx-dp-k30.toml", include_str!("../../models/bernoulli-approx-dp-k30.toml")),
+    ("bernoulli-k100-fine-output.toml", include_str!("../../models/bernoulli-k100-fine-output.toml")),
+    ("bernoulli-k100-paper-grid.toml", include_str!("../../models/bernoulli-k100-paper-grid.toml")),
+    ("bernoulli-k100.toml", include_str!("../../models/bernoulli-k100.toml")),
+    ("bernoulli-minimax-k30.toml", include_str!("../../models/bernoulli-minimax-k30.toml")),
+    ("click-through-exact.toml", include_str!("../../models/click-through-exact.toml")),
+    ("click-through-robust.toml", include_str!("../../models/click-through-robust.toml")),
+    ("click-through.toml", include_str!("../../models/click-through.toml")),
+    ("hospitals-5-parties.toml", include_str!("../../models/hospitals-5-parties.toml")),
+    ("prevalence-asymmetric-loss.toml", include_str!("../../models/prevalence-asymmetric-loss.toml")),
+    ("prevalence-imperfect-test.toml", include_str!("../../models/prevalence-imperfect-test.toml")),
+    ("rare-event-beta.toml", include_str!("../../models/rare-event-beta.toml")),
+    ("rare-events-poisson-cap3.toml", include_str!("../../models/rare-events-poisson-cap3.toml")),
+    ("vote-share-3way-small.toml", include_str!("../../models/vote-share-3way-small.toml")),
+    ("vote-share-3way.toml", include_str!("../../models/vote-share-3way.toml")),
+];
+
 /// Run the command: one line per `*.toml` file (sorted by name); a file that fails to validate is
-/// listed with its error and makes the command exit 2 after listing the rest.
-pub fn run(dir: &Path) -> Result<()> {
+/// listed with its error and makes the command exit 2 after listing the rest. Without a `models`
+/// directory here (and none named), the models bundled with this build are listed instead.
+pub fn run(dir: &Path, named: bool) -> Result<()> {
+    if !named && !dir.exists() {
+        return list_bundled(dir);
+    }
     let entries = std::fs::read_dir(dir)
         .map_err(|e| Error::argument(dir.display().to_string(), format!("is not a readable directory ({e})")))?;
     let mut files: Vec<_> = entries
@@ -45,5 +69,24 @@ pub fn run(dir: &Path) -> Result<()> {
             format!("holds {bad} invalid model files of {} (see above)", files.len()),
         ));
     }
+    Ok(())
+}
+
+/// The bundled models by name and description (their text: no model file is read).
+fn list_bundled(dir: &Path) -> Result<()> {
+    outln!(
+        "no {} directory here; the models bundled with ubapp {} (the source repository's models/):",
+        dir.display(),
+        env!("CARGO_PKG_VERSION")
+    );
+    for (file, text) in BUNDLED {
+        let description = text
+            .parse::<toml::Table>()
+            .ok()
+            .and_then(|t| t.get("description").and_then(|d| d.as_str()).map(str::to_string))
+            .unwrap_or_default();
+        outln!("{file:<34} {description}");
+    }
+    outln!("(run `ubapp models DIR` on a directory of model files; a model's text: the repository's models/FILE)");
     Ok(())
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use ubapp::model::Model;
 use ubapp::report::{check_report_dir, write_risk_curve, RiskCurve};
-use ubapp::solve::{log_spaced, plan_eps, plan_trials, reference_risks, risk_vs_eps, SolveOptions};
+use ubapp::solve::{log_spaced, plan_eps, plan_trials, reference_risks, risk_vs_eps, SolveOptions, PLAN_TARGET};
 use ubapp::{Error, Result};
 
 /// What `plan` searches for.
@@ -90,26 +90,43 @@ pub fn run(a: Args) -> Result<()> {
         }
     };
     let options = SolveOptions { memory: super::solve::memory_budget(), ..SolveOptions::default() };
+    // The library's errors about the target name it as a risk: restate them in the flag given.
+    let stated = |e: Error| match e {
+        Error::Argument { name, problem } if name == PLAN_TARGET => match (a.target_rmse, target) {
+            (Some(rmse), Some(risk)) => Error::argument(
+                "--target-rmse",
+                format!("{rmse} is a target risk of {risk:e} (rmse²); that risk {problem}"),
+            ),
+            _ => Error::argument("--target-risk", problem),
+        },
+        Error::Argument { name, problem } if name == "eps" => Error::argument("--eps", problem),
+        other => other,
+    };
     let mut found_eps = None;
+    // With --curve, the curve is written even when the target cannot be met (the error follows).
+    let mut failed = None;
     match (a.for_, target) {
-        (PlanFor::Eps, Some(target)) => {
-            let plan = plan_eps(&model, target, options)?;
-            found_eps = Some((target, plan.eps));
-            if a.json {
-                outln!("{}", serde_json::to_string_pretty(&plan).expect("a plan serialises"));
-            } else {
-                outln!(
+        (PlanFor::Eps, Some(target)) => match plan_eps(&model, target, options.clone()).map_err(stated) {
+            Err(e) if a.curve.is_some() => failed = Some(e),
+            Err(e) => return Err(e),
+            Ok(plan) => {
+                found_eps = Some((target, plan.eps));
+                if a.json {
+                    outln!("{}", serde_json::to_string_pretty(&plan).expect("a plan serialises"));
+                } else {
+                    outln!(
                     "eps {:.6} (to 1 %): bayes_risk {:.6e} ≤ target {:.6e}; at eps {:.6} the risk is {:.6e} (above the target)",
                     plan.eps, plan.bayes_risk, plan.target_risk, plan.eps_below, plan.bayes_risk_below
                 );
-                outln!(
-                    "references: prior_risk {:.6e} (ε → 0), non_private_risk {:.6e} (ε → ∞); {} solves",
-                    plan.prior_risk,
-                    plan.non_private_risk,
-                    plan.solves
-                );
+                    outln!(
+                        "references: prior_risk {:.6e} (ε → 0), non_private_risk {:.6e} (ε → ∞); {} solves",
+                        plan.prior_risk,
+                        plan.non_private_risk,
+                        plan.solves
+                    );
+                }
             }
-        }
+        },
         (PlanFor::Trials, Some(target)) => {
             let eps = match (a.eps, model.epsilons()) {
                 (Some(e), _) => e,
@@ -121,7 +138,7 @@ pub fn run(a: Args) -> Result<()> {
                     ))
                 }
             };
-            let plan = plan_trials(&model, eps, target, options)?;
+            let plan = plan_trials(&model, eps, target, options.clone()).map_err(stated)?;
             if a.json {
                 outln!("{}", serde_json::to_string_pretty(&plan).expect("a plan serialises"));
             } else {
@@ -143,7 +160,7 @@ pub fn run(a: Args) -> Result<()> {
     }
     if let Some(dir) = &a.curve {
         let eps = log_spaced(a.curve_range[0], a.curve_range[1], a.curve_points);
-        let points = risk_vs_eps(&model, &eps, options)?;
+        let points = risk_vs_eps(&model, &eps, options.clone())?;
         let curve = RiskCurve {
             model: model.name(),
             points: &points,
@@ -154,5 +171,5 @@ pub fn run(a: Args) -> Result<()> {
         let files = write_risk_curve(dir, "--curve", &curve)?;
         eprintln!("wrote {} ({}): {} points", dir.display(), files.join(", "), points.len());
     }
-    Ok(())
+    failed.map_or(Ok(()), Err)
 }

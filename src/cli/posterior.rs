@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::trust::TrustArgs;
-use ubapp::mechanism::{Posterior, Release};
+use ubapp::mechanism::{Mechanism, OutputMatch, Posterior, Release};
 use ubapp::{Error, Result};
 
 /// Run the command.
@@ -31,12 +31,28 @@ pub fn run(file: &Path, releases: &[String], level: f64, json: bool, trust: &Tru
         .iter()
         .map(|r| {
             let coords = super::sample::parse_numbers(r, "--release")?;
-            m.output_index(&coords).ok_or_else(|| {
-                Error::argument(
-                    "--release",
-                    format!("{r} is not an output of the mechanism in {} (|Θ̃| = {})", file.display(), m.n_outputs()),
-                )
-            })
+            let refuse = |problem: String| Err(Error::argument("--release", problem));
+            match m.match_output(&coords) {
+                OutputMatch::Exact(k) => Ok(k),
+                OutputMatch::Rounded(k) => {
+                    eprintln!(
+                        "note: --release {r} taken as the output {} (the nearest; within half a grid step)",
+                        output_text(&m, k)
+                    );
+                    Ok(k)
+                }
+                OutputMatch::Outside { nearest } => refuse(format!(
+                    "{r} is not an output of the mechanism in {} (|Θ̃| = {}); the nearest output is {}",
+                    file.display(),
+                    m.n_outputs(),
+                    output_text(&m, nearest)
+                )),
+                OutputMatch::WrongDimension { expected } => refuse(format!(
+                    "{r} has {} coordinate(s); the outputs of the mechanism in {} have {expected}",
+                    coords.len(),
+                    file.display()
+                )),
+            }
         })
         .collect::<Result<Vec<usize>>>()?;
     let post = Posterior::of(&m, &outputs, level)?;
@@ -74,4 +90,9 @@ pub fn run(file: &Path, releases: &[String], level: f64, json: bool, trust: &Tru
     }
     outln!("mass inside the interval {:.6}", post.interval_mass);
     Ok(())
+}
+
+/// Output `k` as `sample` prints it (coordinates joined by commas).
+fn output_text(m: &Mechanism, k: usize) -> String {
+    m.model().outputs().point(k).iter().map(|v| v.to_string()).collect::<Vec<_>>().join(",")
 }

@@ -57,6 +57,7 @@ impl Args {
             seed: self.seed,
             model_arg: self.model.display().to_string(),
             model_text: Some(model_text),
+            out_arg: self.out.display().to_string(),
         };
         Ok(ReportRun { model, out: self.out, options })
     }

@@ -5,11 +5,16 @@ use std::path::Path;
 use ubapp::mechanism::Release;
 use ubapp::model::{Model, Objective};
 use ubapp::solve::{
-    estimate, solve_model_each, Estimate, Solution, SolveError, SolveOptions, SolveSummary, SolverChoice,
+    estimate, solve_model_each, Estimate, LpSize, Solution, SolveError, SolveOptions, SolveSummary, SolverChoice,
+    Status,
 };
 
-use super::progress::Progress;
+use super::progress::{seconds, Shown, SolveProgress};
 use ubapp::{Error, MemoryBudget, Result};
+
+/// Without `--max-seconds`, a solve estimated to take longer than this is refused up front (with
+/// the estimate and the flag to pass); with it, the solve runs and stops at the limit.
+pub const DEFAULT_TIME_BUDGET_SECONDS: f64 = 600.0;
 
 /// The memory budget: `UBAPP_MEMORY_LIMIT` (bytes) when set, else 4 GiB or what the OS reports
 /// available, whichever is less ([`MemoryBudget::from_env`]).
@@ -28,11 +33,13 @@ pub struct Flags {
     pub dry_run: bool,
     /// `--max-seconds`.
     pub max_seconds: Option<f64>,
+    /// `--quiet`: no progress on stderr (results are still printed).
+    pub quiet: bool,
 }
 
 /// Run the command.
 pub fn run(model_path: &Path, eps: Option<&[f64]>, out: Option<&Path>, flags: Flags) -> Result<()> {
-    let Flags { solver, json, dry_run, max_seconds } = flags;
+    let Flags { solver, json, dry_run, max_seconds, quiet } = flags;
     if let Some(s) = max_seconds {
         if !(s.is_finite() && s > 0.0) {
             return Err(Error::argument("--max-seconds", format!("must be a number of seconds > 0 (got {s})")));
@@ -50,40 +57,45 @@ pub fn run(model_path: &Path, eps: Option<&[f64]>, out: Option<&Path>, flags: Fl
         ));
     }
     let limits = ubapp::solve::Limits { seconds: max_seconds, ..Default::default() };
-    let options = SolveOptions { solver, memory: memory_budget(), limits, ..SolveOptions::default() };
+    let mut options = SolveOptions { solver, memory: memory_budget(), limits, ..SolveOptions::default() };
     let name_file = |e: Error| name_model_file(e, model_path);
     if dry_run {
         let est = estimate(&model, &options).map_err(name_file)?;
         print_estimate(&model, &est, n_eps, json);
         return Ok(());
     }
-    if let Some(limit) = max_seconds {
-        // The time budget answers before any work, from the same estimate as --dry-run.
-        let est = estimate(&model, &options).map_err(name_file)?;
-        let estimated = est.seconds_per_eps * n_eps as f64;
-        if estimated > limit {
-            let fields = est.fields;
-            return Err(SolveError::TooSlow { estimated_seconds: estimated, limit_seconds: limit, fields }.into());
+    // Bad input answers before the header: nothing on stdout for a refused run.
+    let eps_list: Vec<f64> = eps.map_or_else(|| model.epsilons().to_vec(), <[f64]>::to_vec);
+    ubapp::solve::check_solve(&model, &eps_list, &options)?;
+    // The same estimate as --dry-run: the header's sizes now, the time budget, the ETA.
+    let est = estimate(&model, &options).map_err(name_file)?;
+    let estimated = est.seconds_per_eps * n_eps as f64;
+    if !est.fits {
+        return Err(name_file(Error::TooLarge(est.size_error())));
+    }
+    if max_seconds.is_none() && estimated > DEFAULT_TIME_BUDGET_SECONDS {
+        let fields = est.fields.clone();
+        return Err(SolveError::TooSlow {
+            estimated_seconds: estimated,
+            limit_seconds: DEFAULT_TIME_BUDGET_SECONDS,
+            fields,
         }
+        .into());
     }
     // Rows of the plain program are printed as each ε is solved; the (ε, δ) and minimax tables
-    // (small programs, extra lines first) once all are.
+    // (small programs, extra lines first) once all are. The header goes out before any work.
     let streaming = !json && model.objective() == Objective::Bayes && model.delta() == 0.0;
-    let progress = Progress::new(n_eps as u64, "ε", !json);
-    let eps_list: Vec<f64> = eps.map_or_else(|| model.epsilons().to_vec(), <[f64]>::to_vec);
-    if let Some(&first) = eps_list.first() {
-        progress.message(format!("solving ε = {first}"));
+    if !json {
+        print_header(&model, &est.size);
     }
+    let shown = if json { Shown::Silent } else { Shown::for_stderr(quiet) };
+    let mut progress = SolveProgress::new(n_eps, Some(estimated), shown);
+    options.progress = progress.handle();
     let mut printed = 0usize;
     let mut each = |s: &Solution| {
-        progress.inc();
-        if let Some(next) = eps_list.get(printed + 1) {
-            progress.message(format!("solving ε = {next}"));
-        }
         if streaming {
             progress.suspend(|| {
                 if printed == 0 {
-                    print_header(&model, s);
                     print_columns();
                 }
                 print_row(s);
@@ -91,7 +103,7 @@ pub fn run(model_path: &Path, eps: Option<&[f64]>, out: Option<&Path>, flags: Fl
         }
         printed += 1;
     };
-    let solutions = solve_model_each(&model, eps, options, &mut each).map_err(name_file)?;
+    let solutions = solve_model_each(&model, eps, options.clone(), &mut each).map_err(name_file)?;
     progress.finish();
     // The certified mechanism (repaired, quantised, checked exactly; or the compact one) is built
     // before anything is written, so a failure leaves no file behind.
@@ -113,6 +125,16 @@ pub fn run(model_path: &Path, eps: Option<&[f64]>, out: Option<&Path>, flags: Fl
     for w in &context.warnings {
         eprintln!("{w}");
     }
+    if let (Some(limit), true) = (max_seconds, solutions.iter().any(|s| s.status == Status::TimeLimit)) {
+        let note = format!(
+            "time-limit: the solve stopped at --max-seconds {limit}; a time-limit row is the best certified mechanism found by then, at most rel_gap above the optimum"
+        );
+        if json {
+            eprintln!("{note}");
+        } else {
+            outln!("{note}");
+        }
+    }
     if model.parties() > 1 {
         eprintln!(
             "note: the model has {} parties: this is one party's mechanism (ε-DP for its own records);              `ubapp compare` evaluates the Bayes aggregate of their releases",
@@ -126,25 +148,25 @@ pub fn run(model_path: &Path, eps: Option<&[f64]>, out: Option<&Path>, flags: Fl
             let claim = if m.delta() > 0.0 {
                 format!("certified (ε, δ) = ({}, {}) (target δ {})", m.eps(), m.certified_delta(), m.delta())
             } else {
-                format!("certified ε = {} (target {})", m.certified_eps(), m.eps())
+                eps_claim(m.certified_eps(), m.eps())
             };
             format!(
-                "wrote {}: {claim}, Bayes risk {:.10e} (repair and quantisation cost {:+.3e}, {:+.2e} relative)",
+                "wrote {}: {claim}, Bayes risk {:.10e} (repair and quantisation cost {:+.3e}, {:+.2e} relative){}",
                 path.display(),
                 m.bayes_risk(),
                 cost,
-                cost / m.bayes_risk()
+                cost / m.bayes_risk(),
+                gap_note(&solutions[0], m.provenance.optimality_gap)
             )
         }
         (Some(path), Some(Release::Compact(m))) => {
             m.save(path)?;
             let cost = m.provenance.repair_risk_cost.unwrap_or(f64::NAN);
             format!(
-                "wrote {}: compact geometric + remap ({} runs), certified ε = {} (target {}), Bayes risk {:.10e} (sampling at ε' costs {:+.3e}, {:+.2e} relative)",
+                "wrote {}: compact geometric + remap ({} runs), {}, Bayes risk {:.10e} (sampling at ε' costs {:+.3e}, {:+.2e} relative)",
                 path.display(),
                 m.runs().len(),
-                m.certified_eps(),
-                m.eps(),
+                eps_claim(m.certified_eps(), m.eps()),
                 m.bayes_risk(),
                 cost,
                 cost / m.bayes_risk()
@@ -171,6 +193,25 @@ pub fn name_model_file(e: Error, model_path: &Path) -> Error {
             SolveError::NonFiniteCosts { fields: format!("{origin}: {fields}") }.into()
         }
         other => other,
+    }
+}
+
+/// `ε = 1 (certified: 0.9999999999999978 ≤ 1)`: the target a reader asked for first, the exact
+/// certified value after it.
+fn eps_claim(certified: f64, target: f64) -> String {
+    if certified == target {
+        format!("ε = {target} (certified)")
+    } else {
+        format!("ε = {target} (certified: {certified} ≤ {target})")
+    }
+}
+
+/// For a mechanism that is not certified optimal, how far from the optimum it may be.
+fn gap_note(s: &Solution, gap: Option<f64>) -> String {
+    match (s.status, gap) {
+        (Status::Optimal, _) => String::new(),
+        (status, Some(g)) => format!("; {status}: within a certified gap of {g:.2e} of the optimum"),
+        (status, None) => format!("; {status}: no certified gap"),
     }
 }
 
@@ -256,35 +297,35 @@ fn print_estimate(model: &Model, est: &Estimate, n_eps: usize, json: bool) {
     );
     outln!(
         "time: roughly {} per ε, {} ε: {} (a rough estimate from this machine's benchmarks; size fields: {})",
-        seconds(est.seconds_per_eps),
+        duration(est.seconds_per_eps),
         n_eps,
-        seconds(est.seconds_per_eps * n_eps as f64),
+        duration(est.seconds_per_eps * n_eps as f64),
         est.fields
     );
-}
-
-fn seconds(s: f64) -> String {
-    if s < 1.0 {
-        format!("{:.0} ms", (s * 1e3).max(1.0))
-    } else if s < 120.0 {
-        format!("{s:.0} s")
-    } else if s < 7200.0 {
-        format!("{:.0} min", s / 60.0)
-    } else {
-        format!("{:.1} h", s / 3600.0)
+    if let Some(note) = model.release_reach() {
+        outln!("note: {note}");
     }
 }
 
-fn print_header(model: &Model, s0: &Solution) {
+/// `12 ms` below a second, else as [`seconds`].
+fn duration(s: f64) -> String {
+    if s < 1.0 {
+        format!("{:.0} ms", (s * 1e3).max(1.0))
+    } else {
+        seconds(s)
+    }
+}
+
+fn print_header(model: &Model, size: &LpSize) {
     outln!(
         "model {}: |Θ| = {}, |Y| = {}, |Θ̃| = {}, {} loss; LP {} variables × {} rows",
         ubapp::guard::text::sanitize(model.name(), ubapp::guard::text::QUOTE_CHARS),
         model.theta().len(),
-        s0.size.observations,
-        s0.size.outputs,
+        size.observations,
+        size.outputs,
         model.loss().name(),
-        s0.size.variables,
-        s0.size.rows
+        size.variables,
+        size.rows
     );
 }
 
@@ -318,8 +359,6 @@ fn print_row(s: &Solution) {
 }
 
 fn print_table(model: &Model, solutions: &[Solution]) {
-    let s0 = &solutions[0];
-    print_header(model, s0);
     let minimax = model.objective() == Objective::Minimax;
     let delta = model.delta();
     if minimax || delta > 0.0 {

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use ubapp::mechanism::{Release, DeploymentMode};
+use ubapp::mechanism::{DeploymentMode, Release};
 use ubapp::model::Model;
 use ubapp::{Error, Result};
 

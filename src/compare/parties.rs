@@ -262,7 +262,43 @@ pub fn compare_parties(model: &Model, opts: &PartyOptions, progress: &mut dyn Fn
             }
         }
     }
+    if rule != Aggregate::GridAction {
+        notes.extend(off_grid_notes(&rows, pooled.outputs().len(), rule.name()));
+    }
     Ok(PartyComparison { rows, notes })
+}
+
+/// Why an aggregate can beat the one-curator `ubapp` row: `ubapp` is optimal among mechanisms
+/// that release a point of the output grid, while a party aggregate releases a real-valued
+/// posterior summary, which no grid point matches. One note naming every method and ε where that
+/// happens.
+fn off_grid_notes(rows: &[Row], n_outputs: usize, aggregate: &str) -> Vec<String> {
+    // (method and M, the ε where it beats ubapp), in table order.
+    let mut better: Vec<(String, Vec<f64>)> = Vec::new();
+    for central in rows.iter().filter(|r| r.method == Method::Ubapp) {
+        for r in
+            rows.iter().filter(|r| r.eps == central.eps && r.parties.is_some() && r.bayes_risk < central.bayes_risk)
+        {
+            let who = format!("{} (M = {})", r.method, r.parties.unwrap_or(0));
+            match better.iter_mut().find(|(w, _)| *w == who) {
+                Some((_, eps)) => eps.push(r.eps),
+                None => better.push((who, vec![r.eps])),
+            }
+        }
+    }
+    if better.is_empty() {
+        return Vec::new();
+    }
+    let who: Vec<String> = better
+        .iter()
+        .map(|(w, eps)| format!("{w} at ε = {}", eps.iter().map(f64::to_string).collect::<Vec<_>>().join(", ")))
+        .collect();
+    vec![format!(
+        "why an aggregate beats ubapp ({}): ubapp is the optimum among mechanisms that release one of the output \
+         grid's {n_outputs} values, while a party aggregate releases the {aggregate} of θ given the releases, a real \
+         number off the grid (a finer output grid narrows the difference)",
+        who.join("; ")
+    )]
 }
 
 fn certified_note(mech: &LocalMechanism, r: &PartyRisk) -> PartyNote {
@@ -298,4 +334,32 @@ fn row(
         risk_method: r.bayes.method.max(truth.method),
         note,
     }
+}
+
+impl PartyComparison {
+    /// Keep the rows of `methods` only, and say in the notes why a method asked for has no row
+    /// (not a party method, or not applicable to `model`): what `compare --methods` and Python's
+    /// `methods=` do alike.
+    pub fn keep_methods(&mut self, methods: &[Method], model: &Model) {
+        self.rows.retain(|r| methods.contains(&r.method));
+        for m in methods {
+            if !PARTY_METHODS.contains(m) {
+                self.notes
+                    .push(format!("{m} is not a party method (it needs one data holder and the binomial family)"));
+            } else if let Some((_, why)) = not_applicable(model).into_iter().find(|(n, _)| n == m) {
+                self.notes.push(format!("{m} was asked for but {why}"));
+            }
+        }
+    }
+}
+
+/// The checks of a party comparison's privacy levels and δ, before any work.
+pub fn validate_party_options(eps: &[f64], delta: f64) -> Result<()> {
+    if let Some((index, &value)) = eps.iter().enumerate().find(|(_, e)| !(e.is_finite() && **e > 0.0)) {
+        return Err(CompareError::NonPositiveEps { index, value }.into());
+    }
+    if !(delta.is_finite() && delta > 0.0 && delta < 1.0) {
+        return Err(CompareError::DeltaOutOfRange { value: delta }.into());
+    }
+    Ok(())
 }

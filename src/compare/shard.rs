@@ -374,8 +374,9 @@ pub fn compare_shard(
 
 /// Join the shards of one sweep, read from `dirs`, into the comparison an unsharded run gives
 /// (rows, curves and heat maps in the same order). Refuses shards of different models, versions,
-/// grids or counts, a slice given twice or missing, and a slice holding the wrong cases.
-pub fn merge(dirs: &[&Path]) -> Result<Comparison> {
+/// grids or counts, a slice given twice or missing, and a slice holding the wrong cases. Returns
+/// the comparison with the model the shards ran (for the page that names it).
+pub fn merge(dirs: &[&Path]) -> Result<(Comparison, Model)> {
     let Some(first_dir) = dirs.first() else { return Err(ShardError::NoShards.into()) };
     let shards = dirs.iter().map(|d| ShardFile::read(d)).collect::<Result<Vec<_>>>()?;
     let first = &shards[0];
@@ -456,5 +457,5 @@ pub fn merge(dirs: &[&Path]) -> Result<Comparison> {
             out.heatmaps.push(Heatmap { eps: c.eps, trials: c.trials, p, outputs: h.outputs.clone() });
         }
     }
-    Ok(out)
+    Ok((out, model))
 }

@@ -125,6 +125,24 @@ pub(crate) struct DpRow {
     pub rhs: usize,
 }
 
+/// An ε the LP path can take: finite, > 0 and at most [`MAX_LP_EPSILON`] (an argument error
+/// otherwise, checked before any LP is built).
+pub(crate) fn check_lp_eps(eps: f64) -> Result<(), LpError> {
+    if !(eps.is_finite() && eps > 0.0) {
+        return Err(LpError::Epsilon { problem: format!("must be a finite number > 0 (got {eps})") });
+    }
+    if eps > MAX_LP_EPSILON {
+        return Err(LpError::Epsilon {
+            problem: format!(
+                "= {eps} is too large for the LP path: the DP rows would carry e^ε ≈ {:.1e}, beyond the \
+                 {MAX_LP_EPSILON}-nat limit (e^ε ≤ 1e13) that LP solvers represent faithfully",
+                eps.exp()
+            ),
+        });
+    }
+    Ok(())
+}
+
 impl Problem {
     /// Assemble the LP, first refusing (an input error naming the fields) if it and a solver's
     /// working copies would not fit in memory.
@@ -137,7 +155,8 @@ impl Problem {
         Problem::try_with_program(cost, neighbours, eps, Program::default(), budget)
     }
 
-    /// [`Problem::try_new`] with a [`Program`] (δ and/or minimax).
+    /// [`Problem::try_new`] with a [`Program`] (δ and/or minimax). (The ε check is
+    /// [`check_lp_eps`].)
     pub(crate) fn try_with_program(
         cost: Arc<Array2<f64>>,
         neighbours: Neighbours,
@@ -145,18 +164,7 @@ impl Problem {
         program: Program,
         budget: MemoryBudget,
     ) -> Result<Problem, LpError> {
-        if !(eps.is_finite() && eps > 0.0) {
-            return Err(LpError::Epsilon { problem: format!("must be a finite number > 0 (got {eps})") });
-        }
-        if eps > MAX_LP_EPSILON {
-            return Err(LpError::Epsilon {
-                problem: format!(
-                    "= {eps} is too large for the LP path: the DP rows would carry e^ε ≈ {:.1e}, beyond the \
-                     {MAX_LP_EPSILON}-nat limit (e^ε ≤ 1e13) that LP solvers represent faithfully",
-                    eps.exp()
-                ),
-            });
-        }
+        check_lp_eps(eps)?;
         let (n_obs, n_out) = cost.dim();
         let n_vars = n_obs as u128 * n_out as u128;
         let n_dp = 2 * neighbours.edge_count() as u128 * n_out as u128;

@@ -34,15 +34,57 @@ impl Mechanism {
     /// nearest output within 1e-9 of the grid's scale (values printed by `ubapp sample` round-trip
     /// exactly); `None` if no output is that close.
     pub fn output_index(&self, value: &[f64]) -> Option<usize> {
-        let out = self.model().outputs();
-        if out.dim() != value.len() {
-            return None;
+        match self.match_output(value) {
+            OutputMatch::Exact(k) => Some(k),
+            _ => None,
         }
-        let dist = |k: usize| out.point(k).iter().zip(value).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
-        let scale = out.points().iter().fold(1.0f64, |m, v| m.max(v.abs()));
-        let (k, d) = (0..out.len()).map(|k| (k, dist(k))).min_by(|a, b| a.1.total_cmp(&b.1))?;
-        (d <= 1e-9 * scale).then_some(k)
     }
+
+    /// How a typed release value matches the output grid Θ̃ (distances in the largest
+    /// coordinate difference): the output it is (to 1e-9 of the grid's scale), the output it
+    /// rounds to (closer to it than half the distance from it to any other output: a value typed
+    /// with fewer digits than `sample` prints), or only the nearest output, as a hint.
+    pub fn match_output(&self, value: &[f64]) -> OutputMatch {
+        let out = self.model().outputs();
+        if out.dim() != value.len() || out.is_empty() {
+            return OutputMatch::WrongDimension { expected: out.dim() };
+        }
+        let dist = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
+        let point = |k: usize| out.point(k).to_vec();
+        let scale = out.points().iter().fold(1.0f64, |m, v| m.max(v.abs()));
+        let (k, d) = (0..out.len())
+            .map(|k| (k, dist(&point(k), value)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .expect("the grid is not empty");
+        if d <= 1e-9 * scale {
+            return OutputMatch::Exact(k);
+        }
+        let step = (0..out.len()).filter(|&j| j != k).map(|j| dist(&point(j), &point(k))).fold(f64::INFINITY, f64::min);
+        if d < step / 2.0 {
+            OutputMatch::Rounded(k)
+        } else {
+            OutputMatch::Outside { nearest: k }
+        }
+    }
+}
+
+/// How a typed release value matches a mechanism's output grid ([`Mechanism::match_output`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputMatch {
+    /// The value is output `k`.
+    Exact(usize),
+    /// The value rounds to output `k`: it is within half a grid step of it.
+    Rounded(usize),
+    /// The value is no output's; `nearest` is the closest one.
+    Outside {
+        /// The nearest output's index.
+        nearest: usize,
+    },
+    /// The value has the wrong number of coordinates.
+    WrongDimension {
+        /// The outputs' dimension.
+        expected: usize,
+    },
 }
 
 /// n·ε and n·δ by basic composition, rounded up where the float product falls below the exact one

@@ -76,7 +76,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use audit::{audit, AuditJudgement, AuditOptions, AuditReport, AuditWitness, Audited, DeltaWitness};
-pub use batch::Batch;
+pub use batch::{Batch, OutputMatch};
 pub use compact::{CompactMechanism, NoiseParameter, FORMAT_VERSION_COMPACT, KIND_GEOMETRIC_REMAP};
 pub use error::{ArtifactError, ArtifactErrorKind, AuditError};
 pub use posterior::Posterior;
@@ -362,7 +362,11 @@ impl Mechanism {
         use ArtifactErrorKind as K;
         let field = |field: &str, problem: String| K::Field { field: field.to_string(), problem };
         let value: Value = crate::guard::json::from_str_strict(text).map_err(|e| K::NotJson {
-            reason: if e.is_eof() {
+            reason: if looks_like_model_file(text) {
+                "this is a model file (TOML), not a mechanism file: solve it for one ε and save the \
+                 certified mechanism first (`ubapp solve MODEL --eps E --out mech.json`), then use that file"
+                    .to_string()
+            } else if e.is_eof() {
                 "the file ends early (truncated?): not a complete JSON document".to_string()
             } else {
                 format!("not valid JSON ({e})")
@@ -539,6 +543,11 @@ pub(crate) fn read_artifact(path: &Path) -> Result<(String, String)> {
         )
     })?;
     Ok((origin, text))
+}
+
+/// True when `text` is TOML with a model's sections (`[parameter]` and `[observation]`).
+fn looks_like_model_file(text: &str) -> bool {
+    text.parse::<toml::Table>().is_ok_and(|t| t.contains_key("parameter") && t.contains_key("observation"))
 }
 
 /// The artifact as stored, one schema for writing and reading (format and version are checked

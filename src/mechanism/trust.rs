@@ -9,7 +9,7 @@
 //! [`Release::check_max_eps`]. [`DeploymentMode`] is the switch that refuses a release without
 //! any of this (docs/threat-model.md).
 
-use super::{Release, ArtifactError, ArtifactErrorKind};
+use super::{ArtifactError, ArtifactErrorKind, Release};
 use crate::model::{is_fingerprint, Model};
 use crate::{Error, Result};
 

@@ -61,12 +61,23 @@ impl Grid {
     /// parts, in the order of `compositions`. All points are interior; for d = 2 the first
     /// coordinates form the midpoint grid with R + 1 points.
     pub fn simplex_lattice(dim: usize, resolution: usize) -> Self {
+        Grid::simplex(dim, resolution, 0.5)
+    }
+
+    /// Simplex lattice with its boundary: θ = n/R for every composition n of R into d parts,
+    /// the vertices (1, 0, …) and the edges included. R ≥ 1.
+    pub fn simplex_lattice_closed(dim: usize, resolution: usize) -> Self {
+        Grid::simplex(dim, resolution, 0.0)
+    }
+
+    /// θ = (n + offset)/(R + d·offset).
+    fn simplex(dim: usize, resolution: usize, offset: f64) -> Self {
         let comps = compositions(resolution as u64, dim);
-        let denom = resolution as f64 + dim as f64 / 2.0;
+        let denom = resolution as f64 + dim as f64 * offset;
         let mut points = Array2::zeros((comps.len(), dim));
         for (j, n) in comps.iter().enumerate() {
             for (d, &nd) in n.iter().enumerate() {
-                points[[j, d]] = (nd as f64 + 0.5) / denom;
+                points[[j, d]] = (nd as f64 + offset) / denom;
             }
         }
         Grid { points }

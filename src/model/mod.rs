@@ -207,6 +207,40 @@ impl Model {
         &self.loss
     }
 
+    /// When the output grid stops short of the parameter's extremes (by more than 2 % of the
+    /// range in some coordinate), one sentence saying so: data at an extreme (a unanimous poll)
+    /// can then never be released as such. `None` when the releases reach them.
+    pub fn release_reach(&self) -> Option<String> {
+        let (lo, hi) = (self.spec.parameter.lower, self.spec.parameter.upper);
+        let slack = 0.02 * (hi - lo);
+        let out = self.outputs.points();
+        let mut short = Vec::new();
+        for (d, column) in out.columns().into_iter().enumerate() {
+            let min = column.iter().copied().fold(f64::INFINITY, f64::min);
+            let max = column.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            if min > lo + slack || max < hi - slack {
+                let which = if out.ncols() > 1 { format!("θ_{}", d + 1) } else { "θ".to_string() };
+                short.push(format!("{which} in [{min:.4}, {max:.4}]"));
+            }
+        }
+        if short.is_empty() {
+            return None;
+        }
+        let fix = match &self.spec.output.grid {
+            spec::OutputGridSpec::Parameter if matches!(self.spec.parameter.grid, GridSpec::Simplex { .. }) => {
+                "; an output grid with the simplex's boundary reaches them ([output] grid = { kind = \"simplex\", resolution = R, boundary = true })"
+            }
+            spec::OutputGridSpec::Own(GridSpec::Simplex { .. }) => {
+                "; output.grid with boundary = true reaches them"
+            }
+            _ => "; an output grid that includes them reaches them",
+        };
+        Some(format!(
+            "the releases never reach the parameter's extremes [{lo}, {hi}]: the output grid holds {}{fix}",
+            short.join(", ")
+        ))
+    }
+
     /// Bayes or minimax.
     pub fn objective(&self) -> Objective {
         self.objective
@@ -326,7 +360,7 @@ fn build_grid(
                 ),
             }
         }
-        GridSpec::Simplex { resolution } => {
+        GridSpec::Simplex { resolution, boundary } => {
             let Space::Simplex(d) = space else {
                 bail_field!(format!("{field}"), "kind = \"simplex\" applies to the multinomial family only");
             };
@@ -334,7 +368,11 @@ fn build_grid(
             if n >= MAX_POINTS as f64 {
                 bail_field!(format!("{field}.resolution"), "{resolution} gives {n:e} points, too many");
             }
-            Grid::simplex_lattice(d, *resolution)
+            match (*boundary, *resolution) {
+                (false, r) => Grid::simplex_lattice(d, r),
+                (true, 0) => bail_field!(format!("{field}.resolution"), "must be at least 1 with boundary = true"),
+                (true, r) => Grid::simplex_lattice_closed(d, r),
+            }
         }
         GridSpec::Explicit { values, points, file } => {
             let (g, field) = match (values, points, file) {

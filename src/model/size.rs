@@ -17,7 +17,7 @@ pub(crate) struct SpecSize {
 fn grid_points(g: &GridSpec, dim: usize) -> f64 {
     match g {
         GridSpec::Midpoint { points } | GridSpec::PriorSamples { points, .. } => *points as f64,
-        GridSpec::Simplex { resolution } => composition_count(*resolution as u64, dim.max(1)),
+        GridSpec::Simplex { resolution, .. } => composition_count(*resolution as u64, dim.max(1)),
         GridSpec::Explicit { values: Some(v), .. } => v.len() as f64,
         GridSpec::Explicit { points: Some(p), .. } => p.len() as f64,
         GridSpec::Explicit { .. } | GridSpec::Exact => 0.0,

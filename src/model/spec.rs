@@ -21,7 +21,8 @@ pub struct ModelSpec {
     /// One line saying what the model answers.
     #[serde(default)]
     pub description: String,
-    /// Privacy levels ε; one LP per value.
+    /// Privacy levels ε; one LP per value (a single number is a list of one).
+    #[serde(deserialize_with = "number_or_list")]
     pub epsilon: Vec<f64>,
     /// `"bayes"` (least Bayes risk, the paper's program) or `"minimax"` (least worst-case risk over
     /// the parameter grid).
@@ -108,9 +109,14 @@ pub enum GridSpec {
     },
     /// Simplex lattice (multinomial family): θ = (n + ½)/(R + d/2) for every composition n of R
     /// into d parts; C(R + d − 1, d − 1) interior points (for d = 2, the midpoint grid with R + 1 points).
+    /// With `boundary = true`, θ = n/R: the same count of points, the vertices and edges included
+    /// (an output grid that can release a unanimous share).
     Simplex {
         /// R, the lattice resolution.
         resolution: usize,
+        /// Points on the simplex's faces too (θ = n/R).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        boundary: bool,
     },
     /// Points given explicitly: `values` inline (one-dimensional), `points` inline (one array of
     /// coordinates per point) or `file` (CSV, one point per line, one column per coordinate; path
@@ -486,4 +492,18 @@ fn key_before(text: &str, at: usize) -> Option<&str> {
         .last()
         .map(|(i, _)| i)?;
     Some(&before[key_start..])
+}
+
+/// `epsilon = 0.5` or `epsilon = [0.5, 2.0]`: a single number is a list of one.
+fn number_or_list<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Vec<f64>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged, expecting = "a number or a list of numbers")]
+    enum OneOrMany {
+        One(f64),
+        Many(Vec<f64>),
+    }
+    Ok(match OneOrMany::deserialize(d)? {
+        OneOrMany::One(x) => vec![x],
+        OneOrMany::Many(v) => v,
+    })
 }

@@ -15,11 +15,15 @@ use pyo3::prelude::*;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 
+use crate::compare::parties::{compare_parties, validate_party_options, PartyOptions};
 use crate::compare::{check_model, compare, validate, BaselineOptions, CompareOptions, Method};
-use crate::mechanism::{Posterior, Release};
+use crate::mechanism::{audit, AuditError, AuditJudgement, AuditOptions, OutputMatch, Posterior, Release};
 use crate::model::{Model, ModelSpec};
-use crate::report::write_comparison;
-use crate::solve::{solve_model, Solution, SolveOptions, SolveSummary, SolverChoice};
+use crate::parties::RiskOptions;
+use crate::report::{check_report_dir, write_comparison, write_party_comparison, Report, ReportOptions};
+use crate::solve::{
+    plan_eps, plan_trials, solve_model, Solution, SolveOptions, SolveSummary, SolverChoice, PLAN_TARGET,
+};
 use crate::{Error, MemoryBudget};
 
 /// The Python exceptions (named `Error` and `InputError` in Python, hence their own module).
@@ -37,11 +41,41 @@ mod exceptions {
 use exceptions::{Error as UbappError, InputError};
 
 fn py_err(e: Error) -> PyErr {
+    let text = python_words(&e.to_string());
     if e.is_input() {
-        InputError::new_err(e.to_string())
+        InputError::new_err(text)
     } else {
-        UbappError::new_err(e.to_string())
+        UbappError::new_err(text)
     }
+}
+
+/// The library's messages name the command line's flags where the CLI passed them; in Python the
+/// same checks name the keyword arguments (`--eps[0] must be …` → `eps[0] must be …`).
+fn python_words(text: &str) -> String {
+    const NAMES: [(&str, &str); 17] = [
+        ("--target-rmse", "target_rmse"),
+        ("--target-risk", "target_risk"),
+        ("--max-pairs", "max_pairs"),
+        ("--max-seconds", "max_seconds"),
+        ("--fingerprint", "fingerprint"),
+        ("--methods", "methods"),
+        ("--parties", "parties"),
+        ("--release", "releases"),
+        ("--samples", "samples"),
+        ("--trials", "trials"),
+        ("--solver", "solver"),
+        ("--model", "model"),
+        ("--alpha", "alpha"),
+        ("--delta", "delta"),
+        ("--level", "level"),
+        ("--eps", "eps"),
+        ("--out", "out"),
+    ];
+    let mut out = text.to_string();
+    for (flag, name) in NAMES {
+        out = out.replace(flag, name);
+    }
+    out
 }
 
 /// The memory budget, as the command line decides it ([`MemoryBudget::from_env`]).
@@ -80,6 +114,12 @@ impl PyModel {
         self.model.name().to_string()
     }
 
+    /// The model's number of parties (`[parties] count`, 1 without the section).
+    #[getter]
+    fn parties(&self) -> u64 {
+        self.model.parties()
+    }
+
     #[getter]
     fn epsilons(&self) -> Vec<f64> {
         self.model.epsilons().to_vec()
@@ -98,7 +138,7 @@ impl PyModel {
         let options = SolveOptions { solver, memory: memory_budget(), ..SolveOptions::default() };
         let (solutions, summary) = py
             .detach(|| {
-                let solutions = solve_model(&model, eps.as_deref(), options)?;
+                let solutions = solve_model(&model, eps.as_deref(), options.clone())?;
                 let summary = SolveSummary::of(&model, &solutions, options.memory);
                 Ok::<_, Error>((solutions, summary))
             })
@@ -109,6 +149,13 @@ impl PyModel {
             .zip(rows)
             .map(|(solution, row)| PySolution { model: self.model.clone(), solution, row: row.to_string() })
             .collect())
+    }
+}
+
+impl PyModel {
+    /// How messages name the model: its file, or its name.
+    fn source(&self) -> String {
+        self.path.as_ref().map_or_else(|| format!("model \"{}\"", self.model.name()), |p| p.display().to_string())
     }
 }
 
@@ -143,7 +190,7 @@ impl PySolution {
         let (model, solution) = (&self.model, &self.solution);
         let artifact = py.detach(|| Release::certify(model, solution)).map_err(py_err)?;
         // Built here from the model in hand: nothing to check it against.
-        Ok(PyMechanism { artifact, trusted: true })
+        Ok(PyMechanism { artifact, trusted: true, origin: "the mechanism".to_string() })
     }
 }
 
@@ -154,6 +201,8 @@ struct PyMechanism {
     /// Solved in this process, or loaded and checked against a trusted model or a pinned
     /// fingerprint with an ε bound (`verify --model` / `--fingerprint --max-eps`).
     trusted: bool,
+    /// The file it was read from, or "the mechanism" (named in messages).
+    origin: String,
 }
 
 #[pymethods]
@@ -187,7 +236,7 @@ impl PyMechanism {
         if let Some(e) = max_eps {
             artifact.check_max_eps(&origin, e).map_err(|e| py_err(rename_flag(e, "--max-eps", "max_eps")))?;
         }
-        Ok(PyMechanism { artifact, trusted: model.is_some() || fingerprint.is_some() })
+        Ok(PyMechanism { artifact, trusted: model.is_some() || fingerprint.is_some(), origin })
     }
 
     /// Whether it was solved in this process or checked against a trusted model when loaded.
@@ -307,6 +356,62 @@ impl PyMechanism {
         Ok(m.sample_batch(i, n, &mut rng).into_iter().map(|k| m.output(k).to_vec()).collect())
     }
 
+    /// Check the artifact against what the deployer trusts (`verify --model/--fingerprint`): its
+    /// certificate was re-derived on loading; `model` must define the same problem (ε no larger)
+    /// and `fingerprint` must be its model's. `verify --json`'s fields (JSON text).
+    #[pyo3(signature = (model = None, fingerprint = None))]
+    fn verify(&self, model: Option<&PyModel>, fingerprint: Option<String>) -> PyResult<String> {
+        let m = &self.artifact;
+        let mut what = Vec::new();
+        if let Some(trusted) = model {
+            let name = trusted.source();
+            m.check_model(&self.origin, &trusted.model, &name).map_err(py_err)?;
+            what.push(format!("the trusted model {name}"));
+        }
+        if let Some(f) = &fingerprint {
+            m.check_fingerprint(&self.origin, f).map_err(py_err)?;
+            what.push("the pinned fingerprint".to_string());
+        }
+        let checked = if what.is_empty() { "embedded model only".to_string() } else { what.join(" and ") };
+        let v = serde_json::json!({
+            "ok": true,
+            "eps": m.eps(),
+            "certified_eps": m.certified_eps(),
+            "delta": m.delta(),
+            "certified_delta": m.certified_delta(),
+            "bayes_risk": m.bayes_risk(),
+            "observations": m.n_observations(),
+            "outputs": m.n_outputs(),
+            "kind": m.kind(),
+            "total": match m { Release::Dense(d) => Some(d.total()), Release::Compact(_) => None },
+            "fingerprint": m.fingerprint(),
+            "checked_against": checked,
+        });
+        Ok(v.to_string())
+    }
+
+    /// The empirical DP test of `ubapp audit` (same draws for the same seed): `audit --json`'s
+    /// report (JSON text); raises when the empirical bound contradicts the certificate.
+    #[pyo3(signature = (samples = 200_000, seed = 0, alpha = 0.05, max_pairs = 1000))]
+    fn audit(&self, py: Python<'_>, samples: u64, seed: u64, alpha: f64, max_pairs: usize) -> PyResult<String> {
+        let m = &self.artifact;
+        let mut rng = StdRng::seed_from_u64(seed);
+        let r = py
+            .detach(|| audit(m, AuditOptions { samples, alpha, max_pairs }, &mut rng, &mut |_, _| {}))
+            .map_err(|e| py_err(e.into()))?;
+        if !r.consistent {
+            let (what, found, certified) = match r.judged {
+                AuditJudgement::Delta => (r.judged.symbol(), r.empirical_delta_lower, r.certified_delta),
+                AuditJudgement::Eps => (r.judged.symbol(), r.empirical_eps_lower, r.certified_eps),
+            };
+            let e = AuditError::Contradiction { origin: self.origin.clone(), what, found, certified, alpha: r.alpha };
+            return Err(py_err(e.into()));
+        }
+        let mut v = serde_json::to_value(&r).expect("a report serialises");
+        v["fingerprint"] = m.fingerprint().into();
+        Ok(v.to_string())
+    }
+
     /// The exact posterior of θ given released values (each a list of coordinates) as
     /// `posterior --json`'s fields (JSON text); dense mechanisms only.
     #[pyo3(signature = (releases, level = 0.95))]
@@ -320,13 +425,21 @@ impl PyMechanism {
         };
         let outputs = releases
             .iter()
-            .map(|r| {
-                m.output_index(r).ok_or_else(|| {
-                    Error::argument(
-                        "releases",
-                        format!("{r:?} is not an output of the mechanism (|Θ̃| = {})", m.n_outputs()),
-                    )
-                })
+            .map(|r| match m.match_output(r) {
+                // A value typed with fewer digits stands for the output it rounds to.
+                OutputMatch::Exact(k) | OutputMatch::Rounded(k) => Ok(k),
+                OutputMatch::Outside { nearest } => Err(Error::argument(
+                    "releases",
+                    format!(
+                        "{r:?} is not an output of the mechanism (|Θ̃| = {}); the nearest output is {:?}",
+                        m.n_outputs(),
+                        m.model().outputs().point(nearest).to_vec()
+                    ),
+                )),
+                OutputMatch::WrongDimension { expected } => Err(Error::argument(
+                    "releases",
+                    format!("{r:?} has {} coordinate(s); the mechanism's outputs have {expected}", r.len()),
+                )),
             })
             .collect::<Result<Vec<usize>, Error>>()
             .map_err(py_err)?;
@@ -335,8 +448,10 @@ impl PyMechanism {
     }
 }
 
-/// `compare`: the rows as `compare --json` prints them (JSON text); with `out`, also risk.csv and
-/// the plots written there.
+/// `compare`: the rows as `compare --json` prints them, as `{"rows": [...], "notes": [...]}` (JSON
+/// text); with `out`, also the files `compare --out` writes. A model with `[parties]`, a
+/// `parties` list, or a family the single-holder comparison does not cover gets the party
+/// comparison, as on the command line.
 #[pyfunction]
 #[pyo3(signature = (model, eps = None, trials = None, methods = None, seed = 0, delta = 1e-5, parties = None, solver = "auto", out = None))]
 #[allow(clippy::too_many_arguments)] // one per `compare` flag, as Python keyword arguments
@@ -348,50 +463,200 @@ fn compare_json(
     methods: Option<Vec<String>>,
     seed: u64,
     delta: f64,
-    parties: Option<u64>,
+    parties: Option<Vec<u64>>,
     solver: &str,
     out: Option<PathBuf>,
 ) -> PyResult<String> {
-    let source =
-        model.path.as_ref().map_or_else(|| format!("model \"{}\"", model.model.name()), |p| p.display().to_string());
-    let setting = check_model(&model.model, &source).map_err(|e| py_err(e.into()))?;
-    let methods = match methods {
-        None => Method::ALL.to_vec(),
-        Some(ids) => {
-            let mut list: Vec<Method> = Vec::new();
-            for id in ids {
-                let m = <Method as clap::ValueEnum>::from_str(&id, false).map_err(|_| {
-                    let known: Vec<&str> = Method::ALL.iter().map(|m| m.id()).collect();
-                    py_err(Error::argument(
-                        "methods",
-                        format!("names no known method \"{id}\" (expected one of {})", known.join(", ")),
-                    ))
-                })?;
-                if !list.contains(&m) {
-                    list.push(m);
-                }
-            }
-            list
+    let solver = SolverChoice::from_str(solver).map_err(py_err)?;
+    let methods = methods.map(|ids| parse_methods(&ids)).transpose()?;
+    let single_holder = check_model(&model.model, &model.source());
+    let eps = eps.unwrap_or_else(|| model.model.epsilons().to_vec());
+    let m = model.model.clone();
+    if parties.is_some() || m.parties() > 1 || single_holder.is_err() {
+        if trials.is_some() {
+            return Err(py_err(Error::argument(
+                "trials",
+                "applies to the binomial comparison without parties; with parties the records in all stay the model's and parties splits them",
+            )));
         }
-    };
+        validate_party_options(&eps, delta).map_err(py_err)?;
+        let opts = PartyOptions {
+            eps,
+            parties: parties.unwrap_or_else(|| vec![m.parties()]),
+            delta,
+            seed,
+            solver,
+            risk: RiskOptions { seed, ..RiskOptions::default() },
+        };
+        let mut cmp = py.detach(|| compare_parties(&m, &opts, &mut |_| {})).map_err(py_err)?;
+        if let Some(methods) = &methods {
+            cmp.keep_methods(methods, &m);
+        }
+        if let Some(dir) = &out {
+            write_party_comparison(dir, &cmp, &m).map_err(py_err)?;
+        }
+        return Ok(serde_json::to_string(&cmp).expect("rows serialise"));
+    }
+    let setting = single_holder.map_err(|e| py_err(e.into()))?;
+    let methods: Vec<Method> =
+        methods.unwrap_or_else(|| Method::ALL.iter().copied().filter(|m| !m.party_only()).collect());
+    if let Some(party) = methods.iter().find(|m| m.party_only()) {
+        return Err(py_err(Error::argument(
+            "methods",
+            format!("{party} compares several parties: pass parties=[M] (M parties sharing the records)"),
+        )));
+    }
     let opts = CompareOptions {
-        eps: eps.unwrap_or_else(|| model.model.epsilons().to_vec()),
+        eps,
         trials: trials.unwrap_or_else(|| vec![setting.trials]),
         methods,
-        baseline: BaselineOptions { delta, parties, seed },
-        solver: SolverChoice::from_str(solver).map_err(py_err)?,
+        baseline: BaselineOptions { delta, parties: None, seed },
+        solver,
         curve_points: 101,
     };
     validate(&opts).map_err(|e| py_err(e.into()))?;
     if let Some(dir) = &out {
         crate::report::check_report_dir(dir, "out").map_err(py_err)?;
     }
-    let m = model.model.clone();
     let cmp = py.detach(|| compare(&m, &opts, &mut |_| {})).map_err(py_err)?;
     if let Some(dir) = &out {
-        write_comparison(dir, &cmp).map_err(py_err)?;
+        write_comparison(dir, &cmp, &m).map_err(py_err)?;
     }
-    Ok(serde_json::to_string(&cmp.rows).expect("rows serialise"))
+    let notes = cmp.caveats();
+    Ok(serde_json::json!({ "rows": cmp.rows, "notes": notes }).to_string())
+}
+
+/// Method ids (`methods=`) to methods, in order, without repeats.
+fn parse_methods(ids: &[String]) -> PyResult<Vec<Method>> {
+    let mut list: Vec<Method> = Vec::new();
+    for id in ids {
+        let m = Method::ALL.into_iter().find(|m| m.id() == id).ok_or_else(|| {
+            let known: Vec<&str> = Method::ALL.iter().map(|m| m.id()).collect();
+            py_err(Error::argument(
+                "methods",
+                format!("names no known method \"{id}\" (expected one of {})", known.join(", ")),
+            ))
+        })?;
+        if !list.contains(&m) {
+            list.push(m);
+        }
+    }
+    Ok(list)
+}
+
+/// `plan`: the smallest ε (`for_ = "eps"`) or number of trials K at `eps` (`for_ = "trials"`)
+/// whose certified optimal Bayes risk meets the target, as `plan --json` prints it (JSON text).
+/// Give exactly one of `target_risk` and `target_rmse` (squared loss: risk = rmse²).
+#[pyfunction]
+#[pyo3(signature = (model, target_risk = None, target_rmse = None, for_ = "eps", eps = None, solver = "auto"))]
+fn plan_json(
+    py: Python<'_>,
+    model: &PyModel,
+    target_risk: Option<f64>,
+    target_rmse: Option<f64>,
+    for_: &str,
+    eps: Option<f64>,
+    solver: &str,
+) -> PyResult<String> {
+    let m = model.model.clone();
+    let squared = m.loss().name() == "squared";
+    let target = match (target_risk, target_rmse) {
+        (Some(r), None) => r,
+        (None, Some(r)) if squared => r * r,
+        (None, Some(_)) => {
+            return Err(py_err(Error::argument(
+                "target_rmse",
+                format!("is for squared loss (this model's loss is {}): use target_risk", m.loss().name()),
+            )))
+        }
+        _ => return Err(py_err(Error::argument("target_risk", "give exactly one of target_risk and target_rmse"))),
+    };
+    // The library's errors about the target name it as a risk: restate them in the argument given.
+    let stated = |e: Error| match e {
+        Error::Argument { name, problem } if name == PLAN_TARGET => match target_rmse {
+            Some(rmse) => Error::argument(
+                "target_rmse",
+                format!("{rmse} is a target risk of {target:e} (rmse²); that risk {problem}"),
+            ),
+            None => Error::argument("target_risk", problem),
+        },
+        other => other,
+    };
+    let options = SolveOptions {
+        solver: SolverChoice::from_str(solver).map_err(py_err)?,
+        memory: memory_budget(),
+        ..SolveOptions::default()
+    };
+    let json = match for_ {
+        "eps" => {
+            let plan = py.detach(|| plan_eps(&m, target, options)).map_err(|e| py_err(stated(e)))?;
+            serde_json::to_string(&plan)
+        }
+        "trials" => {
+            let eps = match (eps, m.epsilons()) {
+                (Some(e), _) => e,
+                (None, [e]) => *e,
+                (None, list) => {
+                    return Err(py_err(Error::argument(
+                        "eps",
+                        format!("for_=\"trials\" needs one ε: give eps (the model lists {})", list.len()),
+                    )))
+                }
+            };
+            let plan = py.detach(|| plan_trials(&m, eps, target, options)).map_err(|e| py_err(stated(e)))?;
+            serde_json::to_string(&plan)
+        }
+        other => {
+            return Err(py_err(Error::argument("for_", format!("must be \"eps\" or \"trials\" (got \"{other}\")"))))
+        }
+    };
+    Ok(json.expect("a plan serialises"))
+}
+
+/// `report`: write the report of `model` into `out` (report.html, report.md, the plots, the
+/// certified artifacts), as `ubapp report` does; returns what was written (JSON text).
+#[pyfunction]
+#[pyo3(signature = (model, out, eps = None, solver = "auto", seed = 0))]
+fn report(
+    py: Python<'_>,
+    model: &PyModel,
+    out: PathBuf,
+    eps: Option<Vec<f64>>,
+    solver: &str,
+    seed: u64,
+) -> PyResult<String> {
+    check_report_dir(&out, "out").map_err(py_err)?;
+    let model_text = match &model.path {
+        Some(p) => Some(std::fs::read_to_string(p).map_err(|source| py_err(Error::Io { path: p.clone(), source }))?),
+        None => None,
+    };
+    let opts = ReportOptions {
+        eps,
+        solve: SolveOptions {
+            solver: SolverChoice::from_str(solver).map_err(py_err)?,
+            memory: memory_budget(),
+            ..SolveOptions::default()
+        },
+        seed,
+        model_arg: model.path.as_ref().map_or_else(|| "MODEL.toml".to_string(), |p| p.display().to_string()),
+        model_text,
+        out_arg: out.display().to_string(),
+    };
+    let m = model.model.clone();
+    let r = py
+        .detach(|| {
+            let r = Report::build(&m, &opts, &mut |_| {})?;
+            r.write(&out, "out")?;
+            Ok::<_, Error>(r)
+        })
+        .map_err(py_err)?;
+    let v = serde_json::json!({
+        "out": out.display().to_string(),
+        "figures": r.figures.len(),
+        "artifacts": r.certificates.iter().map(|c| &c.file).collect::<Vec<_>>(),
+        "warnings": r.warnings,
+    });
+    Ok(v.to_string())
 }
 
 impl PyMechanism {
@@ -430,5 +695,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySolution>()?;
     m.add_class::<PyMechanism>()?;
     m.add_function(wrap_pyfunction!(compare_json, m)?)?;
+    m.add_function(wrap_pyfunction!(plan_json, m)?)?;
+    m.add_function(wrap_pyfunction!(report, m)?)?;
     Ok(())
 }

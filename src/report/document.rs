@@ -9,10 +9,12 @@ use std::path::Path;
 
 use super::mechanism_heatmap_svg;
 use super::plot::{comparison_plots, heatmap_svg, line_plot_svg, LinePlot, PlotKind, Reference, Series, Shade};
+use crate::compare::parties::{compare_parties, PartyComparison, PartyOptions};
 use crate::compare::{check_model, compare, CompareOptions, Comparison, Heatmap};
 use crate::eval::prior_shape;
 use crate::mechanism::Release;
 use crate::model::{Model, Objective};
+use crate::parties::RiskOptions;
 use crate::solve::{
     reference_risks, risk_profile, robustness, robustness_warning, solve_model, ReferenceRisks, Robustness, Solution,
     SolveOptions,
@@ -35,6 +37,8 @@ pub struct ReportOptions {
     pub model_arg: String,
     /// The model file's text, shown verbatim (optional).
     pub model_text: Option<String>,
+    /// The output directory as given (named in the command that reproduces the report).
+    pub out_arg: String,
 }
 
 /// One ε of the report: the optimum with its references and robustness.
@@ -129,14 +133,18 @@ pub struct Report {
     pub warnings: Vec<String>,
     /// The certificate of each artifact.
     pub certificates: Vec<CertificateRow>,
-    /// The baselines (binomial models).
+    /// The baselines (binomial models with one data holder).
     pub comparison: Option<Comparison>,
+    /// The party comparison (models with `[parties]`: what `ubapp compare` reports for them).
+    pub parties: Option<PartyComparison>,
     /// Why there are no baselines, when there are none.
     pub no_baselines: Option<String>,
     /// The figures.
     pub figures: Vec<Figure>,
     /// Commands that reproduce the numbers.
     pub commands: Vec<Reproduce>,
+    /// Seed of the baselines' Monte-Carlo risks.
+    pub seed: u64,
     /// The certified releases and their files, relative to the report's directory.
     pub(super) artifacts: Vec<(String, Release)>,
 }
@@ -153,7 +161,7 @@ impl Report {
         let eps: Vec<f64> = opts.eps.clone().unwrap_or_else(|| model.epsilons().to_vec());
         crate::model::validate_epsilons(&eps, "--eps")?;
         progress(&format!("solving {} value(s) of ε", eps.len()));
-        let solutions = solve_model(model, Some(&eps), opts.solve)?;
+        let solutions = solve_model(model, Some(&eps), opts.solve.clone())?;
         let references = reference_risks(model, opts.solve.memory).ok();
         let squared = model.loss().name() == "squared";
         let bayes = model.objective() == Objective::Bayes;
@@ -197,7 +205,24 @@ impl Report {
             certificates.push(row);
             artifacts.push((file, release));
         }
+        let party_model = model.parties() > 1;
+        let parties = if party_model {
+            progress(&format!("comparing {} parties' releases", model.parties()));
+            let popts = PartyOptions {
+                eps: eps.clone(),
+                parties: vec![model.parties()],
+                delta: crate::compare::BaselineOptions::default().delta,
+                seed: opts.seed,
+                solver: opts.solve.solver,
+                risk: RiskOptions { seed: opts.seed, ..RiskOptions::default() },
+            };
+            Some(compare_parties(model, &popts, &mut |_| {})?)
+        } else {
+            None
+        };
         let (comparison, no_baselines) = match check_model(model, &format!("model \"{}\"", model.name())) {
+            // A party model's baselines are the party comparison's.
+            _ if party_model => (None, None),
             Ok(setting) => {
                 progress("evaluating the baselines");
                 let copts = CompareOptions {
@@ -226,14 +251,16 @@ impl Report {
             warnings,
             certificates,
             comparison,
+            parties,
             no_baselines,
             figures: Vec::new(),
             commands: Vec::new(),
+            seed: opts.seed,
             artifacts,
         };
         progress("drawing the figures");
         report.figures = report.draw(model, &solutions)?;
-        report.commands = report.reproduce(&opts.model_arg);
+        report.commands = report.reproduce(&opts.model_arg, &opts.out_arg);
         Ok(report)
     }
 
@@ -334,7 +361,7 @@ impl Report {
         Ok(figures)
     }
 
-    fn reproduce(&self, model_arg: &str) -> Vec<Reproduce> {
+    fn reproduce(&self, model_arg: &str, out_arg: &str) -> Vec<Reproduce> {
         let eps_list = self.eps.iter().map(|e| tag(*e)).collect::<Vec<_>>().join(",");
         let quote = |s: &str| {
             if s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+=,".contains(c)) {
@@ -362,19 +389,33 @@ impl Report {
         if self.comparison.is_some() {
             out.push(Reproduce {
                 what: "the baselines table and the plots".into(),
-                command: format!("ubapp compare {m} --eps {eps_list} --out compare-{}", quote(&self.name)),
+                command: format!(
+                    "ubapp compare {m} --eps {eps_list} --seed {} --out compare-{}",
+                    self.seed,
+                    quote(&self.name)
+                ),
+            });
+        }
+        if self.parties.is_some() {
+            out.push(Reproduce {
+                what: "the party comparison table".into(),
+                command: format!(
+                    "ubapp compare {m} --eps {eps_list} --seed {} --out compare-{}",
+                    self.seed,
+                    quote(&self.name)
+                ),
             });
         }
         out.push(Reproduce {
             what: "this report".into(),
-            command: format!("ubapp report {m} --eps {eps_list} --out report-{}", quote(&self.name)),
+            command: format!("ubapp report {m} --eps {eps_list} --seed {} --out {}", self.seed, quote(out_arg)),
         });
         out
     }
 }
 
 /// The model in words: one sentence per section, from the validated spec.
-fn in_words(model: &Model) -> Vec<String> {
+pub(crate) fn in_words(model: &Model) -> Vec<String> {
     let spec = model.spec();
     let fields = |v: serde_json::Value, skip: &str| -> String {
         let Some(o) = v.as_object() else { return String::new() };
@@ -418,7 +459,11 @@ fn in_words(model: &Model) -> Vec<String> {
                 format!("{} points", model.theta().len())
             }
         ),
-        format!("Releases: one of {} values (the output grid).", model.outputs().len()),
+        format!(
+            "Releases: one of {} values (the output grid){}.",
+            model.outputs().len(),
+            model.release_reach().map_or(String::new(), |note| format!("; {note}"))
+        ),
         format!("Loss: {}.", model.loss().name()),
     ];
     let privacy = if model.delta() > 0.0 {

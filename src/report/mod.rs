@@ -25,6 +25,7 @@ pub use render::num;
 pub use simplex_svg::{default_panels, mechanism_heatmap_svg};
 
 use crate::compare::{curves_csv, rows_csv, Comparison};
+use crate::model::Model;
 use crate::output::write_atomic;
 use crate::{Error, Result};
 
@@ -75,28 +76,29 @@ pub enum ReportError {
 
 /// Write a comparison into `dir`: `risk.csv` (the table, always at this path),
 /// `data/mse_theta.csv` (the risk(θ) curves), the plots in sub-folders (`plots/` risk vs ε and vs K,
-/// `mse_theta/`, `heatmaps/`, each as PNG and SVG) and `index.html` linking all of them. The
+/// `mse_theta/`, `heatmaps/`, each as PNG and SVG) and `index.html` (the model in words, the best
+/// method per ε, every plot with a caption, every row ranked) linking all of them. The
 /// directory is written whole: it must not exist, be empty or hold an earlier output of ubapp
 /// (replaced; [`check_report_dir`] says so before any work). Returns the files written, relative
 /// to `dir`.
-pub fn write_comparison(dir: &Path, cmp: &Comparison) -> Result<Vec<String>> {
+pub fn write_comparison(dir: &Path, cmp: &Comparison, model: &Model) -> Result<Vec<String>> {
     let mut files = Vec::new();
     crate::output::write_dir_atomic(dir, "--out", &mut |tmp| {
-        files = fill_comparison(tmp, cmp)?;
+        files = fill_comparison(tmp, cmp, model)?;
         Ok(())
     })?;
     Ok(files)
 }
 
 /// The files of [`write_comparison`], into the (temporary) directory `dir`.
-fn fill_comparison(dir: &Path, cmp: &Comparison) -> Result<Vec<String>> {
+fn fill_comparison(dir: &Path, cmp: &Comparison, model: &Model) -> Result<Vec<String>> {
     let data = dir.join("data");
     std::fs::create_dir_all(&data).map_err(|source| Error::Io { path: data.clone(), source })?;
     let mut files = vec!["risk.csv".to_string(), "data/mse_theta.csv".to_string()];
     write_atomic(&dir.join("risk.csv"), rows_csv(&cmp.rows).as_bytes())?;
     write_atomic(&data.join("mse_theta.csv"), curves_csv(&cmp.curves).as_bytes())?;
     files.extend(plot::write_all(dir, cmp)?);
-    let index = html::comparison_index(cmp, &files);
+    let index = html::comparison_index(cmp, &files, model);
     write_atomic(&dir.join("index.html"), index.as_bytes())?;
     files.push("index.html".to_string());
     Ok(files)

@@ -8,23 +8,25 @@ use std::path::Path;
 use super::plot::{risk_series, write_line_plot, Formats, LinePlot, Series};
 use crate::compare::parties::PartyComparison;
 use crate::compare::{rows_csv, Method};
+use crate::model::Model;
 use crate::output::{write_atomic, write_dir_atomic};
 use crate::Result;
 
-/// Write `risk.csv`, `notes.txt` and the plots of `cmp` into `dir`, whole: `dir` must not exist, be
-/// empty or hold an earlier output of ubapp (replaced whole; see [`check_report_dir`](super::check_report_dir)). Returns the files
-/// written.
-pub fn write_party_comparison(dir: &Path, cmp: &PartyComparison) -> Result<Vec<String>> {
+/// Write `risk.csv`, `notes.txt`, the plots of `cmp` and `index.html` (the model in words, the
+/// best method per M and ε, the notes, the plots with captions, every row ranked) into `dir`,
+/// whole: `dir` must not exist, be empty or hold an earlier output of ubapp (replaced whole; see
+/// [`check_report_dir`](super::check_report_dir)). Returns the files written.
+pub fn write_party_comparison(dir: &Path, cmp: &PartyComparison, model: &Model) -> Result<Vec<String>> {
     let mut files = Vec::new();
     write_dir_atomic(dir, "--out", &mut |tmp| {
-        files = fill_party_comparison(tmp, cmp)?;
+        files = fill_party_comparison(tmp, cmp, model)?;
         Ok(())
     })?;
     Ok(files)
 }
 
 /// The files of [`write_party_comparison`], into the (temporary) directory `dir`.
-fn fill_party_comparison(dir: &Path, cmp: &PartyComparison) -> Result<Vec<String>> {
+fn fill_party_comparison(dir: &Path, cmp: &PartyComparison, model: &Model) -> Result<Vec<String>> {
     let mut files = vec!["risk.csv".to_string(), "notes.txt".to_string()];
     write_atomic(&dir.join("risk.csv"), rows_csv(&cmp.rows).as_bytes())?;
     let notes: String = cmp.notes.iter().map(|n| format!("{n}\n")).collect();
@@ -44,7 +46,7 @@ fn fill_party_comparison(dir: &Path, cmp: &PartyComparison) -> Result<Vec<String
                 series.insert(
                     0,
                     Series {
-                        name: "ubapp (one curator)".into(),
+                        name: "ubapp (one curator, on the output grid)".into(),
                         color: 0,
                         dashed: false,
                         points: parties.iter().map(|&m| (m as f64, c.bayes_risk)).collect(),
@@ -74,5 +76,8 @@ fn fill_party_comparison(dir: &Path, cmp: &PartyComparison) -> Result<Vec<String
             files.extend(write_line_plot(dir, &format!("risk_vs_eps_M{m}"), &plot, Formats::BOTH)?);
         }
     }
+    let index = super::html::party_index(cmp, &files, model);
+    write_atomic(&dir.join("index.html"), index.as_bytes())?;
+    files.push("index.html".to_string());
     Ok(files)
 }

@@ -154,12 +154,12 @@ fn palette(i: usize) -> RGBColor {
         RGBColor(23, 190, 207),
         RGBColor(0, 90, 50),
         RGBColor(120, 0, 120),
-        RGBColor(200, 150, 0),
+        RGBColor(0, 190, 120),
         RGBColor(0, 0, 160),
         RGBColor(230, 25, 75),
         RGBColor(0, 130, 200),
-        RGBColor(128, 128, 0),
-        RGBColor(170, 110, 40),
+        RGBColor(0, 160, 160),
+        RGBColor(240, 130, 0),
     ];
     P[i % P.len()]
 }
@@ -172,13 +172,19 @@ fn tf(log: bool, v: f64) -> Option<f64> {
     }
 }
 
-fn fmt_axis(log: bool, v: f64) -> String {
+/// True when a log axis spanning [lo, hi] (log10 values) labels its ticks in scientific form
+/// throughout (`1e-3`, `5e-4`, `1e5`): beyond 0.01 to 1000 plain numbers would mix notations.
+fn scientific(log: bool, lo: f64, hi: f64) -> bool {
+    log && (lo < -2.0 - 1e-9 || hi > 3.0 + 1e-9)
+}
+
+fn fmt_axis(log: bool, sci: bool, v: f64) -> String {
     let v = if log { 10f64.powf(v) } else { v };
     if v == 0.0 {
         return "0".into();
     }
     let a = v.abs();
-    if (1e-3..1e5).contains(&a) {
+    if !sci && (1e-3..1e5).contains(&a) {
         // Up to 4 significant digits, trailing zeros dropped.
         let digits = (3 - a.log10().floor() as i32).clamp(0, 6) as usize;
         let s = format!("{v:.digits$}");
@@ -192,6 +198,8 @@ fn fmt_axis(log: bool, v: f64) -> String {
         let m = v / 10f64.powi(e);
         if (m.abs() - 1.0).abs() < 1e-9 {
             format!("1e{e}")
+        } else if (m - m.round()).abs() < 1e-6 {
+            format!("{}e{e}", m.round())
         } else {
             format!("{m:.1}e{e}")
         }
@@ -277,6 +285,8 @@ enum Key {
         color: RGBColor,
         width: u32,
         dash: Option<(u32, u32)>,
+        /// Curves drawn dashed over this one because they coincide with it (their colours).
+        over: Vec<RGBColor>,
     },
     Box(RGBAColor),
 }
@@ -312,6 +322,7 @@ fn draw_lines<DB: DrawingBackend>(
     y0 -= pad;
     y1 += pad;
     let (xl, yl) = (plot.x_log, plot.y_log);
+    let (xs, ys) = (scientific(xl, x0, x1), scientific(yl, y0, y1));
     let mut chart = ChartBuilder::on(&main)
         .caption(&plot.title, (FONT, 22))
         .margin(12)
@@ -327,8 +338,8 @@ fn draw_lines<DB: DrawingBackend>(
         .y_desc(plot.y_label.as_str())
         .label_style((FONT, 14))
         .axis_desc_style((FONT, 16))
-        .x_label_formatter(&move |v| fmt_axis(xl, *v))
-        .y_label_formatter(&move |v| fmt_axis(yl, *v))
+        .x_label_formatter(&move |v| fmt_axis(xl, xs, *v))
+        .y_label_formatter(&move |v| fmt_axis(yl, ys, *v))
         .bold_line_style(RGBColor(225, 225, 225))
         .draw()?;
     let mut keys: Vec<(Key, String)> = Vec::new();
@@ -354,24 +365,50 @@ fn draw_lines<DB: DrawingBackend>(
         let (dash, gap) = if i == 0 { (2, 4) } else { (10, 5) };
         chart.draw_series(DashedLineSeries::new(vec![(x0, y), (x1, y)], dash, gap, style))?;
         keys.push((
-            Key::Line { color: REFERENCE_GREY, width: 1, dash: Some((dash, gap)) },
+            Key::Line { color: REFERENCE_GREY, width: 1, dash: Some((dash, gap)), over: Vec::new() },
             plot.references[i].name.clone(),
         ));
     }
     let same = coinciding(&plot.series);
+    // UBaPP (colour 0) is drawn wider so that methods matching it (e.g. the geometric mechanism)
+    // leave it visible around them.
+    let width_of = |s: &Series| match s.color {
+        0 => 5,
+        REFERENCE_COLOR => 1,
+        _ => 2,
+    };
+    // A reference curve is dashed like the non-private reference line.
+    let dash_of = |s: &Series| if s.color == REFERENCE_COLOR { (10, 5) } else { (6, 4) };
     let mut key_of: Vec<Option<usize>> = vec![None; plot.series.len()];
-    for (idx, (s, p)) in plot.series.iter().zip(&pts).enumerate() {
+    for (idx, s) in plot.series.iter().enumerate() {
         let c = palette(s.color);
-        // UBaPP (colour 0) is drawn wider so that methods matching it (e.g. the geometric mechanism)
-        // leave it visible around them.
-        let width = match s.color {
-            0 => 5,
-            REFERENCE_COLOR => 1,
-            _ => 2,
-        };
-        let style = ShapeStyle { color: c.to_rgba(), filled: false, stroke_width: width };
-        // A reference curve is dashed like the non-private reference line.
-        let dash = if s.color == REFERENCE_COLOR { (10, 5) } else { (6, 4) };
+        match same[idx] {
+            // A coinciding curve joins the legend entry of the one it matches, its colour too.
+            Some(first) => {
+                if let Some(k) = key_of[first] {
+                    keys[k].1 = format!("{} = {}", keys[k].1, s.name);
+                    if let Key::Line { over, .. } = &mut keys[k].0 {
+                        over.push(c);
+                    }
+                }
+            }
+            None => {
+                key_of[idx] = Some(keys.len());
+                let key =
+                    Key::Line { color: c, width: width_of(s), dash: s.dashed.then(|| dash_of(s)), over: Vec::new() };
+                keys.push((key, s.name.clone()));
+            }
+        }
+    }
+    // The paper's main baseline (LBaPP, colour 1) is drawn last, over the curves it nearly
+    // coincides with (the Laplace count at small ε); the legend keeps the table's order.
+    let mut order: Vec<usize> = (0..plot.series.len()).collect();
+    order.sort_by_key(|&i| plot.series[i].color == 1);
+    for idx in order {
+        let (s, p) = (&plot.series[idx], &pts[idx]);
+        let c = palette(s.color);
+        let style = ShapeStyle { color: c.to_rgba(), filled: false, stroke_width: width_of(s) };
+        let dash = dash_of(s);
         if s.dashed || same[idx].is_some() {
             chart.draw_series(DashedLineSeries::new(p.clone(), dash.0, dash.1, style))?;
         } else {
@@ -379,18 +416,6 @@ fn draw_lines<DB: DrawingBackend>(
         }
         if p.len() <= 12 {
             chart.draw_series(p.iter().map(|&q| Circle::new(q, 3, c.filled())))?;
-        }
-        match same[idx] {
-            // A coinciding curve joins the legend entry of the one it matches.
-            Some(first) => {
-                if let Some(k) = key_of[first] {
-                    keys[k].1 = format!("{} = {}", keys[k].1, s.name);
-                }
-            }
-            None => {
-                key_of[idx] = Some(keys.len());
-                keys.push((Key::Line { color: c, width, dash: s.dashed.then_some(dash) }, s.name.clone()));
-            }
         }
     }
     draw_legend(&legend_area, &keys)?;
@@ -420,17 +445,24 @@ fn draw_legend<DB: DrawingBackend>(
             }
         }
         match key {
-            Key::Line { color, width, dash } => {
-                let style = ShapeStyle { color: color.to_rgba(), filled: false, stroke_width: *width };
-                if let Some((dash, gap)) = *dash {
+            Key::Line { color, width, dash, over } => {
+                let dashed = |style: ShapeStyle, (dash, gap): (u32, u32)| -> std::result::Result<(), DrawFailed> {
                     let (dash, gap) = (dash as i32, gap as i32);
                     let mut x = 8;
                     while x < 38 {
                         area.draw(&PathElement::new(vec![(x, y), ((x + dash).min(38), y)], style))?;
                         x += dash + gap;
                     }
-                } else {
-                    area.draw(&PathElement::new(vec![(8, y), (38, y)], style))?;
+                    Ok(())
+                };
+                let style = ShapeStyle { color: color.to_rgba(), filled: false, stroke_width: *width };
+                match *dash {
+                    Some(d) => dashed(style, d)?,
+                    None => area.draw(&PathElement::new(vec![(8, y), (38, y)], style))?,
+                }
+                // The coinciding curves, dashed over it as on the plot.
+                for c in over {
+                    dashed(ShapeStyle { color: c.to_rgba(), filled: false, stroke_width: 2 }, (6, 4))?;
                 }
             }
             Key::Box(c) => {
@@ -468,7 +500,7 @@ fn colormap(t: f64) -> RGBColor {
 
 fn draw_heatmap<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, h: &Heatmap) -> std::result::Result<(), DrawFailed> {
     root.fill(&WHITE)?;
-    let (main, bar) = root.split_horizontally(root.dim_in_pixel().0.saturating_sub(110));
+    let (main, bar) = root.split_horizontally(root.dim_in_pixel().0.saturating_sub(130));
     let n_obs = h.p.ncols();
     let mut order: Vec<usize> = (0..h.outputs.len()).collect();
     order.sort_by(|&a, &b| h.outputs[a].total_cmp(&h.outputs[b]));
@@ -527,14 +559,16 @@ fn draw_heatmap<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, h: &Heatmap) 
         .margin_top(40)
         .margin_bottom(57)
         .margin_right(10)
-        .y_label_area_size(50)
+        .y_label_area_size(70)
         .build_cartesian_2d(0f64..1f64, 0f64..1f64)?;
     cb.configure_mesh()
         .disable_mesh()
         .disable_x_axis()
         .y_labels(6)
         .y_label_formatter(&|v| format!("{:.2}", v * v)) // the bar is drawn in √P
+        .y_desc("Pr(release | y), colour ∝ √P")
         .label_style((FONT, 12))
+        .axis_desc_style((FONT, 13))
         .draw()?;
     cb.draw_series((0..100).map(|i| {
         let t = i as f64 / 100.0;
@@ -758,6 +792,40 @@ pub(crate) fn comparison_plots(cmp: &Comparison) -> Vec<(&'static str, String, P
         out.push(("heatmaps", format!("heatmap_ubapp_eps{}_K{}", tag(h.eps), h.trials), PlotKind::Heatmap(h)));
     }
     out
+}
+
+/// What each of a comparison's plots shows, in words, by "folder/stem" (the index's captions).
+pub(crate) fn comparison_captions(cmp: &Comparison) -> Vec<(String, String)> {
+    let (risk_label, _) = labels(cmp.loss);
+    comparison_plots(cmp)
+        .into_iter()
+        .map(|(folder, stem, kind)| {
+            let caption = match (&kind, folder) {
+                (PlotKind::Heatmap(h), _) => format!(
+                    "The UBaPP mechanism at ε = {}{}: the probability of each release (vertical) given each \
+                     observation y (horizontal); the colour is √P, so that small probabilities stay visible.",
+                    h.eps,
+                    if h.trials > 0 { format!(", K = {}", h.trials) } else { String::new() }
+                ),
+                (PlotKind::Line(plot), "mse_theta") => format!(
+                    "{}: each method's risk when the true parameter is θ (log scale), the prior's density shaded \
+                     behind; the Bayes risk is this curve averaged over the prior.",
+                    capitalised(&plot.title)
+                ),
+                (PlotKind::Line(plot), _) => format!(
+                    "{}: every method's {risk_label} (log scale, lower is better); dashed lines are (ε, δ) methods \
+                     and the grey references are the limits ε → 0 (prior only) and ε → ∞ (no privacy).",
+                    capitalised(&plot.title)
+                ),
+            };
+            (format!("{folder}/{stem}"), caption)
+        })
+        .collect()
+}
+
+fn capitalised(s: &str) -> String {
+    let mut c = s.chars();
+    c.next().map_or(String::new(), |f| f.to_uppercase().chain(c).collect())
 }
 
 /// A plot to draw: lines or a mechanism's heat map.

@@ -95,6 +95,12 @@ fn sections(r: &Report) -> Vec<Section> {
     if refs.is_none() {
         paragraphs.push("The reference risks were skipped: the cost matrix does not fit in memory.".into());
     }
+    if let Some(m) = r.parties.as_ref().and_then(|p| p.rows.iter().find_map(|x| x.parties)) {
+        paragraphs.push(format!(
+            "The model has {m} parties: these are one party's optimal mechanism on its own records; what their \
+             releases give together is under \"Several data holders\"."
+        ));
+    }
     let head: Vec<String> = [
         "ε",
         "bayes_risk",
@@ -191,6 +197,7 @@ fn sections(r: &Report) -> Vec<Section> {
                 warnings: cmp.caveats(),
             }
         }
+        (None, _) if r.parties.is_some() => party_section(r.parties.as_ref().expect("checked")),
         (None, why) => Section {
             heading: "Baselines".into(),
             paragraphs: vec![format!(
@@ -228,6 +235,43 @@ fn sections(r: &Report) -> Vec<Section> {
         warnings: Vec::new(),
     });
     out
+}
+
+/// A party model's comparison: what the M releases give together, against one curator.
+fn party_section(cmp: &crate::compare::parties::PartyComparison) -> Section {
+    let head = ["method", "privacy", "ε", "δ", "records", "M", "bayes_risk", "true_risk", "risk computed by"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let rows = cmp
+        .rows
+        .iter()
+        .map(|x| {
+            vec![
+                x.method.to_string(),
+                x.privacy.to_string(),
+                x.eps.to_string(),
+                x.delta.to_string(),
+                x.trials.to_string(),
+                x.parties.map_or("one curator".to_string(), |m| m.to_string()),
+                num(x.bayes_risk),
+                num(x.true_risk),
+                x.risk_method.to_string(),
+            ]
+        })
+        .collect();
+    Section {
+        heading: "Several data holders".into(),
+        paragraphs: vec![
+            "The model splits its records among several parties. The optimal risks above are one party's mechanism \
+             (ε-DP for its own records, as `ubapp solve` reports it); this table is what the parties' releases give \
+             together, aggregated by an analyst, against ubapp run by one trusted curator holding every record \
+             (as `ubapp compare` reports it; risk.csv beside this page)."
+                .into(),
+        ],
+        table: Some(Table { head, rows }),
+        warnings: cmp.notes.clone(),
+    }
 }
 
 /// The self-contained HTML page.

@@ -32,6 +32,9 @@ impl Report {
             if let Some(cmp) = &self.comparison {
                 write_atomic(&tmp.join("risk.csv"), crate::compare::rows_csv(&cmp.rows).as_bytes())?;
             }
+            if let Some(cmp) = &self.parties {
+                write_atomic(&tmp.join("risk.csv"), crate::compare::rows_csv(&cmp.rows).as_bytes())?;
+            }
             write_atomic(&tmp.join("report.html"), render::html(self).as_bytes())?;
             write_atomic(&tmp.join("report.md"), render::markdown(self).as_bytes())?;
             Ok(())

@@ -165,6 +165,17 @@ impl Assessment {
         Assessment { p, checks, release, feasible, confirmed }
     }
 
+    /// Take `bound`, another valid lower bound on the same LP's optimum, when it is higher, and
+    /// measure the gap from it.
+    pub(crate) fn raise_bound(&mut self, bound: Option<f64>) {
+        let Some(b) = bound else { return };
+        if self.checks.dual_bound.is_none_or(|d| b > d) {
+            self.checks.dual_bound = Some(b);
+            let upper = self.checks.certified_objective.unwrap_or(self.checks.objective);
+            self.checks.relative_gap = Some(relative_gap(upper, b));
+        }
+    }
+
     /// Ranking key: feasible first, then the smaller measured gap.
     pub(crate) fn rank(&self) -> (bool, f64) {
         (!self.feasible, self.checks.relative_gap.unwrap_or(f64::INFINITY))

@@ -12,9 +12,9 @@ use crate::model::{Model, Neighbours};
 /// Which solver to use: `--solver` (the names are the kebab-case variant names).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ValueEnum)]
 pub enum SolverChoice {
-    /// Decided per model by [`Route::for_model`]: the exact chain solver for chain neighbours and
-    /// the plain Bayes program, else Clarabel then HiGHS (HiGHS's interior point first on
-    /// explicit graphs).
+    /// Decided per model: the exact chain solver for chain neighbours and the plain Bayes
+    /// program, else Clarabel then HiGHS (HiGHS's interior point first on explicit graphs).
+    // (This text is `--help`'s: no rustdoc links. The decision is `Route::for_model`.)
     Auto,
     /// HiGHS, letting it choose the method (dual simplex on these LPs).
     Highs,
@@ -71,8 +71,13 @@ impl SolverChoice {
         }
     }
 
-    /// The backend of an LP choice (not `Auto`).
-    pub(crate) fn backend(self, limits: super::backend::Limits) -> Result<Box<dyn LpSolver>, SolveError> {
+    /// The backend of an LP choice (not `Auto`), reporting its iterations to `progress` where the
+    /// solver offers a callback.
+    pub(crate) fn backend(
+        self,
+        limits: super::backend::Limits,
+        progress: &super::Progress,
+    ) -> Result<Box<dyn LpSolver>, SolveError> {
         self.check_available()?;
         #[allow(unreachable_code, unused_variables)]
         let backend: Box<dyn LpSolver> = match self {
@@ -85,19 +90,28 @@ impl SolverChoice {
             }
             SolverChoice::Chain => Box::new(super::chain::ChainSolver),
             #[cfg(feature = "highs")]
-            SolverChoice::Highs => {
-                Box::new(super::highs::HighsSolver { method: super::highs::HighsAlgorithm::Choose, limits })
-            }
+            SolverChoice::Highs => Box::new(super::highs::HighsSolver {
+                method: super::highs::HighsAlgorithm::Choose,
+                limits,
+                progress: progress.clone(),
+            }),
             #[cfg(feature = "highs")]
-            SolverChoice::HighsSimplex => {
-                Box::new(super::highs::HighsSolver { method: super::highs::HighsAlgorithm::Simplex, limits })
-            }
+            SolverChoice::HighsSimplex => Box::new(super::highs::HighsSolver {
+                method: super::highs::HighsAlgorithm::Simplex,
+                limits,
+                progress: progress.clone(),
+            }),
             #[cfg(feature = "highs")]
-            SolverChoice::HighsIpm => {
-                Box::new(super::highs::HighsSolver { method: super::highs::HighsAlgorithm::Ipm, limits })
-            }
+            SolverChoice::HighsIpm => Box::new(super::highs::HighsSolver {
+                method: super::highs::HighsAlgorithm::Ipm,
+                limits,
+                progress: progress.clone(),
+            }),
             #[cfg(feature = "clarabel")]
-            SolverChoice::Clarabel => Box::new(super::clarabel::ClarabelSolver::with_limits(limits)),
+            SolverChoice::Clarabel => Box::new(super::clarabel::ClarabelSolver {
+                progress: progress.clone(),
+                ..super::clarabel::ClarabelSolver::with_limits(limits)
+            }),
             #[cfg(feature = "good_lp")]
             SolverChoice::GoodLp => {
                 Box::new(super::good_lp::GoodLpSolver { backend: super::good_lp::Backend::preferred(), limits })

@@ -50,9 +50,9 @@ pub enum SolveError {
         /// The backend.
         solver: String,
     },
-    /// The solve would take longer than the time the caller allows (`solve --max-seconds`),
-    /// by the estimate made before any work.
-    #[error("the solve would take roughly {estimated_seconds:.0} s, more than the {limit_seconds} s allowed (--max-seconds); reduce {fields}")]
+    /// The solve would take longer than the default time budget, by the estimate made before
+    /// any work (a caller who states a limit gets an anytime solve instead).
+    #[error("the solve would take roughly {estimated_seconds:.0} s, more than the default budget of {limit_seconds} s: pass --max-seconds S to run it for at most S seconds (it then returns the best certified mechanism found by then, with its gap), or reduce {fields}")]
     TooSlow {
         /// The estimate.
         estimated_seconds: f64,

@@ -3,6 +3,7 @@
 use highs::{ColProblem, HighsModelStatus, Sense};
 
 use super::backend::{Limits, LpSolver, RawSolution};
+use super::progress::{Event, Progress};
 use super::{SolveError, Status};
 use crate::lp::Problem;
 
@@ -28,12 +29,15 @@ impl HighsAlgorithm {
 }
 
 /// The HiGHS backend.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct HighsSolver {
     /// Algorithm.
     pub method: HighsAlgorithm,
     /// Iteration and time limits.
     pub limits: Limits,
+    /// Where simplex and interior-point iterations are reported (HiGHS's interrupt callbacks,
+    /// which never interrupt).
+    pub progress: Progress,
 }
 
 /// Feasibility and optimality tolerances (HiGHS's tightest accepted values; our objective is
@@ -138,6 +142,18 @@ impl HighsSolver {
                 .try_set_option("time_limit", t)
                 .map_err(|e| SolveError::backend("highs", format!("option time_limit: {e:?}")))?;
         }
+        if self.progress.is_listening() {
+            let progress: *const Progress = &self.progress;
+            // SAFETY: `model` is a live HiGHS instance; the callback data points at
+            // `self.progress`, which outlives the solve below (the callback is only called from
+            // inside `try_solve`, on this thread), and `on_iteration` only reads through it.
+            unsafe {
+                let highs = model.as_mut_ptr();
+                highs_sys::Highs_setCallback(highs, Some(on_iteration), progress as *mut std::ffi::c_void);
+                highs_sys::Highs_startCallback(highs, highs_sys::kHighsCallbackSimplexInterrupt);
+                highs_sys::Highs_startCallback(highs, highs_sys::kHighsCallbackIpmInterrupt);
+            }
+        }
         let solved = model.try_solve().map_err(|e| SolveError::backend("highs", format!("failed: {e:?}")))?;
         let hs = solved.status();
         let solution = solved.get_solution();
@@ -147,6 +163,34 @@ impl HighsSolver {
             status: map_status(hs),
             detail: format!("{hs:?}"),
         })
+    }
+}
+
+/// HiGHS's interrupt callback: report the iteration count, never interrupt.
+///
+/// # Safety
+/// Called by HiGHS with `data_out` valid for the call and `user` the `*const Progress` passed to
+/// `Highs_setCallback` (see [`HighsSolver::run`]).
+unsafe extern "C" fn on_iteration(
+    kind: std::ffi::c_int,
+    _message: *const std::ffi::c_char,
+    data_out: *const highs_sys::HighsCallbackDataOut,
+    _data_in: *mut highs_sys::HighsCallbackDataIn,
+    user: *mut std::ffi::c_void,
+) {
+    if data_out.is_null() || user.is_null() {
+        return;
+    }
+    // SAFETY: as documented above.
+    let (progress, out) = unsafe { (&*(user as *const Progress), &*data_out) };
+    let iteration = if kind == highs_sys::kHighsCallbackIpmInterrupt as std::ffi::c_int {
+        out.ipm_iteration_count
+    } else {
+        out.simplex_iteration_count
+    };
+    // Checks inside an iteration (the interior point's linear solves, crossover) pass −1.
+    if let Ok(iteration) = u64::try_from(iteration) {
+        progress.report(Event::Iteration { solver: "highs", iteration });
     }
 }
 

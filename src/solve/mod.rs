@@ -22,6 +22,7 @@ pub(crate) mod highs;
 pub(crate) mod outputs;
 mod plan;
 pub(crate) mod polish;
+mod progress;
 mod robust;
 mod solution;
 mod status;
@@ -42,7 +43,9 @@ pub use error::SolveError;
 pub use estimate::{estimate, Estimate};
 pub use plan::{
     log_spaced, plan_eps, plan_trials, risk_vs_eps, CurvePoint, Plan, TrialsPlan, PLAN_MAX_EPS, PLAN_MAX_TRIALS,
+    PLAN_TARGET,
 };
+pub use progress::{Event, Phase, Progress, ProgressSink};
 pub use robust::{
     risk_profile, robustness, robustness_warning, Robustness, MAX_PROFILE_WORK, WORST_CASE_FACTOR, WORST_CASE_TIE,
 };
@@ -54,20 +57,24 @@ use crate::lp::{cost_matrix, MemoryBudget, Problem, Program, Symmetry};
 use crate::model::{Model, Objective};
 use crate::{Error, Result};
 
-/// How to solve: the solver, the memory budget and limits.
-#[derive(Debug, Clone, Copy)]
+/// How to solve: the solver, the memory budget, limits and where progress goes.
+#[derive(Debug, Clone)]
 pub struct SolveOptions {
     /// Which solver (`auto` decides per model).
     pub solver: SolverChoice,
     /// Memory the solve may use; larger problems are refused before any allocation.
     pub memory: MemoryBudget,
-    /// Iteration and time limits passed to each LP backend.
+    /// Iteration limit of each LP backend, and the wall-clock seconds of the whole solve (shared
+    /// among the ε; when it runs out, each ε keeps its best certified mechanism so far, with status
+    /// [`Status::TimeLimit`] and its gap).
     pub limits: Limits,
     /// Polish unconfirmed interior-point and simplex answers on their active set.
     pub polish: bool,
     /// Solve the LP on the outputs the optimum uses and prove the others unused (output
     /// generation) where it applies; off: every LP whole.
     pub output_generation: bool,
+    /// Where the route and the backends report progress (nowhere by default).
+    pub progress: Progress,
 }
 
 impl Default for SolveOptions {
@@ -78,6 +85,7 @@ impl Default for SolveOptions {
             limits: Limits::default(),
             polish: true,
             output_generation: true,
+            progress: Progress::none(),
         }
     }
 }
@@ -104,11 +112,9 @@ pub fn solve_model_each(
 ) -> Result<Vec<Solution>> {
     let options = options.into();
     let eps_list = epsilons.unwrap_or(&model.epsilons);
-    crate::model::validate_epsilons(eps_list, "--eps").map_err(|e| match e.kind {
-        crate::model::ModelErrorKind::Invalid { field, problem } => Error::argument(field, problem),
-        _ => Error::Model(e),
-    })?;
+    check_epsilons(eps_list)?;
     let route = Route::for_model(model, options.solver)?;
+    check_route_eps(&route, eps_list)?;
     // Answer before working: priced from the sizes alone, before any allocation.
     let planned = estimate::estimate_route(model, &route, &options);
     if !planned.fits {
@@ -116,15 +122,33 @@ pub fn solve_model_each(
     }
 
     let fields = || crate::lp::size_fields(model);
+    let progress = options.progress.clone();
+    let count = eps_list.len();
+    let mut solved = 0;
+    // Each solution is reported, then passed on; the next ε is announced.
+    let mut each = |s: &Solution| {
+        progress.report(Event::Solved { eps: s.eps, status: s.status, gap: s.checks.relative_gap });
+        each(s);
+        solved += 1;
+        if let Some(&eps) = eps_list.get(solved) {
+            progress.report(Event::Eps { eps, index: solved, count });
+        }
+    };
+    if let Some(&eps) = eps_list.first() {
+        progress.report(Event::Eps { eps, index: 0, count });
+    }
+    let started = Instant::now();
     let mut run = || -> Result<Vec<Solution>> {
         match &route {
             Route::Chain { fallback, reason } => {
+                progress.phase(Phase::Chain);
                 // The route, not the chain solver, runs the LP when the chain cannot certify.
                 let lp =
                     |problem: &Problem, why: &str, assembly: f64| solve_lp(problem, fallback, why, &options, assembly);
-                chain::solve_model(model, eps_list, reason, &options, &lp, each)
+                chain::solve_model(model, eps_list, reason, &options, &lp, &mut each)
             }
             Route::Lp { backends, reason } => {
+                progress.phase(Phase::Assembling);
                 let start = Instant::now();
                 let cost = Arc::new(cost_matrix(model, options.memory)?);
                 if cost.iter().any(|c| !c.is_finite()) {
@@ -151,7 +175,16 @@ pub fn solve_model_each(
                 let cost_seconds = start.elapsed().as_secs_f64();
                 eps_list
                     .iter()
-                    .map(|&eps| {
+                    .enumerate()
+                    .map(|(index, &eps)| {
+                        // The time limit is the whole solve's: each ε gets an equal share of
+                        // what is left.
+                        let share = options
+                            .limits
+                            .remaining_after(started.elapsed())
+                            .map(|left| left / (eps_list.len() - index) as f64);
+                        let options =
+                            SolveOptions { limits: Limits { seconds: share, ..options.limits }, ..options.clone() };
                         let t = Instant::now();
                         let mut problem = Problem::try_with_program(
                             cost.clone(),
@@ -174,6 +207,31 @@ pub fn solve_model_each(
         Error::TooLarge(size) => Error::TooLarge(size.with_fields(fields())),
         other => other,
     })
+}
+
+/// The check of a list of privacy levels given for a solve (finite, > 0, at least one), as an
+/// argument error naming `--eps`; [`solve_model`] makes it first, a caller may make it earlier.
+pub fn check_epsilons(eps: &[f64]) -> Result<()> {
+    crate::model::validate_epsilons(eps, "--eps").map_err(|e| match e.kind {
+        crate::model::ModelErrorKind::Invalid { field, problem } => Error::argument(field, problem),
+        _ => Error::Model(e),
+    })
+}
+
+/// The checks [`solve_model`] makes of its input before any work — the ε list, the route for
+/// `options.solver`, every ε within what that route takes — for a caller that answers bad input
+/// before printing anything.
+pub fn check_solve(model: &Model, epsilons: &[f64], options: &SolveOptions) -> Result<()> {
+    check_epsilons(epsilons)?;
+    check_route_eps(&Route::for_model(model, options.solver)?, epsilons)
+}
+
+/// On the LP route, every ε within what the LP backends represent faithfully.
+fn check_route_eps(route: &Route, epsilons: &[f64]) -> Result<()> {
+    if let Route::Lp { .. } = route {
+        epsilons.iter().try_for_each(|&e| crate::lp::check_lp_eps(e))?;
+    }
+    Ok(())
 }
 
 /// The two limits every optimum lies between, on the model's output grid: ε → 0 (the best
@@ -202,6 +260,11 @@ pub fn reference_risks(model: &Model, memory: MemoryBudget) -> Result<ReferenceR
 
 /// Solve one LP with `backends` in order until one is confirmed optimal; otherwise keep the
 /// usable answer with the smallest measured gap. `reason` (the route's) heads `solver_detail`.
+///
+/// Under a time limit (`options.limits.seconds`) the solve is anytime: when the limit stops every
+/// backend before a usable answer, the best certified mechanism seen so far — a stopped
+/// backend's point or an output-generation round, repaired and certified by our checks, else the
+/// best constant release — is returned with status [`Status::TimeLimit`] and its measured gap.
 pub(crate) fn solve_lp(
     problem: &Problem,
     backends: &[SolverChoice],
@@ -211,10 +274,21 @@ pub(crate) fn solve_lp(
 ) -> Result<Solution> {
     let start = Instant::now();
     let mut best: Option<strategy::Judged> = None;
+    let mut stopped: Option<strategy::Judged> = None;
     let mut tried = Vec::new();
     let mut last_err: Option<Error> = None;
     for &choice in backends {
-        match strategy::run(problem, choice, options) {
+        let remaining = options.limits.remaining_after(start.elapsed());
+        if remaining == Some(0.0) {
+            tried.push(format!("{choice}: not started, the time limit was reached"));
+            break;
+        }
+        let options = SolveOptions { limits: Limits { seconds: remaining, ..options.limits }, ..options.clone() };
+        match strategy::run(problem, choice, &options) {
+            Ok(j) if j.raw.status == Status::TimeLimit => {
+                tried.push(format!("{}: {} ({})", j.solver, j.raw.status, j.raw.detail));
+                keep_certified(&mut stopped, j);
+            }
             Ok(j) if !j.raw.status.has_solution() => {
                 tried.push(format!("{}: {} ({})", j.solver, j.raw.status, j.raw.detail));
                 last_err = Some(
@@ -244,6 +318,22 @@ pub(crate) fn solve_lp(
             }
         }
     }
+    if best.is_none() && options.limits.seconds.is_some() {
+        // Anytime: the time limit stopped the solve; the fallbacks that need no solver are
+        // always there.
+        options.progress.phase(Phase::Certifying);
+        let mut floor = None;
+        for (raw, name) in fallback_releases(problem) {
+            let judged = strategy::assess(problem, raw, name);
+            floor = judged.assessment.checks.dual_bound;
+            keep_certified(&mut stopped, judged);
+        }
+        if let Some(kept) = stopped.as_mut() {
+            // The constant's bound (μ = 0: the non-private risk) holds for every candidate.
+            kept.assessment.raise_bound(floor);
+        }
+        best = stopped;
+    }
     let Some(judged) = best else {
         return Err(last_err.unwrap_or(Error::Solve(SolveError::NoBackend)));
     };
@@ -254,4 +344,37 @@ pub(crate) fn solve_lp(
         detail = format!("{detail} (attempts: {})", others.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("; "));
     }
     Ok(Solution::from_judged(problem, judged, detail, start.elapsed().as_secs_f64(), assembly_seconds))
+}
+
+/// Keep in `kept` the candidate whose certified mechanism has the smaller objective (a candidate
+/// without one is kept only in place of nothing certified).
+fn keep_certified(kept: &mut Option<strategy::Judged>, candidate: strategy::Judged) {
+    let certified = |j: &strategy::Judged| j.assessment.checks.certified_objective.unwrap_or(f64::INFINITY);
+    if kept.as_ref().is_none_or(|k| certified(&candidate) < certified(k)) {
+        *kept = Some(candidate);
+    }
+}
+
+/// The anytime fallbacks, needing no solver: the best constant release (P\[k*, i\] = 1 for the
+/// output of least prior risk, 0-DP) and the geometric + remap mechanism
+/// ([`outputs::geometric_remap_point`]), both with zero multipliers, whose Lagrangian bound is the
+/// non-private risk. Each is a mechanism for the repair to certify, stated as
+/// [`Status::TimeLimit`].
+fn fallback_releases(problem: &Problem) -> [(RawSolution, &'static str); 2] {
+    let (n_obs, n_out) = (problem.n_obs(), problem.n_outputs());
+    let best = outputs::best_constant_output(problem);
+    let mut constant = vec![0.0; problem.n_vars()];
+    for i in 0..n_obs {
+        constant[i * n_out + best] = 1.0;
+    }
+    let raw = |x: Vec<f64>, what: &str| RawSolution {
+        x,
+        dp_multipliers: Some(vec![0.0; problem.n_rows() - n_obs]),
+        status: Status::TimeLimit,
+        detail: format!("the time limit was reached before any solver's answer: {what}"),
+    };
+    [
+        (raw(constant, "the best constant release"), "constant"),
+        (raw(outputs::geometric_remap_point(problem), "geometric noise at ε/2 and the Bayes remap"), "geometric-remap"),
+    ]
 }

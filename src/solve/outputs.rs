@@ -27,8 +27,9 @@
 //! constant output (see [`initial_outputs`]).
 
 use super::polish::{row_certificate, DpRows};
+use super::progress::{Phase, Progress};
 use super::strategy::{self, Judged};
-use super::{Limits, RawSolution, SolverChoice};
+use super::{Limits, RawSolution, SolverChoice, Status};
 use crate::lp::Problem;
 
 /// Output grids smaller than this are solved whole: the rounds would cost more than they save.
@@ -70,8 +71,16 @@ pub(crate) fn applies_to(plain: bool, n_outputs: usize) -> bool {
 
 /// Solve `problem` by output generation with `choice`'s backend on each restricted LP (module
 /// docs). An error means the restricted route did not reach an answer and the caller solves the
-/// whole LP.
-pub(crate) fn run(problem: &Problem, choice: SolverChoice, limits: Limits, polish: bool) -> Result<Generated, String> {
+/// whole LP. When the time limit stops a round, the last finished round's lifted answer is
+/// returned, assessed on the full LP, with status [`Status::TimeLimit`] (an error when no round
+/// finished).
+pub(crate) fn run(
+    problem: &Problem,
+    choice: SolverChoice,
+    limits: Limits,
+    polish: bool,
+    progress: &Progress,
+) -> Result<Generated, String> {
     let started = std::time::Instant::now();
     let n_out = problem.n_outputs();
     let dp = DpRows::new(problem);
@@ -85,16 +94,33 @@ pub(crate) fn run(problem: &Problem, choice: SolverChoice, limits: Limits, polis
     if let Some(group) = symmetry {
         group.close_outputs(&mut in_set);
     }
+    // The last finished round's lifted answer (point and multipliers), what a time limit returns.
+    let mut finished: Option<(RawSolution, String, usize, usize)> = None;
+    let stopped = |finished: Option<(RawSolution, String, usize, usize)>| match finished {
+        Some((raw, solver, outputs_used, rounds)) => {
+            let raw = RawSolution {
+                status: Status::TimeLimit,
+                detail: format!("{}; the time limit stopped output generation after round {rounds}", raw.detail),
+                ..raw
+            };
+            Ok(Generated { judged: strategy::assess(problem, raw, &solver), outputs_used, rounds })
+        }
+        None => Err("the time limit was reached".to_string()),
+    };
     for round in 1..=MAX_ROUNDS {
         let keep: Vec<usize> = (0..n_out).filter(|&k| in_set[k]).collect();
+        progress.phase(Phase::OutputRound { round, outputs: keep.len(), total: n_out });
         let (mut sub, restriction) = problem.restricted(&keep);
         sub.symmetry = symmetry.and_then(|group| group.restricted(&keep)).map(std::sync::Arc::new);
         // A time limit covers all rounds together.
         let limits = Limits { seconds: limits.remaining_after(started.elapsed()), ..limits };
         if limits.seconds == Some(0.0) {
-            return Err("the time limit was reached".into());
+            return stopped(finished);
         }
-        let judged = strategy::run_whole(&sub, choice, limits, polish).map_err(|e| e.to_string())?;
+        let judged = strategy::run_whole(&sub, choice, limits, polish, progress).map_err(|e| e.to_string())?;
+        if judged.raw.status == Status::TimeLimit {
+            return stopped(finished);
+        }
         if !judged.raw.status.has_solution() {
             return Err(format!("the restricted LP of {} outputs ended {}", keep.len(), judged.raw.status));
         }
@@ -118,16 +144,27 @@ pub(crate) fn run(problem: &Problem, choice: SolverChoice, limits: Limits, polis
                 short.push((shortfall, k));
             }
         }
+        let raw = RawSolution {
+            x: restriction.lift_primal(&judged.raw.x),
+            dp_multipliers: Some(mu),
+            status: judged.raw.status,
+            detail: judged.raw.detail.clone(),
+        };
         if short.is_empty() || round == MAX_ROUNDS {
-            let raw = RawSolution {
-                x: restriction.lift_primal(&judged.raw.x),
-                dp_multipliers: Some(mu),
-                status: judged.raw.status,
-                detail: judged.raw.detail.clone(),
-            };
             let judged = strategy::assess(problem, raw, &judged.solver);
+            progress.gap(judged.assessment.checks.relative_gap);
             return Ok(Generated { judged, outputs_used: keep.len(), rounds: round });
         }
+        if progress.is_listening() {
+            // The round's certified gap on the full LP (the lifted point is feasible; the
+            // multipliers so far bound the optimum), for whoever watches.
+            let objective = problem.objective_value(&problem.mechanism_matrix(&raw.x));
+            let mu: Vec<f64> =
+                raw.dp_multipliers.as_deref().unwrap_or_default().iter().map(|m| m * problem.scale).collect();
+            let bound = crate::certify::exact_lagrangian_bound(problem, &mu);
+            progress.gap(Some(super::assess::relative_gap(objective, bound)));
+        }
+        finished = Some((raw, judged.solver.clone(), keep.len(), round));
         // The shortest rows first, at most as many as S holds: a round adds what the prices can
         // tell, and the next prices tell the rest.
         short.sort_by(|a, b| b.0.total_cmp(&a.0));
@@ -142,43 +179,89 @@ pub(crate) fn run(problem: &Problem, choice: SolverChoice, limits: Limits, polis
 }
 
 /// The first restricted set: the outputs of the geometric mechanism on the neighbour graph
-/// followed by the Bayes remap — a feasible ε-DP mechanism that releases, for a noisy
-/// observation j drawn with Pr(j | i) ∝ e^{−ε·dist(i, j)} (graph distance), the output
-/// minimising the expected cost Σ_i c\[k,i\] Pr(j | i) — and the best constant output (the
-/// optimum as ε → 0). Distances beyond the point where e^{−ε·dist} falls under 1e-9 are not
-/// followed.
+/// followed by the Bayes remap ([`GeometricRemap::at`] at the LP's ε, a good guess of the outputs
+/// the optimum uses) and the best constant output (the optimum as ε → 0).
 fn initial_outputs(problem: &Problem, dp: &DpRows) -> Vec<usize> {
-    let (n_obs, n_out) = (problem.n_obs(), problem.n_outputs());
-    let eps = problem.eps;
-    let radius = (-(1e-9f64).ln() / eps).ceil().min(n_obs as f64) as usize;
-    // Pr(j | i) ∝ e^{−ε d(i, j)} within the radius; the graph is undirected, so the ball of j is
-    // the set of i reaching it. Z_i = Σ_j e^{−ε d(i, j)}. Balls are walked twice rather than
-    // stored (|Y|² pairs on a small-diameter graph).
-    let ball = |j: usize| dp.ball(j, radius, MAX_BALL);
-    let mut z = vec![0.0; n_obs];
-    for j in 0..n_obs {
-        for (i, d) in ball(j) {
-            z[i] += (-eps * d as f64).exp();
-        }
-    }
+    let n_out = problem.n_outputs();
     let mut chosen = vec![false; n_out];
-    let argmin =
-        |values: &mut dyn Iterator<Item = f64>| values.enumerate().min_by(|a, b| a.1.total_cmp(&b.1)).map(|(k, _)| k);
-    if let Some(k) = argmin(&mut (0..n_out).map(|k| problem.cost.column(k).sum())) {
+    chosen[best_constant_output(problem)] = true;
+    for &k in &GeometricRemap::at(problem, dp, problem.eps).remap {
         chosen[k] = true;
     }
-    let mut blurred = vec![0.0; n_out];
-    for j in 0..n_obs {
-        blurred.fill(0.0);
-        for (i, d) in ball(j) {
-            let w = (-eps * d as f64).exp() / z[i];
-            for (b, c) in blurred.iter_mut().zip(problem.cost.row(i)) {
-                *b += w * c;
+    (0..n_out).filter(|&k| chosen[k]).collect()
+}
+
+/// The output of least prior risk: the best constant release.
+pub(crate) fn best_constant_output(problem: &Problem) -> usize {
+    (0..problem.n_outputs())
+        .map(|k| (k, problem.cost.column(k).sum()))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map_or(0, |(k, _)| k)
+}
+
+/// The geometric mechanism on the neighbour graph followed by the Bayes remap: a noisy
+/// observation j drawn with Pr(j | i) = e^{−ε'·dist(i, j)} / Z_i (graph distance), then the
+/// output minimising the expected cost Σ_i c\[k,i\] Pr(j | i). Distances beyond the point where
+/// e^{−ε'·dist} falls under 1e-9, or past [`MAX_BALL`] nearest observations, are not followed.
+/// Balls are walked rather than stored (|Y|² pairs on a small-diameter graph).
+struct GeometricRemap<'a> {
+    dp: &'a DpRows,
+    eps: f64,
+    radius: usize,
+    /// Z_i.
+    z: Vec<f64>,
+    /// The output released for each noisy observation j.
+    remap: Vec<usize>,
+}
+
+impl<'a> GeometricRemap<'a> {
+    fn at(problem: &Problem, dp: &'a DpRows, eps: f64) -> GeometricRemap<'a> {
+        let (n_obs, n_out) = (problem.n_obs(), problem.n_outputs());
+        let radius = (-(1e-9f64).ln() / eps).ceil().min(n_obs as f64) as usize;
+        let mut g = GeometricRemap { dp, eps, radius, z: vec![0.0; n_obs], remap: Vec::with_capacity(n_obs) };
+        // The graph is undirected, so the ball of j is the set of i reaching it.
+        for j in 0..n_obs {
+            for (i, d) in g.ball(j) {
+                g.z[i] += (-eps * d as f64).exp();
             }
         }
-        if let Some(k) = argmin(&mut blurred.iter().copied()) {
-            chosen[k] = true;
+        let mut blurred = vec![0.0; n_out];
+        for j in 0..n_obs {
+            blurred.fill(0.0);
+            for (i, w) in g.weights(j) {
+                for (b, c) in blurred.iter_mut().zip(problem.cost.row(i)) {
+                    *b += w * c;
+                }
+            }
+            let k = blurred.iter().enumerate().min_by(|a, b| a.1.total_cmp(b.1)).map_or(0, |(k, _)| k);
+            g.remap.push(k);
+        }
+        g
+    }
+
+    fn ball(&self, j: usize) -> Vec<(usize, usize)> {
+        self.dp.ball(j, self.radius, MAX_BALL)
+    }
+
+    /// Pr(j | i) for the i in the ball of j.
+    fn weights(&self, j: usize) -> impl Iterator<Item = (usize, f64)> + '_ {
+        self.ball(j).into_iter().map(move |(i, d)| (i, (-self.eps * d as f64).exp() / self.z[i]))
+    }
+}
+
+/// The point (P in variable order) of the geometric + remap mechanism at ε/2 — ε-DP up to the
+/// truncation of its balls: a neighbour moves every distance by at most one (a factor e^{ε/2})
+/// and Z_i by at most the same factor — with zero multipliers: a feasible mechanism for the
+/// repair to certify whenever no solver's answer is available.
+pub(crate) fn geometric_remap_point(problem: &Problem) -> Vec<f64> {
+    let dp = DpRows::new(problem);
+    let g = GeometricRemap::at(problem, &dp, problem.eps / 2.0);
+    let n_out = problem.n_outputs();
+    let mut x = vec![0.0; problem.n_vars()];
+    for (j, &k) in g.remap.iter().enumerate() {
+        for (i, w) in g.weights(j) {
+            x[i * n_out + k] += w;
         }
     }
-    (0..n_out).filter(|&k| chosen[k]).collect()
+    x
 }

@@ -31,17 +31,19 @@ pub struct Plan {
     pub solves: usize,
 }
 
+/// The name errors about the target give (a caller that took the target in another form, say an
+/// RMSE, restates it).
+pub const PLAN_TARGET: &str = "target risk";
+const TARGET: &str = PLAN_TARGET;
+
 /// What both searches need: a Bayes design (the risk they bisect is the Bayes risk) and a
 /// positive target.
 fn check_target(model: &Model, target: f64) -> Result<()> {
     if model.objective() != Objective::Bayes {
-        return Err(Error::argument(
-            "--target-risk",
-            "plan works on Bayes designs (this model's objective is minimax)",
-        ));
+        return Err(Error::argument(TARGET, "plan works on Bayes designs (this model's objective is minimax)"));
     }
     if !(target.is_finite() && target > 0.0) {
-        return Err(Error::argument("--target-risk", format!("must be a positive number (got {target})")));
+        return Err(Error::argument(TARGET, format!("must be a positive number (got {target})")));
     }
     Ok(())
 }
@@ -55,7 +57,7 @@ pub fn plan_eps(model: &Model, target: f64, options: SolveOptions) -> Result<Pla
     let refs = reference_risks(model, options.memory)?;
     if target >= refs.prior_risk {
         return Err(Error::argument(
-            "--target-risk",
+            TARGET,
             format!(
                 "{target:e} is already met as ε → 0: the prior alone (the best constant release) has risk {:e}; any ε meets it",
                 refs.prior_risk
@@ -64,9 +66,9 @@ pub fn plan_eps(model: &Model, target: f64, options: SolveOptions) -> Result<Pla
     }
     if target <= refs.non_private_risk {
         return Err(Error::argument(
-            "--target-risk",
+            TARGET,
             format!(
-                "{target:e} is at or below the non-private risk {:e} on this output grid: no ε reaches it (refine the output grid or add trials)",
+                "{target:e} is at or below the non-private risk {:e} (the best estimator without privacy, on this output grid): no ε reaches it; only more data (trials) lowers that floor, a finer output grid only the part due to rounding to the grid",
                 refs.non_private_risk
             ),
         ));
@@ -74,12 +76,9 @@ pub fn plan_eps(model: &Model, target: f64, options: SolveOptions) -> Result<Pla
     let mut solves = 0;
     let mut risk = |eps: f64| -> Result<f64> {
         solves += 1;
-        let s = solve_model(model, Some(&[eps]), options)?.remove(0);
+        let s = solve_model(model, Some(&[eps]), options.clone())?.remove(0);
         if !s.status.has_solution() {
-            return Err(Error::argument(
-                "--target-risk",
-                format!("the solve at ε = {eps} returned no solution ({})", s.status),
-            ));
+            return Err(Error::argument(TARGET, format!("the solve at ε = {eps} returned no solution ({})", s.status)));
         }
         Ok(s.checks.certified_objective.unwrap_or(s.bayes_risk))
     };
@@ -95,7 +94,7 @@ pub fn plan_eps(model: &Model, target: f64, options: SolveOptions) -> Result<Pla
             }
             if lo < 1e-9 {
                 // Cannot happen when target < prior_risk and the risk is continuous at 0.
-                return Err(Error::argument("--target-risk", "no ε above 1e-9 fails the target"));
+                return Err(Error::argument(TARGET, "no ε above 1e-9 fails the target"));
             }
             (hi, r_hi) = (lo, r_lo);
         }
@@ -105,7 +104,7 @@ pub fn plan_eps(model: &Model, target: f64, options: SolveOptions) -> Result<Pla
             hi *= 2.0;
             if hi > PLAN_MAX_EPS {
                 return Err(Error::argument(
-                    "--target-risk",
+                    TARGET,
                     format!("not met at ε = {PLAN_MAX_EPS} (risk {r_lo:e}); the target is too close to the non-private risk"),
                 ));
             }
@@ -167,7 +166,7 @@ pub const PLAN_MAX_TRIALS: u64 = 1 << 20;
 pub fn plan_trials(model: &Model, eps: f64, target: f64, options: SolveOptions) -> Result<TrialsPlan> {
     check_target(model, target)?;
     if !(eps.is_finite() && eps > 0.0) {
-        return Err(Error::argument("--eps", format!("must be a finite number > 0 (got {eps})")));
+        return Err(Error::argument("eps", format!("must be a finite number > 0 (got {eps})")));
     }
     // The family check (binomial only) comes from `with_trials` before any solve.
     let at_one = model.with_trials(1)?;
@@ -176,10 +175,10 @@ pub fn plan_trials(model: &Model, eps: f64, target: f64, options: SolveOptions) 
     let mut risk = |k: u64| -> Result<f64> {
         solves += 1;
         let m = model.with_trials(k)?;
-        let s = solve_model(&m, Some(&[eps]), options)?.remove(0);
+        let s = solve_model(&m, Some(&[eps]), options.clone())?.remove(0);
         if !s.status.has_solution() {
             return Err(Error::argument(
-                "--target-risk",
+                TARGET,
                 format!("the solve at K = {k}, ε = {eps} returned no solution ({})", s.status),
             ));
         }
@@ -191,7 +190,7 @@ pub fn plan_trials(model: &Model, eps: f64, target: f64, options: SolveOptions) 
         below = Some((hi, r_hi));
         if hi >= PLAN_MAX_TRIALS {
             return Err(Error::argument(
-                "--target-risk",
+                TARGET,
                 format!(
                     "not met with K = {PLAN_MAX_TRIALS} trials at ε = {eps} (risk {r_hi:e}): raise ε or the target"
                 ),

@@ -89,7 +89,19 @@ impl Solution {
         assembly_seconds: f64,
     ) -> Solution {
         let status = judged.status();
-        let a = judged.assessment;
+        let mut a = judged.assessment;
+        if status == Status::TimeLimit {
+            // A stopped solver's point may be infeasible: what stands is the mechanism certified
+            // from it.
+            if let Some(r) = &a.release {
+                a.p = r.probabilities();
+                let residuals = super::assess::Residuals::of(&a.p, &problem.neighbours, problem.eps);
+                a.checks.max_dp_violation = residuals.max_dp_violation;
+                a.checks.max_column_error = residuals.max_column_error;
+                a.checks.min_entry = residuals.min_entry;
+                a.checks.objective = problem.objective_value(&a.p);
+            }
+        }
         Solution {
             eps: problem.eps,
             bayes_risk: problem.bayes_risk(&a.p),

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::assess::{Assessment, CHECK_TOLERANCE};
 use super::backend::{Limits, RawSolution};
+use super::progress::{Phase, Progress};
 use super::{outputs, polish, SolveError, SolveOptions, SolverChoice, Status};
 use crate::lp::Problem;
 
@@ -44,12 +45,14 @@ pub(crate) const CLARABEL_REGULARISATION_GRAPH: [f64; 3] = [1e-8, 1e-10, 1e-13];
 /// Run `choice`'s backend on `problem`: by output generation ([`outputs`]) where it applies, is
 /// on in `options` and certifies its answer, else on the whole LP ([`run_whole`]).
 pub(crate) fn run(problem: &Problem, choice: SolverChoice, options: &SolveOptions) -> Result<Judged, SolveError> {
-    let (limits, polish) = (options.limits, options.polish);
+    let (limits, polish, progress) = (options.limits, options.polish, &options.progress);
     if !(options.output_generation && outputs::applies(problem)) {
-        return run_whole(problem, choice, limits, polish);
+        progress.phase(Phase::WholeLp);
+        return run_whole(problem, choice, limits, polish, progress);
     }
     let started = Instant::now();
-    let why = match outputs::run(problem, choice, limits, polish) {
+    let why = match outputs::run(problem, choice, limits, polish, progress) {
+        Ok(g) if g.judged.raw.status == Status::TimeLimit => return Ok(g.judged),
         Ok(g) if g.judged.assessment.confirmed => {
             let mut judged = g.judged;
             judged.raw.detail = format!(
@@ -70,7 +73,10 @@ pub(crate) fn run(problem: &Problem, choice: SolverChoice, options: &SolveOption
         Err(why) => format!("output generation stopped: {why}"),
     };
     let limits = Limits { seconds: limits.remaining_after(started.elapsed()), ..limits };
-    let mut judged = run_whole(problem, choice, limits, polish)?;
+    if limits.seconds != Some(0.0) {
+        progress.phase(Phase::WholeLp);
+    }
+    let mut judged = run_whole(problem, choice, limits, polish, progress)?;
     judged.raw.detail = format!("{}; {why}, so the whole LP", judged.raw.detail);
     Ok(judged)
 }
@@ -81,12 +87,13 @@ pub(crate) fn assess(problem: &Problem, raw: RawSolution, solver: &str) -> Judge
 }
 
 /// Run `choice`'s backend on the whole of `problem` with its attempts and the polish (`polish`
-/// off: the backend's answers only).
+/// off: the backend's answers only), the backend reporting its iterations to `progress`.
 pub(crate) fn run_whole(
     problem: &Problem,
     choice: SolverChoice,
     limits: Limits,
     polish: bool,
+    progress: &Progress,
 ) -> Result<Judged, SolveError> {
     match choice {
         #[cfg(feature = "clarabel")]
@@ -99,18 +106,26 @@ pub(crate) fn run_whole(
             // GOOD_ENOUGH_GAP; off the chain it often cannot finish (module docs of `polish`), so
             // it is spent only on answers our checks do not confirm.
             let polish_above = if problem.neighbours.is_chain() { polish::GOOD_ENOUGH_GAP } else { CHECK_TOLERANCE };
+            let ladder_started = Instant::now();
             for reg in ladder {
+                // A time limit covers the whole ladder.
+                let limits = Limits { seconds: limits.remaining_after(ladder_started.elapsed()), ..limits };
+                if best.is_some() && limits.seconds == Some(0.0) {
+                    break;
+                }
                 let backend = super::clarabel::ClarabelSolver {
                     static_regularization: reg,
+                    progress: progress.clone(),
                     ..super::clarabel::ClarabelSolver::with_limits(limits)
                 };
                 let started = Instant::now();
                 let raw = super::LpSolver::solve(&backend, problem)?;
-                let budget = polish_budget(started.elapsed());
+                let budget = polish_budget(started.elapsed(), limits);
                 let judged = judge(problem, raw, "clarabel", polish.then_some(budget), polish_above);
                 let gap = judged.assessment.checks.relative_gap.unwrap_or(f64::INFINITY);
                 attempts.push(format!("regularisation {reg:e}: {}, gap {gap:.1e}", judged.raw.detail));
-                let done = judged.assessment.confirmed && judged.raw.status == Status::Optimal;
+                let done = (judged.assessment.confirmed && judged.raw.status == Status::Optimal)
+                    || judged.raw.status == Status::TimeLimit;
                 if best.as_ref().is_none_or(|b| judged.assessment.rank() < b.assessment.rank()) {
                     best = Some(judged);
                 }
@@ -125,10 +140,10 @@ pub(crate) fn run_whole(
             Ok(best)
         }
         other => {
-            let backend = other.backend(limits)?;
+            let backend = other.backend(limits, progress)?;
             let started = Instant::now();
             let raw = backend.solve(problem)?;
-            let budget = polish_budget(started.elapsed());
+            let budget = polish_budget(started.elapsed(), limits);
             // HiGHS: a vertex that passes our checks stands; the polish is for the occasional
             // inconsistent duals (6.5e-7 of gap at ε = 1 on models/bernoulli-k100.toml) and costs
             // more than it gains on a vertex already certified (vote-share-3way at ε = 2: 10 s).
@@ -142,8 +157,13 @@ pub(crate) fn run_whole(
 /// The polish may take twice the backend's time, and at least a second: where it cannot finish
 /// (the active set read from the point admits no vertex, and HiGHS labours on the retry: 13 s
 /// after a 1.7 s interior point on the clipped-Poisson band) the backend's answer stands.
-fn polish_budget(backend: Duration) -> Duration {
-    (2 * backend).max(Duration::from_secs(1))
+/// Under a time limit, the polish gets at most what the backend left of it.
+fn polish_budget(backend: Duration, limits: Limits) -> Duration {
+    let budget = (2 * backend).max(Duration::from_secs(1));
+    match limits.remaining_after(backend) {
+        Some(left) => budget.min(Duration::from_secs_f64(left)),
+        None => budget,
+    }
 }
 
 /// Assess a backend's answer and, when `polish` gives a time budget, the program is plain, the

@@ -26,7 +26,10 @@ fn exact_bound_matches_the_float_bound_on_every_bundled_model() {
         // As `solve` does: HiGHS solves the orbit LP of a symmetric model and lifts μ exactly.
         problem.symmetry =
             Symmetry::find(&cost, &model.family().observations(), model.outputs(), &neighbours).map(Arc::new);
-        let raw = HighsSolver { method: HighsAlgorithm::Simplex, limits: Limits::default() }.solve(&problem).unwrap();
+        let raw =
+            HighsSolver { method: HighsAlgorithm::Simplex, limits: Limits::default(), progress: Default::default() }
+                .solve(&problem)
+                .unwrap();
         let mu: Vec<f64> = raw.dp_multipliers.expect("multipliers").iter().map(|m| m * problem.scale).collect();
         let float = problem.lagrangian_bound(&mu);
         let proven = exact_lagrangian_bound(&problem, &mu);

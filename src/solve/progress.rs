@@ -1,0 +1,168 @@
+//! Progress of a solve: what the route and every backend report while they work, to a sink the
+//! caller passes in [`super::SolveOptions::progress`] (a terminal bar, periodic log lines, or
+//! nothing). Reporting never changes a result, and a solve without a sink reports to no one.
+//!
+//! A backend reports only what it alone knows (its iterations, through its own callback); the
+//! route reports the ε being solved, the phase (assembly, output-generation rounds, the whole LP,
+//! certification) and every certified gap it measures.
+
+use std::fmt;
+use std::sync::Arc;
+
+use super::Status;
+
+/// Where a solve of one ε is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Phase {
+    /// Building the cost matrix and the LP.
+    Assembling,
+    /// Output generation: the LP restricted to `outputs` of `total` outputs, round `round`.
+    OutputRound {
+        /// 1, 2, …
+        round: usize,
+        /// Outputs in the restricted LP.
+        outputs: usize,
+        /// Outputs of the full LP.
+        total: usize,
+    },
+    /// A backend on the whole LP.
+    WholeLp,
+    /// The exact chain solver.
+    Chain,
+    /// Repair, quantisation and the exact checks of the mechanism to release.
+    Certifying,
+}
+
+impl fmt::Display for Phase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Phase::Assembling => f.write_str("assembling the LP"),
+            Phase::OutputRound { round, outputs, total } => {
+                write!(f, "output generation round {round} ({outputs} of {total} outputs)")
+            }
+            Phase::WholeLp => f.write_str("whole LP"),
+            Phase::Chain => f.write_str("chain solver"),
+            Phase::Certifying => f.write_str("certifying"),
+        }
+    }
+}
+
+/// One thing a solve reports (a sink ignores what it does not show; more may be added).
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub enum Event<'a> {
+    /// Work on `eps`, the `index`-th (from 0) of `count` privacy levels, starts.
+    Eps {
+        /// The privacy level.
+        eps: f64,
+        /// Its position in the list, from 0.
+        index: usize,
+        /// How many privacy levels the solve has.
+        count: usize,
+    },
+    /// A phase of the current ε starts.
+    Phase(Phase),
+    /// A backend finished an iteration.
+    Iteration {
+        /// The backend, e.g. `clarabel`.
+        solver: &'a str,
+        /// Iterations so far.
+        iteration: u64,
+    },
+    /// The relative gap between the best point so far and a lower bound on the optimum that our
+    /// checks certify (never the backend's own estimate).
+    Gap(f64),
+    /// The current ε is solved.
+    Solved {
+        /// The privacy level.
+        eps: f64,
+        /// Its status after our checks.
+        status: Status,
+        /// Its certified relative gap, when measured.
+        gap: Option<f64>,
+    },
+}
+
+/// What receives a solve's [`Event`]s. Called on the solving thread, between iterations: keep
+/// it cheap (store the event; draw elsewhere).
+pub trait ProgressSink: Send + Sync {
+    /// One event.
+    fn report(&self, event: Event<'_>);
+}
+
+/// A handle on an optional [`ProgressSink`], cheap to clone and to call.
+#[derive(Clone, Default)]
+pub struct Progress(Option<Arc<dyn ProgressSink>>);
+
+impl Progress {
+    /// Report to `sink`.
+    pub fn to(sink: Arc<dyn ProgressSink>) -> Progress {
+        Progress(Some(sink))
+    }
+
+    /// Report to no one (the default).
+    pub fn none() -> Progress {
+        Progress(None)
+    }
+
+    /// True when a sink listens (a backend may then install its callback).
+    pub fn is_listening(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// Pass `event` to the sink, if any.
+    pub fn report(&self, event: Event<'_>) {
+        if let Some(sink) = &self.0 {
+            sink.report(event);
+        }
+    }
+
+    /// [`Event::Phase`].
+    pub fn phase(&self, phase: Phase) {
+        self.report(Event::Phase(phase));
+    }
+
+    /// [`Event::Gap`], when there is a gap.
+    pub fn gap(&self, gap: Option<f64>) {
+        if let Some(g) = gap.filter(|g| g.is_finite()) {
+            self.report(Event::Gap(g));
+        }
+    }
+}
+
+impl fmt::Debug for Progress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.is_some() { "Progress(sink)" } else { "Progress(none)" })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    #[derive(Default)]
+    struct Recorder(Mutex<Vec<String>>);
+
+    impl ProgressSink for Recorder {
+        fn report(&self, event: Event<'_>) {
+            self.0.lock().unwrap().push(format!("{event:?}"));
+        }
+    }
+
+    #[test]
+    fn events_reach_the_sink_and_none_reaches_no_one() {
+        let recorder = Arc::new(Recorder::default());
+        let progress = Progress::to(recorder.clone());
+        progress.phase(Phase::WholeLp);
+        progress.gap(None);
+        progress.gap(Some(f64::NAN));
+        progress.gap(Some(0.5));
+        assert_eq!(*recorder.0.lock().unwrap(), vec!["Phase(WholeLp)".to_string(), "Gap(0.5)".to_string()]);
+        let silent = Progress::none();
+        assert!(!silent.is_listening());
+        silent.phase(Phase::Assembling);
+    }
+}
