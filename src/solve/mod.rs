@@ -22,6 +22,7 @@ mod highs;
 pub(crate) mod outputs;
 mod plan;
 pub(crate) mod polish;
+mod reprice;
 mod robust;
 mod solution;
 mod status;
