@@ -22,7 +22,7 @@ mod highs;
 pub(crate) mod outputs;
 mod plan;
 pub(crate) mod polish;
-mod reprice;
+pub(crate) mod reprice;
 mod robust;
 mod solution;
 mod status;

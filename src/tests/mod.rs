@@ -13,4 +13,5 @@ mod optimum_checks;
 mod outputs;
 mod polish;
 mod probes;
+mod reprice;
 mod symmetry;
