@@ -45,8 +45,9 @@ fn repriced_multipliers_certify_a_vertex_whose_own_do_not() {
         }
         let repriced = reprice(&problem, &raw.x, &loosened, Duration::from_secs(60)).unwrap();
         let bound = bound_of(&repriced.dp_multipliers);
-        let whole = solve_lp(&problem, &[SolverChoice::Clarabel], "test", &SolveOptions::from(SolverChoice::Clarabel), 0.0)
-            .unwrap();
+        let whole =
+            solve_lp(&problem, &[SolverChoice::Clarabel], "test", &SolveOptions::from(SolverChoice::Clarabel), 0.0)
+                .unwrap();
         assert_eq!(whole.status, Status::Optimal, "case {case}: {}", whole.solver_detail);
         let optimum = whole.bayes_risk;
         assert!(bound <= optimum * (1.0 + 1e-9), "case {case}: bound {bound} above the optimum {optimum}");
