@@ -196,6 +196,9 @@ pub fn reference_risks(model: &Model, memory: MemoryBudget) -> Result<ReferenceR
 
 /// Solve one LP with `backends` in order until one is confirmed optimal; otherwise keep the
 /// usable answer with the smallest measured gap. `reason` (the route's) heads `solver_detail`.
+/// The least time a fallback backend gets after a near-optimal answer ([`solve_lp`]).
+const FALLBACK_MIN_SECONDS: f64 = 60.0;
+
 pub(crate) fn solve_lp(
     problem: &Problem,
     backends: &[SolverChoice],
@@ -208,6 +211,25 @@ pub(crate) fn solve_lp(
     let mut tried = Vec::new();
     let mut last_err: Option<Error> = None;
     for &choice in backends {
+        // A later backend is a fallback for an answer that is certified, only not to our
+        // tolerance: it may take twice the time spent so far (at least a minute), not unbounded
+        // time — Clarabel has no orbit LP, and on a symmetric poll's whole LP it runs for hours
+        // where HiGHS's orbit LP answered near-optimal in seconds.
+        let fallback_limits = best.as_ref().map(|_| {
+            let cap = (2.0 * start.elapsed().as_secs_f64()).max(FALLBACK_MIN_SECONDS);
+            Limits {
+                seconds: Some(options.limits.remaining_after(start.elapsed()).map_or(cap, |r| r.min(cap))),
+                ..options.limits
+            }
+        });
+        let bounded;
+        let options = match fallback_limits {
+            Some(limits) => {
+                bounded = SolveOptions { limits, ..options.clone() };
+                &bounded
+            }
+            None => options,
+        };
         match strategy::run(problem, choice, options) {
             Ok(j) if !j.raw.status.has_solution() => {
                 tried.push(format!("{}: {} ({})", j.solver, j.raw.status, j.raw.detail));

@@ -65,6 +65,12 @@ pub(crate) fn run(problem: &Problem, choice: SolverChoice, options: &SolveOption
             );
             return Ok(judged);
         }
+        // Every output was in the restricted LP: it was the whole LP, solved by the same backend.
+        Ok(g) if g.outputs_used == problem.n_outputs() => {
+            let mut judged = g.judged;
+            judged.raw.detail = format!("{}; all {} outputs were needed", judged.raw.detail, g.outputs_used);
+            return Ok(judged);
+        }
         Ok(g) => format!(
             "output generation on {} of {} outputs not confirmed (gap {:.1e})",
             g.outputs_used,
