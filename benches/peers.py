@@ -6,8 +6,10 @@ The peers solve the UBaPP linear program built here from its definition (README,
     min sum_{k,i} c[k,i] P[k,i]   s.t.  sum_k P[k,i] = 1,  P[k,a] <= e^eps P[k,b] for neighbours a ~ b,  P >= 0
     c[k,i] = sum_j pi_j q_j(y_i) L(theta_j, out_k)
 
-with SciPy's HiGHS interior point (`linprog(method="highs-ipm")`) and CVXPY + Clarabel (the source
-paper's tool chain). `ubapp` gets the matching model file and runs `ubapp solve --json` (route `auto`).
+with SciPy's HiGHS interior point (`linprog(method="highs-ipm")`), HiGHS's own interior points through
+highspy without SciPy — HiPO (`solver="hipo"`, highspy-extras) and IPX (`solver="ipm"`), each with
+crossover off, the fastest way either reaches an optimum to its tolerance — and CVXPY + Clarabel (the
+source paper's tool chain). `ubapp` gets the matching model file and runs `ubapp solve --json` (route `auto`).
 Each tool runs in its own process, `--reps` times; the table reports medians, the optimum each found,
 and the ratio of the fastest peer's median to ubapp's.
 
@@ -17,13 +19,15 @@ Cases:
                          squared-Euclidean loss, neighbours = move one record between categories
   poisson N CAP M        N records clipped at CAP, rate in [0, 4] on M midpoints, Beta(2, 5) prior,
                          absolute loss, neighbours = sums differing by 1..CAP
+  grid2d S M             two independent counts of S - 1 trials (success theta and theta^2), uniform
+                         prior on M midpoints, squared loss: the table family on the S x S grid graph
   binomial K M           K Bernoulli trials, uniform prior on M midpoints of [0, 1], squared loss,
                          chain neighbours: the peer is numpy's vectorised truncated geometric
                          mechanism followed by the Bayes remap (the chain optimum's form), timed
                          from the model's definition to the risk, like ubapp's whole process
 
 Usage:
-  python3 benches/peers.py [--ubapp target/release/ubapp] [--reps 3] [--eps 0.5] [CASE ...]
+  python3 benches/peers.py [--ubapp target/release/ubapp] [--reps 3] [--eps 0.5] [--peers P1,P2] [CASE ...]
   python3 benches/peers.py --toml multinomial 3 20 10      (print the model file only)
   python3 benches/peers.py --one SOLVER CASE               (internal: one timed run, one JSON line)
 
@@ -41,7 +45,7 @@ import tempfile
 import time
 
 DEFAULT_CASES = ["multinomial:3:20:10", "poisson:60:3:60", "binomial:1000:1000"]
-PEERS = ["scipy-highs-ipm", "cvxpy-clarabel"]
+PEERS = ["scipy-highs-ipm", "highs-hipo", "highs-ipx", "cvxpy-clarabel"]
 
 
 def compositions(total, parts):
@@ -137,6 +141,44 @@ kind = "absolute"
     return (q, pi, L), edges, toml
 
 
+def grid2d(S, M, eps):
+    """Two independent counts y = (y1, y2) of S - 1 trials each, with success probabilities theta and
+    theta^2 (theta in [0, 1] on M midpoints, uniform prior, squared loss): S^2 observations whose
+    neighbours form the S x S grid graph (one trial's outcome changes one count by 1). A table-family
+    model with no symmetry and no chain."""
+    import numpy as np
+    from scipy.stats import binom
+
+    th = (np.arange(M) + 0.5) / M
+    pi = np.full(M, 1.0 / M)
+    k = np.arange(S)
+    q1 = binom.pmf(k[None, :], S - 1, th[:, None])
+    q2 = binom.pmf(k[None, :], S - 1, th[:, None] ** 2)
+    q = (q1[:, :, None] * q2[:, None, :]).reshape(M, S * S)  # observation index y1 * S + y2
+    q /= q.sum(axis=1, keepdims=True)
+    L = (th[:, None] - th[None, :]) ** 2
+    pairs = [(a * S + b, a * S + b + 1) for a in range(S) for b in range(S - 1)]
+    pairs += [(a * S + b, (a + 1) * S + b) for a in range(S - 1) for b in range(S)]
+    edges = pairs + [(b, a) for a, b in pairs]
+    rows = ",\n".join("[" + ", ".join(repr(float(v)) for v in row) + "]" for row in q)
+    nb = ", ".join(f"[{a}, {b}]" for a, b in pairs)
+    toml = f'''name = "peer-grid2d-s{S}-m{M}"
+epsilon = [{eps}]
+[parameter]
+lower = 0.0
+upper = 1.0
+grid = {{ kind = "midpoint", points = {M} }}
+prior = {{ kind = "uniform" }}
+[observation]
+family = "table"
+likelihood = [{rows}]
+neighbours = [{nb}]
+[loss]
+kind = "squared"
+'''
+    return (q, pi, L), edges, toml
+
+
 def binomial_toml(K, M, eps):
     return f'''name = "peer-binomial-k{K}-m{M}"
 epsilon = [{eps}]
@@ -188,9 +230,26 @@ def build(case, eps):
         return multinomial(*args, eps)
     if kind == "poisson":
         return poisson_band(*args, eps)
+    if kind == "grid2d":
+        return grid2d(*args, eps)
     if kind == "binomial":
         return None, None, binomial_toml(*args, eps)
     sys.exit(f"benches/peers.py: unknown case kind {kind!r} (multinomial or poisson)")
+
+
+def dp_and_sum_matrix(edges, nk, ni, rho):
+    """The LP's matrix in CSC, variable x[i*nk + k] = P[k, i]: the ni column-sum rows, then one DP row
+    P[k, a] - e^eps P[k, b] <= 0 per directed edge (a, b) and output k."""
+    import numpy as np
+    from scipy.sparse import coo_matrix
+
+    E = np.asarray(edges)
+    ne, nv = len(E), nk * ni
+    ks = np.tile(np.arange(nk), ne)
+    rows = np.r_[np.repeat(np.arange(ni), nk), ni + np.repeat(np.arange(ne * nk), 2)]
+    cols = np.r_[np.arange(nv), np.stack([np.repeat(E[:, 0], nk) * nk + ks, np.repeat(E[:, 1], nk) * nk + ks], axis=1).ravel()]
+    vals = np.r_[np.ones(nv), np.tile([1.0, -rho], ne * nk)]
+    return coo_matrix((vals, (rows, cols)), shape=(ni + ne * nk, nv)).tocsc(), ni + ne * nk
 
 
 def solve_peer(solver, case, eps):
@@ -218,6 +277,27 @@ def solve_peer(solver, case, eps):
         prob = cp.Problem(cp.Minimize(cp.sum(cp.multiply(C * scale, P))), cons)
         prob.solve(solver="CLARABEL")
         value, status = prob.value / scale, prob.status
+    elif solver in ("highs-hipo", "highs-ipx"):
+        import highspy
+
+        A, nrows = dp_and_sum_matrix(edges, nk, ni, rho)
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        h.setOptionValue("solver", "hipo" if solver == "highs-hipo" else "ipm")
+        h.setOptionValue("run_crossover", "off")
+        lp = highspy.HighsLp()
+        lp.num_col_, lp.num_row_ = nk * ni, nrows
+        lp.col_cost_ = C.T.reshape(-1) * scale
+        lp.col_lower_ = np.zeros(nk * ni)
+        lp.col_upper_ = np.full(nk * ni, highspy.kHighsInf)
+        lp.row_lower_ = np.r_[np.ones(ni), np.full(nrows - ni, -highspy.kHighsInf)]
+        lp.row_upper_ = np.r_[np.ones(ni), np.zeros(nrows - ni)]
+        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+        lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr, A.indices, A.data
+        h.passModel(lp)
+        h.run()
+        status = h.modelStatusToString(h.getModelStatus())
+        value = h.getInfo().objective_function_value / scale if status == "Optimal" else float("nan")
     elif solver == "scipy-highs-ipm":
         from scipy.optimize import linprog
 
@@ -269,7 +349,7 @@ def one_run(tool, case, eps, ubapp):
 
 def main():
     argv = sys.argv[1:]
-    opts = {"--ubapp": "target/release/ubapp", "--reps": "3", "--eps": "0.5"}
+    opts = {"--ubapp": "target/release/ubapp", "--reps": "3", "--eps": "0.5", "--peers": ",".join(PEERS)}
     rest = []
     i = 0
     one = None
@@ -302,7 +382,7 @@ def main():
     print("|---|---|---|---|---|")
     for case in cases:
         medians = {}
-        peers = ["numpy-geometric-remap"] if case.startswith("binomial") else PEERS
+        peers = ["numpy-geometric-remap"] if case.startswith("binomial") else opts["--peers"].split(",")
         for tool in ["ubapp"] + peers:
             runs = [one_run(tool, case, eps, opts["--ubapp"]) for _ in range(reps)]
             med = statistics.median(r["seconds"] for r in runs)

@@ -297,6 +297,15 @@ impl Problem {
         nu
     }
 
+    /// Output k's reduced costs over Y, c\[k,i\]/scale + Σ_r μ_r A\[r, (k,i)\] (plain program; μ of
+    /// every DP row in scaled units, negative entries read as 0).
+    pub(crate) fn reduced_costs(&self, mu: &[f64], k: usize) -> Vec<f64> {
+        let edges: Vec<(usize, usize)> = self.neighbours.edges().collect();
+        let mut reduced: Vec<f64> = (0..self.n_obs()).map(|i| self.cost[[i, k]] / self.scale).collect();
+        add_dp_terms(reduced.as_mut_slice(), &edges, mu, k, self.n_outputs(), self.eps.exp());
+        reduced
+    }
+
     /// Number of P variables |Y|·|Θ̃| (they come first).
     pub(crate) fn n_p(&self) -> usize {
         self.n_obs() * self.n_outputs()

@@ -72,6 +72,52 @@ pub(crate) fn edge_count(family: &Family) -> u128 {
     }
 }
 
+/// Seconds an interior point on the model's LP takes on a 2-core machine, by family:
+///
+/// - **Lattices and other graphs** (multinomial, table): the normal equations of a 2-D lattice of
+///   |Y| observations with |Θ̃| outputs at each node factor through separators of about
+///   |Θ̃|·√|Y| variables, so the work grows as |Θ̃|³·|Y|^1.5; the orbit LP of a group of order |G|
+///   divides it by about |G|^2.25 (measured: the multinomial K = 40 in 5 s with its 6 symmetries,
+///   281 s without). Fitted to the multinomial d = 3, K = 20, Dirichlet(1, 2, 3) at 4.6 s; within
+///   2.6x of the measured time on the multinomials K = 20, 40, 60 (symmetric and not), the
+///   3-category poll of 60 at resolution 7 and the 2-D grid table (docs/benchmarks.md). Output
+///   generation can make it faster when the optimum leaves outputs unused (then this is an upper
+///   bound: 11x above the asymmetric K = 20, which uses 29 of its 66 outputs).
+/// - **Bands** (clipped Poisson): nonzeros^1.82, fitted to 60 records (1.6 s) and 200 (14.7 s).
+/// - **Chains on the LP route** (minimax, (ε, δ)): nonzeros^1.2, fitted to (1000, 300) at 16.5 s.
+fn lp_seconds(model: &Model, nnz: f64) -> f64 {
+    let (n_obs, n_out) = (model.family.observation_count() as f64, model.outputs.len() as f64);
+    match model.family {
+        Family::Multinomial { .. } | Family::Table { .. } => {
+            0.1 + 5.3e-8 * n_out.powi(3) * n_obs.powf(1.5) / symmetry_order(model).powf(2.25)
+        }
+        Family::Poisson { .. } => 1.63 * (nnz / 1.4e5).powf(1.82),
+        Family::Binomial { .. } => 16.5 * (nnz / 1.5e6).powf(1.2),
+    }
+}
+
+/// The order of the symmetry group the LP will likely have, from the spec alone: a multinomial
+/// with an exchangeable prior (uniform, or a Dirichlet with equal weights), the parameter grid as
+/// outputs and a loss that does not single out a category is invariant under the d! permutations
+/// of the categories, which `lp::Symmetry::find` then finds on the costs. 1 otherwise.
+fn symmetry_order(model: &Model) -> f64 {
+    use crate::model::spec::{LossSpec, PriorSpec};
+    let Family::Multinomial { categories, .. } = model.family else { return 1.0 };
+    let spec = model.spec();
+    let exchangeable = match &spec.parameter.prior {
+        PriorSpec::Uniform => true,
+        PriorSpec::Dirichlet { alpha } => alpha.windows(2).all(|w| w[0] == w[1]),
+        _ => false,
+    };
+    let same_outputs = model.outputs.len() == model.theta.len();
+    let symmetric_loss = !matches!(spec.loss, LossSpec::Matrix { .. });
+    if exchangeable && same_outputs && symmetric_loss {
+        (1..=categories as u64).product::<u64>() as f64
+    } else {
+        1.0
+    }
+}
+
 /// The estimate for `model` under `options` (the route [`Route::for_model`] picks).
 pub fn estimate(model: &Model, options: &SolveOptions) -> crate::Result<Estimate> {
     let route = Route::for_model(model, options.solver)?;
@@ -123,11 +169,7 @@ pub(crate) fn estimate_route(model: &Model, route: &Route, options: &SolveOption
             // the route's peak either way.
             let factor_bytes = if on_graph { 340 } else { 200 } * n_obs * n_out * n_out;
             let bytes = 8 * cost + 3 * (nnz * 16 + (2 * n_vars + 2 * n_dp + n_obs) * 32) + factor_bytes;
-            // Fitted to the timings in docs/benchmarks.md: a graph's KKT fills in (multinomial
-            // d = 3, K = 20: 1.8e5 nonzeros, 23 s; K = 40: 7e5, 330 s), a band's stays banded
-            // (chain (1000, 300): 1.5e6 nonzeros, 16.5 s).
-            let graph = matches!(model.family, Family::Multinomial { .. } | Family::Table { .. });
-            let secs = if graph { 23.0 * (nnz as f64 / 1.8e5).powi(2) } else { 16.5 * (nnz as f64 / 1.5e6).powf(1.2) };
+            let secs = lp_seconds(model, nnz as f64);
             ("LP", bytes, secs, backends.iter().map(|b| b.to_string()).collect())
         }
     };

@@ -23,6 +23,7 @@ pub(crate) mod outputs;
 mod plan;
 pub(crate) mod polish;
 mod progress;
+pub(crate) mod reprice;
 mod robust;
 mod solution;
 mod status;
@@ -258,6 +259,9 @@ pub fn reference_risks(model: &Model, memory: MemoryBudget) -> Result<ReferenceR
     })
 }
 
+/// The least time a fallback backend gets after a near-optimal answer ([`solve_lp`]).
+const FALLBACK_MIN_SECONDS: f64 = 60.0;
+
 /// Solve one LP with `backends` in order until one is confirmed optimal; otherwise keep the
 /// usable answer with the smallest measured gap. `reason` (the route's) heads `solver_detail`.
 ///
@@ -278,11 +282,22 @@ pub(crate) fn solve_lp(
     let mut tried = Vec::new();
     let mut last_err: Option<Error> = None;
     for &choice in backends {
+        // A later backend is a fallback for an answer that is certified, only not to our
+        // tolerance: it may take twice the time spent so far (at least a minute), not unbounded
+        // time — Clarabel has no orbit LP, and on a symmetric poll's whole LP it runs for hours
+        // where HiGHS's orbit LP answered near-optimal in seconds.
         let remaining = options.limits.remaining_after(start.elapsed());
         if remaining == Some(0.0) {
             tried.push(format!("{choice}: not started, the time limit was reached"));
             break;
         }
+        let remaining = match &best {
+            Some(_) => {
+                let cap = (2.0 * start.elapsed().as_secs_f64()).max(FALLBACK_MIN_SECONDS);
+                Some(remaining.map_or(cap, |r| r.min(cap)))
+            }
+            None => remaining,
+        };
         let options = SolveOptions { limits: Limits { seconds: remaining, ..options.limits }, ..options.clone() };
         match strategy::run(problem, choice, &options) {
             Ok(j) if j.raw.status == Status::TimeLimit => {

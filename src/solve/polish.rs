@@ -663,13 +663,28 @@ pub(super) fn row_certificate(
     for &row in &rows {
         pb.add_column(1.0, 0.0.., [(row, 1.0)]);
     }
-    let mut model = pb.try_optimise(Sense::Minimise).map_err(|e| PolishError::Pricing { status: format!("{e:?}") })?;
-    model.make_quiet();
-    model.set_option("solver", "simplex");
     // Its constraints are the certificate's reduced costs: met to 1e-10, as the LPs' own rows.
-    model.set_option("primal_feasibility_tolerance", 1e-10);
-    model.set_option("dual_feasibility_tolerance", 1e-10);
-    let solved = model.try_solve().map_err(|e| PolishError::Pricing { status: format!("{e:?}") })?;
+    // HiGHS's dual simplex sometimes ends `Unknown` at that tolerance (15 of 45 rows of a
+    // 3-category poll, K = 60, ε = 1); the primal simplex then solves about half of them, and
+    // HiGHS's default tolerance (1e-7) the rest. Any multipliers are valid: the bound is
+    // recomputed from them by the assessment, so a looser LP only loosens the bound.
+    let mut solved = None;
+    for (strategy, tolerance) in [(1, 1e-10), (4, 1e-10), (1, 1e-7)] {
+        let mut model =
+            pb.clone().try_optimise(Sense::Minimise).map_err(|e| PolishError::Pricing { status: format!("{e:?}") })?;
+        model.make_quiet();
+        model.set_option("solver", "simplex");
+        model.set_option("simplex_strategy", strategy);
+        model.set_option("primal_feasibility_tolerance", tolerance);
+        model.set_option("dual_feasibility_tolerance", tolerance);
+        let s = model.try_solve().map_err(|e| PolishError::Pricing { status: format!("{e:?}") })?;
+        let done = s.status() == HighsModelStatus::Optimal;
+        solved = Some(s);
+        if done {
+            break;
+        }
+    }
+    let solved = solved.expect("at least one attempt");
     if solved.status() != HighsModelStatus::Optimal {
         return Err(PolishError::Pricing { status: format!("{:?}", solved.status()) });
     }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use super::assess::{Assessment, CHECK_TOLERANCE};
 use super::backend::{Limits, RawSolution};
 use super::progress::{Phase, Progress};
-use super::{outputs, polish, SolveError, SolveOptions, SolverChoice, Status};
+use super::{outputs, polish, reprice, SolveError, SolveOptions, SolverChoice, Status};
 use crate::lp::Problem;
 
 /// A backend's kept answer with our assessment of it.
@@ -22,6 +22,10 @@ pub(crate) struct Judged {
 }
 
 impl Judged {
+    fn with_solver(self, solver: String) -> Judged {
+        Judged { solver, ..self }
+    }
+
     /// The status after our checks: never "optimal" when they do not confirm it.
     pub(crate) fn status(&self) -> Status {
         match self.raw.status {
@@ -62,6 +66,12 @@ pub(crate) fn run(problem: &Problem, choice: SolverChoice, options: &SolveOption
                 problem.n_outputs(),
                 g.rounds
             );
+            return Ok(judged);
+        }
+        // Every output was in the restricted LP: it was the whole LP, solved by the same backend.
+        Ok(g) if g.outputs_used == problem.n_outputs() => {
+            let mut judged = g.judged;
+            judged.raw.detail = format!("{}; all {} outputs were needed", judged.raw.detail, g.outputs_used);
             return Ok(judged);
         }
         Ok(g) => format!(
@@ -154,6 +164,46 @@ pub(crate) fn run_whole(
     }
 }
 
+/// The point `raw` with multipliers rebuilt by [`reprice`]: `Ok` with the judged answer when they
+/// confirm it, else `Err` with the better-ranked of the two and what happened in its detail.
+fn repriced(
+    problem: &Problem,
+    raw: RawSolution,
+    before: Assessment,
+    budget: Duration,
+) -> Result<Judged, (RawSolution, Assessment)> {
+    let gap_before = before.checks.relative_gap.unwrap_or(f64::INFINITY);
+    let started = Instant::now();
+    let mu = raw.dp_multipliers.as_deref().expect("the caller checks for multipliers");
+    let repriced = match reprice::reprice(problem, &raw.x, mu, budget) {
+        Ok(r) => r,
+        Err(why) => {
+            let raw = RawSolution { detail: format!("{}; repricing failed: {why}", raw.detail), ..raw };
+            return Err((raw, before));
+        }
+    };
+    let candidate = RawSolution { dp_multipliers: Some(repriced.dp_multipliers), detail: String::new(), ..raw.clone() };
+    let after = Assessment::of(problem, &candidate);
+    let gap_after = after.checks.relative_gap.unwrap_or(f64::INFINITY);
+    let what = format!(
+        "multipliers repriced on {} of {} output rows ({} pricing LPs failed, {} left at the time budget) in {:.2} s: gap {gap_before:.1e} → {gap_after:.1e}",
+        repriced.rows_priced,
+        problem.n_outputs(),
+        repriced.rows_failed,
+        repriced.rows_unpriced,
+        started.elapsed().as_secs_f64()
+    );
+    let raw_after = RawSolution { detail: format!("{}; {what}", raw.detail), ..candidate };
+    if after.confirmed {
+        return Ok(Judged { raw: raw_after, assessment: after, solver: String::new() });
+    }
+    if after.rank() < before.rank() {
+        Err((raw_after, after))
+    } else {
+        Err((RawSolution { detail: format!("{}; not kept: {what}", raw.detail), ..raw }, before))
+    }
+}
+
 /// The polish may take twice the backend's time, and at least a second: where it cannot finish
 /// (the active set read from the point admits no vertex, and HiGHS labours on the retry: 13 s
 /// after a 1.7 s interior point on the clipped-Poisson band) the backend's answer stands.
@@ -178,11 +228,22 @@ fn judge(problem: &Problem, raw: RawSolution, solver: &str, polish: Option<Durat
         && raw.status.has_solution()
         && problem.program.is_plain()
         && !(before.feasible && gap_before <= polish_above);
-    let mu = match raw.dp_multipliers.as_deref() {
-        Some(mu) if wanted => mu,
-        _ => return Judged { raw, assessment: before, solver },
-    };
+    if !wanted || raw.dp_multipliers.is_none() {
+        return Judged { raw, assessment: before, solver };
+    }
     let budget = polish.unwrap_or_default();
+    // First the cheap repair of the certificate alone: multipliers rebuilt row by row from the
+    // point's own column prices (`reprice`); the point stays, so only the bound can change.
+    let (raw, before) = if before.confirmed {
+        (raw, before)
+    } else {
+        match repriced(problem, raw, before, budget) {
+            Ok(judged) => return judged.with_solver(solver),
+            Err(kept) => kept,
+        }
+    };
+    let gap_before = before.checks.relative_gap.unwrap_or(f64::INFINITY);
+    let mu = raw.dp_multipliers.as_deref().expect("checked above");
     let polished = match polish::polish(problem, &raw.x, mu, budget) {
         Ok(p) => p,
         Err(why) => {

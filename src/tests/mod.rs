@@ -15,4 +15,5 @@ mod optimum_checks;
 mod outputs;
 mod polish;
 mod probes;
+mod reprice;
 mod symmetry;

@@ -47,7 +47,7 @@ fn agree(problem: &Problem, what: &str) -> Solution {
 
 /// Quadratic costs c\[k,i\] = w_i (t_k − s_i)² + small noise on a grid t of outputs: the optimum
 /// uses a few of them, as on a real model.
-fn random_costs(rng: &mut StdRng, n_obs: usize, n_out: usize) -> Array2<f64> {
+pub(super) fn random_costs(rng: &mut StdRng, n_obs: usize, n_out: usize) -> Array2<f64> {
     let s: Vec<f64> = (0..n_obs).map(|_| rng.random::<f64>()).collect();
     let w: Vec<f64> = (0..n_obs).map(|_| 0.1 + rng.random::<f64>()).collect();
     Array2::from_shape_fn((n_obs, n_out), |(i, k)| {
@@ -58,7 +58,7 @@ fn random_costs(rng: &mut StdRng, n_obs: usize, n_out: usize) -> Array2<f64> {
 
 /// A random graph on n observations: a random spanning tree plus extra edges, or (one in four)
 /// two components.
-fn random_graph(rng: &mut StdRng, n: usize) -> Neighbours {
+pub(super) fn random_graph(rng: &mut StdRng, n: usize) -> Neighbours {
     let split = if rng.random::<f64>() < 0.25 { n / 2 } else { 0 };
     let mut edges = Vec::new();
     for j in 1..n {
