@@ -63,10 +63,10 @@ python-test: deps python-deps
 	$(VENV)/bin/python -m pip install -q .
 	cd python/tests && UBAPP_BIN=$(CURDIR)/target/release/ubapp $(CURDIR)/$(VENV)/bin/python -m pytest -q
 
-# The same LPs for SciPy's HiGHS and CVXPY + Clarabel, side by side with `ubapp solve` (benches/peers.py).
+# The same LPs for SciPy's HiGHS, HiGHS's HiPO and IPX (highspy) and CVXPY + Clarabel, side by side with `ubapp solve` (benches/peers.py).
 PEER_VENV ?= target/peer-venv
 bench-peers: build python-deps
-	@test -x $(PEER_VENV)/bin/python || { $(PYTHON) -m venv $(PEER_VENV) && $(PEER_VENV)/bin/pip install -q numpy scipy cvxpy clarabel; }
+	@test -x $(PEER_VENV)/bin/python || { $(PYTHON) -m venv $(PEER_VENV) && $(PEER_VENV)/bin/pip install -q numpy scipy cvxpy clarabel highspy==1.15.1 highspy-extras==1.15.1; }
 	$(PEER_VENV)/bin/python benches/peers.py --ubapp target/release/ubapp $(PEER_CASES)
 
 clean:

@@ -27,6 +27,8 @@ pub fn run(file: &Path, releases: &[String], level: f64, json: bool, trust: &Tru
             ))
         }
     };
+    // Notes on rounded releases are printed once the posterior stands: a refusal stays one line.
+    let mut notes = Vec::new();
     let outputs = releases
         .iter()
         .map(|r| {
@@ -35,10 +37,10 @@ pub fn run(file: &Path, releases: &[String], level: f64, json: bool, trust: &Tru
             match m.match_output(&coords) {
                 OutputMatch::Exact(k) => Ok(k),
                 OutputMatch::Rounded(k) => {
-                    eprintln!(
+                    notes.push(format!(
                         "note: --release {r} taken as the output {} (the nearest; within half a grid step)",
                         output_text(&m, k)
-                    );
+                    ));
                     Ok(k)
                 }
                 OutputMatch::Outside { nearest } => refuse(format!(
@@ -56,6 +58,9 @@ pub fn run(file: &Path, releases: &[String], level: f64, json: bool, trust: &Tru
         })
         .collect::<Result<Vec<usize>>>()?;
     let post = Posterior::of(&m, &outputs, level)?;
+    for note in &notes {
+        eprintln!("{note}");
+    }
     super::trust::warn_if_unchecked(file, &checked);
     if json {
         let mut v = serde_json::to_value(&post).expect("a posterior serialises");
