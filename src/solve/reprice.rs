@@ -21,6 +21,9 @@ use std::time::{Duration, Instant};
 use super::polish::{row_certificate, DpRows, PolishError};
 use crate::lp::Problem;
 
+/// One output row's new multipliers: (DP row, μ).
+type RowMultipliers = Vec<(usize, f64)>;
+
 /// What the repricing built.
 pub(crate) struct Repriced {
     /// Multipliers of every DP row (scaled units).
@@ -64,7 +67,7 @@ pub(crate) fn reprice(problem: &Problem, x: &[f64], mu: &[f64], budget: Duration
     // The rows' pricing LPs are independent: split over the machine's cores. Past the budget the
     // remaining rows keep the solver's multipliers (valid, only looser).
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(short.len().max(1));
-    let priced: Vec<(usize, Option<Vec<(usize, f64)>>)> = std::thread::scope(|scope| {
+    let priced: Vec<(usize, Option<RowMultipliers>)> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .map(|t| {
                 let (dp, nu, short) = (&dp, &nu, &short);

@@ -164,14 +164,16 @@ pub(crate) fn run_whole(
     }
 }
 
-/// The point `raw` with multipliers rebuilt by [`reprice`]: `Ok` with the judged answer when they
-/// confirm it, else `Err` with the better-ranked of the two and what happened in its detail.
-fn repriced(
-    problem: &Problem,
-    raw: RawSolution,
-    before: Assessment,
-    budget: Duration,
-) -> Result<Judged, (RawSolution, Assessment)> {
+/// What [`repriced`] ends with.
+enum Repricing {
+    /// The rebuilt multipliers confirm the point.
+    Confirmed(Judged),
+    /// They do not: the better-ranked of the two, with what happened in its detail.
+    Kept(RawSolution, Assessment),
+}
+
+/// The point `raw` with multipliers rebuilt by [`reprice`].
+fn repriced(problem: &Problem, raw: RawSolution, before: Assessment, budget: Duration) -> Repricing {
     let gap_before = before.checks.relative_gap.unwrap_or(f64::INFINITY);
     let started = Instant::now();
     let mu = raw.dp_multipliers.as_deref().expect("the caller checks for multipliers");
@@ -179,7 +181,7 @@ fn repriced(
         Ok(r) => r,
         Err(why) => {
             let raw = RawSolution { detail: format!("{}; repricing failed: {why}", raw.detail), ..raw };
-            return Err((raw, before));
+            return Repricing::Kept(raw, before);
         }
     };
     let candidate = RawSolution { dp_multipliers: Some(repriced.dp_multipliers), detail: String::new(), ..raw.clone() };
@@ -195,12 +197,12 @@ fn repriced(
     );
     let raw_after = RawSolution { detail: format!("{}; {what}", raw.detail), ..candidate };
     if after.confirmed {
-        return Ok(Judged { raw: raw_after, assessment: after, solver: String::new() });
+        return Repricing::Confirmed(Judged { raw: raw_after, assessment: after, solver: String::new() });
     }
     if after.rank() < before.rank() {
-        Err((raw_after, after))
+        Repricing::Kept(raw_after, after)
     } else {
-        Err((RawSolution { detail: format!("{}; not kept: {what}", raw.detail), ..raw }, before))
+        Repricing::Kept(RawSolution { detail: format!("{}; not kept: {what}", raw.detail), ..raw }, before)
     }
 }
 
@@ -238,8 +240,8 @@ fn judge(problem: &Problem, raw: RawSolution, solver: &str, polish: Option<Durat
         (raw, before)
     } else {
         match repriced(problem, raw, before, budget) {
-            Ok(judged) => return judged.with_solver(solver),
-            Err(kept) => kept,
+            Repricing::Confirmed(judged) => return judged.with_solver(solver),
+            Repricing::Kept(raw, before) => (raw, before),
         }
     };
     let gap_before = before.checks.relative_gap.unwrap_or(f64::INFINITY);
