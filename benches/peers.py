@@ -7,7 +7,7 @@ The peers solve the UBaPP linear program built here from its definition (README,
     c[k,i] = sum_j pi_j q_j(y_i) L(theta_j, out_k)
 
 with SciPy's HiGHS interior point (`linprog(method="highs-ipm")`), HiGHS's own interior points through
-highspy without SciPy — HiPO (`solver="hipo"`, highspy-extras) and IPX (`solver="ipm"`), each with
+highspy without SciPy — HiPO (`solver="hipo"`, highspy-extras) and IPX (`solver="ipx"`), each with
 crossover off, the fastest way either reaches an optimum to its tolerance — and CVXPY + Clarabel (the
 source paper's tool chain). `ubapp` gets the matching model file and runs `ubapp solve --json` (route `auto`).
 Each tool runs in its own process, `--reps` times; the table reports medians, the optimum each found,
@@ -283,7 +283,7 @@ def solve_peer(solver, case, eps):
         A, nrows = dp_and_sum_matrix(edges, nk, ni, rho)
         h = highspy.Highs()
         h.setOptionValue("output_flag", False)
-        h.setOptionValue("solver", "hipo" if solver == "highs-hipo" else "ipm")
+        h.setOptionValue("solver", "hipo" if solver == "highs-hipo" else "ipx")
         h.setOptionValue("run_crossover", "off")
         lp = highspy.HighsLp()
         lp.num_col_, lp.num_row_ = nk * ni, nrows

@@ -3,7 +3,6 @@
 
 use std::path::PathBuf;
 
-use serde_json::json;
 use ubapp::mechanism::Release;
 use ubapp::Result;
 
@@ -27,21 +26,10 @@ pub fn run(args: Args) -> Result<()> {
     let file = file.as_path();
     let (m, checked) = super::trust::load(file, &trust)?;
     if json {
-        let v = json!({
-            "file": file.display().to_string(),
-            "ok": true,
-            "eps": m.eps(),
-            "certified_eps": m.certified_eps(),
-            "delta": m.delta(),
-            "certified_delta": m.certified_delta(),
-            "bayes_risk": m.bayes_risk(),
-            "observations": m.n_observations(),
-            "outputs": m.n_outputs(),
-            "kind": m.kind(),
-            "total": match &m { Release::Dense(d) => Some(d.total()), Release::Compact(_) => None },
-            "fingerprint": m.fingerprint(),
-            "checked_against": checked.json(),
-        });
+        let mut v = m.verified_json();
+        let o = v.as_object_mut().expect("an object");
+        o.insert("file".into(), file.display().to_string().into());
+        o.insert("checked_against".into(), checked.json().into());
         outln!("{}", serde_json::to_string_pretty(&v).expect("JSON values serialise"));
     } else {
         let claim = if m.delta() > 0.0 {

@@ -160,6 +160,25 @@ impl Release {
         }
     }
 
+    /// What `verify --json` (and Python's `Mechanism.verify`) report of a verified release: its ε
+    /// and δ, targets and certified, Bayes risk, sizes, kind, total weight (dense) and
+    /// fingerprint.
+    pub fn verified_json(&self) -> Value {
+        serde_json::json!({
+            "ok": true,
+            "eps": self.eps(),
+            "certified_eps": self.certified_eps(),
+            "delta": self.delta(),
+            "certified_delta": self.certified_delta(),
+            "bayes_risk": self.bayes_risk(),
+            "observations": self.n_observations(),
+            "outputs": self.n_outputs(),
+            "kind": self.kind(),
+            "total": match self { Release::Dense(d) => Some(d.total()), Release::Compact(_) => None },
+            "fingerprint": self.fingerprint(),
+        })
+    }
+
     /// The kind: `dense` or `geometric-remap`.
     pub fn kind(&self) -> &'static str {
         match self {

@@ -373,20 +373,8 @@ impl PyMechanism {
             what.push("the pinned fingerprint".to_string());
         }
         let checked = if what.is_empty() { "embedded model only".to_string() } else { what.join(" and ") };
-        let v = serde_json::json!({
-            "ok": true,
-            "eps": m.eps(),
-            "certified_eps": m.certified_eps(),
-            "delta": m.delta(),
-            "certified_delta": m.certified_delta(),
-            "bayes_risk": m.bayes_risk(),
-            "observations": m.n_observations(),
-            "outputs": m.n_outputs(),
-            "kind": m.kind(),
-            "total": match m { Release::Dense(d) => Some(d.total()), Release::Compact(_) => None },
-            "fingerprint": m.fingerprint(),
-            "checked_against": checked,
-        });
+        let mut v = m.verified_json();
+        v.as_object_mut().expect("an object").insert("checked_against".into(), checked.into());
         Ok(v.to_string())
     }
 
