@@ -141,6 +141,16 @@ kind = "absolute"
     return (q, pi, L), edges, toml
 
 
+def unit_parameter(M):
+    """The [parameter] table of theta in [0, 1] on M midpoints with a uniform prior."""
+    return f'''[parameter]
+lower = 0.0
+upper = 1.0
+grid = {{ kind = "midpoint", points = {M} }}
+prior = {{ kind = "uniform" }}
+'''
+
+
 def grid2d(S, M, eps):
     """Two independent counts y = (y1, y2) of S - 1 trials each, with success probabilities theta and
     theta^2 (theta in [0, 1] on M midpoints, uniform prior, squared loss): S^2 observations whose
@@ -164,12 +174,7 @@ def grid2d(S, M, eps):
     nb = ", ".join(f"[{a}, {b}]" for a, b in pairs)
     toml = f'''name = "peer-grid2d-s{S}-m{M}"
 epsilon = [{eps}]
-[parameter]
-lower = 0.0
-upper = 1.0
-grid = {{ kind = "midpoint", points = {M} }}
-prior = {{ kind = "uniform" }}
-[observation]
+{unit_parameter(M)}[observation]
 family = "table"
 likelihood = [{rows}]
 neighbours = [{nb}]
@@ -182,12 +187,7 @@ kind = "squared"
 def binomial_toml(K, M, eps):
     return f'''name = "peer-binomial-k{K}-m{M}"
 epsilon = [{eps}]
-[parameter]
-lower = 0.0
-upper = 1.0
-grid = {{ kind = "midpoint", points = {M} }}
-prior = {{ kind = "uniform" }}
-[observation]
+{unit_parameter(M)}[observation]
 family = "binomial"
 trials = {K}
 [output]

@@ -33,6 +33,17 @@ pub(crate) fn next_down(x: f64) -> f64 {
     -next_up(-x)
 }
 
+/// (y, s) with y = x/2^s ≤ 1 by exact halvings (s ≤ 2000): e^x = (e^y)^{2^s}.
+fn halved_to_unit(x: f64) -> (f64, u32) {
+    let mut s = 0u32;
+    let mut y = x;
+    while y > 1.0 && s < 2000 {
+        y *= 0.5;
+        s += 1;
+    }
+    (y, s)
+}
+
 /// A float ≤ e^x for finite x ≥ 0: the Taylor series of e^{x/2^s} (x/2^s ≤ 1, exact halvings)
 /// summed smallest term first with every operation rounded down, then squared s times rounded down
 /// (e^x = (e^{x/2^s})^{2^s}). All terms are positive, so a partial sum is a lower bound of the
@@ -42,12 +53,7 @@ pub(crate) fn exp_lower(x: f64) -> f64 {
     if x == 0.0 {
         return 1.0;
     }
-    let mut s = 0u32;
-    let mut y = x;
-    while y > 1.0 && s < 2000 {
-        y *= 0.5;
-        s += 1;
-    }
+    let (y, s) = halved_to_unit(x);
     // Terms y^j/j!, each a lower bound of the exact term.
     let mut terms = Vec::with_capacity(40);
     let mut term = 1.0f64;
@@ -81,12 +87,7 @@ pub(crate) fn exp_upper(x: f64) -> f64 {
     if x == 0.0 {
         return 1.0;
     }
-    let mut s = 0u32;
-    let mut y = x;
-    while y > 1.0 && s < 2000 {
-        y *= 0.5;
-        s += 1;
-    }
+    let (y, s) = halved_to_unit(x);
     // Terms y^j/j! rounded up, until a term is below 2^-60 of the running 1 (then the remainder
     // bound 3·y^{n+1}/(n+1)! ≤ 3·term is added, rounded up).
     let mut terms = Vec::with_capacity(40);

@@ -280,30 +280,28 @@ impl Problem {
     /// c\[k,i\]/scale + Σ_r μ_r A\[r, (k,i)\] (plain program; μ of every DP row in scaled units,
     /// negative entries read as 0): the multipliers of the column sums that go with μ.
     pub(crate) fn column_prices(&self, mu: &[f64], outputs: &[usize]) -> Vec<f64> {
-        let (n_obs, n_out) = (self.n_obs(), self.n_outputs());
-        let e_eps = self.eps.exp();
-        let edges: Vec<(usize, usize)> = self.neighbours.edges().collect();
-        let mut nu = vec![f64::INFINITY; n_obs];
-        let mut reduced = vec![0.0; n_obs];
-        for &k in outputs {
-            for (i, r) in reduced.iter_mut().enumerate() {
-                *r = self.cost[[i, k]] / self.scale;
-            }
-            add_dp_terms(reduced.as_mut_slice(), &edges, mu, k, n_out, e_eps);
-            for (n, &r) in nu.iter_mut().zip(&reduced) {
+        let mut nu = vec![f64::INFINITY; self.n_obs()];
+        for reduced in self.reduced_costs(mu, outputs) {
+            for (n, r) in nu.iter_mut().zip(reduced) {
                 *n = n.min(r);
             }
         }
         nu
     }
 
-    /// Output k's reduced costs over Y, c\[k,i\]/scale + Σ_r μ_r A\[r, (k,i)\] (plain program; μ of
-    /// every DP row in scaled units, negative entries read as 0).
-    pub(crate) fn reduced_costs(&self, mu: &[f64], k: usize) -> Vec<f64> {
+    /// Each of `outputs`' reduced costs over Y, c\[k,i\]/scale + Σ_r μ_r A\[r, (k,i)\] (plain
+    /// program; μ of every DP row in scaled units, negative entries read as 0), in that order.
+    pub(crate) fn reduced_costs(&self, mu: &[f64], outputs: &[usize]) -> Vec<Vec<f64>> {
+        let (n_obs, n_out, e_eps) = (self.n_obs(), self.n_outputs(), self.eps.exp());
         let edges: Vec<(usize, usize)> = self.neighbours.edges().collect();
-        let mut reduced: Vec<f64> = (0..self.n_obs()).map(|i| self.cost[[i, k]] / self.scale).collect();
-        add_dp_terms(reduced.as_mut_slice(), &edges, mu, k, self.n_outputs(), self.eps.exp());
-        reduced
+        outputs
+            .iter()
+            .map(|&k| {
+                let mut reduced: Vec<f64> = (0..n_obs).map(|i| self.cost[[i, k]] / self.scale).collect();
+                add_dp_terms(reduced.as_mut_slice(), &edges, mu, k, n_out, e_eps);
+                reduced
+            })
+            .collect()
     }
 
     /// Number of P variables |Y|·|Θ̃| (they come first).

@@ -48,7 +48,7 @@ pub(crate) fn reprice(problem: &Problem, x: &[f64], mu: &[f64], budget: Duration
     // ν_i: the P-weighted mean of column i's reduced costs under the solver's μ.
     let mut nu = vec![0.0; n_obs];
     let mut weight = vec![0.0; n_obs];
-    let reduced: Vec<Vec<f64>> = (0..n_out).map(|k| problem.reduced_costs(mu, k)).collect();
+    let reduced = problem.reduced_costs(mu, &(0..n_out).collect::<Vec<_>>());
     for (k, row) in reduced.iter().enumerate() {
         for i in 0..n_obs {
             let p = x[problem.var(k, i)].max(0.0);
