@@ -59,16 +59,16 @@ pub fn run(model_path: &Path, eps: Option<&[f64]>, out: Option<&Path>, flags: Fl
     let limits = ubapp::solve::Limits { seconds: max_seconds, ..Default::default() };
     let mut options = SolveOptions { solver, memory: memory_budget(), limits, ..SolveOptions::default() };
     let name_file = |e: Error| name_model_file(e, model_path);
+    let eps_list: Vec<f64> = eps.map_or_else(|| model.epsilons().to_vec(), <[f64]>::to_vec);
     if dry_run {
-        let est = estimate(&model, &options).map_err(name_file)?;
+        let est = estimate(&model, &eps_list, &options).map_err(name_file)?;
         print_estimate(&model, &est, n_eps, json);
         return Ok(());
     }
     // Bad input answers before the header: nothing on stdout for a refused run.
-    let eps_list: Vec<f64> = eps.map_or_else(|| model.epsilons().to_vec(), <[f64]>::to_vec);
     ubapp::solve::check_solve(&model, &eps_list, &options)?;
     // The same estimate as --dry-run: the header's sizes now, the time budget, the ETA.
-    let est = estimate(&model, &options).map_err(name_file)?;
+    let est = estimate(&model, &eps_list, &options).map_err(name_file)?;
     let estimated = est.seconds_per_eps * n_eps as f64;
     if !est.fits {
         return Err(name_file(Error::TooLarge(est.size_error())));
@@ -281,7 +281,11 @@ fn print_estimate(model: &Model, est: &Estimate, n_eps: usize, json: bool) {
         est.size.variables,
         est.size.rows
     );
-    let how = if est.output_generation { ", by output generation" } else { "" };
+    let how = match (est.output_generation, est.restricted_outputs) {
+        (true, Some(n)) => format!(", by output generation (starting from {n} of {} outputs)", est.size.outputs),
+        (true, None) => ", by output generation".to_string(),
+        _ => String::new(),
+    };
     outln!("route: {} via {}{how} ({})", est.solvers.join(" then "), est.path, est.reason);
     let fits = if est.fits {
         "fits".to_string()
