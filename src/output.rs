@@ -178,3 +178,9 @@ pub(crate) fn write_dir_atomic(dir: &Path, flag: &str, fill: &mut dyn FnMut(&Pat
     }
     Ok(())
 }
+
+/// Write the directory `dir` holding the one file `name` with `bytes`, atomically as
+/// [`write_dir_atomic`] does (`dir` must not exist, be empty or hold an earlier output of ubapp).
+pub fn write_one_file_dir(dir: &Path, flag: &str, name: &str, bytes: &[u8]) -> Result<()> {
+    write_dir_atomic(dir, flag, &mut |tmp| write_atomic(&tmp.join(name), bytes))
+}
