@@ -169,10 +169,9 @@ pub fn merge(dirs: &[&Path]) -> Result<(Comparison, Model)> {
         out.curves.push(c.curves);
         if let Some(h) = c.heatmap {
             let (rows, cols) = (h.p.len(), h.p.first().map_or(0, Vec::len));
-            let p = Array2::from_shape_vec((rows, cols), h.p.concat()).map_err(|_| super::ShardError::WrongCases {
-                dir: "a shard".to_string(),
-                index: 0,
-                count: first.shard.count,
+            let p = Array2::from_shape_vec((rows, cols), h.p.concat()).map_err(|_| super::ShardError::Unreadable {
+                file: "a shard file".to_string(),
+                problem: format!("the heat map of K = {}, ε = {} is not a rectangular matrix", c.trials, c.eps),
             })?;
             out.heatmaps.push(Heatmap { eps: c.eps, trials: c.trials, p, outputs: h.outputs });
         }

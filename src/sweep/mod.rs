@@ -54,28 +54,28 @@ pub enum ShardError {
     #[error("--shard needs --out DIR (each shard writes {SHARD_FILE} there for `ubapp merge`)")]
     NoOutput,
     /// A directory given to merge holds no readable shard file.
-    #[error("{dir}: {problem}")]
+    #[error("{file}: {problem}")]
     Unreadable {
-        /// The directory.
-        dir: String,
+        /// The shard file.
+        file: String,
         /// What is wrong with its shard file.
         problem: String,
     },
     /// Two shards come from different sweeps.
-    #[error("{dir} is a shard of a different sweep than {first}: its {what} differs (merge only the shards of one `--shard` run)")]
+    #[error("{file} is a shard of a different sweep than {first}: its {what} differs (merge only the shards of one `--shard` run)")]
     Mismatch {
-        /// The directory that differs.
-        dir: String,
-        /// The first directory given.
+        /// The shard file that differs.
+        file: String,
+        /// The first shard file given.
         first: String,
         /// What differs: the kind of sweep, the model, the ubapp version, the grid or the number of shards.
         what: &'static str,
     },
     /// The same slice was given twice.
-    #[error("{dir} and {other} are both shard {index}/{count}: give each shard once")]
+    #[error("{file} and {other} are both shard {index}/{count}: give each shard once")]
     Duplicate {
-        /// One directory.
-        dir: String,
+        /// One shard file.
+        file: String,
         /// The other.
         other: String,
         /// The slice.
@@ -92,10 +92,10 @@ pub enum ShardError {
         count: u32,
     },
     /// A shard's cases are not those its slice holds (a hand-edited or corrupted file).
-    #[error("{dir}: its cases are not those of shard {index}/{count} of its grid (the file was changed after it was written)")]
+    #[error("{file}: its cases are not those of shard {index}/{count} of its grid (the file was changed after it was written)")]
     WrongCases {
-        /// The directory.
-        dir: String,
+        /// The shard file.
+        file: String,
         /// The slice.
         index: u32,
         /// N.
@@ -289,15 +289,28 @@ pub fn format_of(dir: &Path) -> Result<String> {
     Ok(value.get("format").and_then(serde_json::Value::as_str).unwrap_or_default().to_string())
 }
 
-fn unreadable(dir: &Path, problem: String) -> Error {
-    ShardError::Unreadable { dir: dir.display().to_string(), problem }.into()
+/// How messages name the shard file of `dir`.
+fn file_name(dir: &Path) -> String {
+    dir.join(SHARD_FILE).display().to_string()
 }
 
+fn unreadable(dir: &Path, problem: String) -> Error {
+    ShardError::Unreadable { file: file_name(dir), problem }.into()
+}
+
+/// The largest shard file read (a file beyond it is refused before it is read).
+const MAX_SHARD_BYTES: u64 = 1 << 30;
+
 fn read_value(dir: &Path) -> Result<serde_json::Value> {
-    let text = std::fs::read_to_string(dir.join(SHARD_FILE)).map_err(|e| {
-        unreadable(dir, format!("cannot read {SHARD_FILE} ({e}); is it the --out of a `--shard` run?"))
-    })?;
-    serde_json::from_str(&text).map_err(|e| unreadable(dir, format!("{SHARD_FILE} is not JSON ({e})")))
+    let path = dir.join(SHARD_FILE);
+    let cannot =
+        |e: std::io::Error| unreadable(dir, format!("cannot be read ({e}); is {} the --out of a `--shard` run?", dir.display()));
+    let size = std::fs::metadata(&path).map_err(cannot)?.len();
+    if size > MAX_SHARD_BYTES {
+        return Err(unreadable(dir, format!("is {size} bytes, more than a shard file's limit of {MAX_SHARD_BYTES}")));
+    }
+    let text = std::fs::read_to_string(&path).map_err(cannot)?;
+    serde_json::from_str(&text).map_err(|e| unreadable(dir, format!("is not JSON ({e})")))
 }
 
 /// The cases of `grid` slice `shard` holds, in grid order.
@@ -341,7 +354,7 @@ impl<G: SweepGrid, C: SweepCase> SweepFile<G, C> {
             return Err(unreadable(
                 dir,
                 format!(
-                    "{SHARD_FILE} has format \"{format}\" version {version}, expected {} version {} (a shard of `{}`)",
+                    "format is \"{format}\" version {version}, expected {} version {} (a shard of `{}`)",
                     G::FORMAT,
                     G::FORMAT_VERSION,
                     G::COMMAND
@@ -349,11 +362,11 @@ impl<G: SweepGrid, C: SweepCase> SweepFile<G, C> {
             ));
         }
         let file: Self = serde_json::from_value(value)
-            .map_err(|e| unreadable(dir, format!("{SHARD_FILE} is not a `{}` shard file ({e})", G::COMMAND)))?;
+            .map_err(|e| unreadable(dir, format!("is not a `{}` shard file ({e})", G::COMMAND)))?;
         if spec_fingerprint(&file.model) != file.model_fingerprint {
             return Err(unreadable(
                 dir,
-                format!("{SHARD_FILE}: model_fingerprint does not match its model (the file was changed after it was written)"),
+                "model_fingerprint does not match its model (the file was changed after it was written)".to_string(),
             ));
         }
         Ok(file)
@@ -374,12 +387,12 @@ impl<G: SweepGrid, C: SweepCase> SweepFile<G, C> {
     /// wrong cases.
     pub fn gather(dirs: &[&Path]) -> Result<(Self, Vec<C>)> {
         let Some(first_dir) = dirs.first() else { return Err(ShardError::NoShards.into()) };
-        let name = |d: &Path| d.display().to_string();
+        let name = |d: &Path| file_name(d);
         let first_format = format_of(first_dir)?;
         for dir in &dirs[1..] {
             if format_of(dir)? != first_format {
                 let what = "kind of sweep (solve, compare or compare --parties)";
-                return Err(ShardError::Mismatch { dir: name(dir), first: name(first_dir), what }.into());
+                return Err(ShardError::Mismatch { file: name(dir), first: name(first_dir), what }.into());
             }
         }
         let shards = dirs.iter().map(|d| Self::read(d)).collect::<Result<Vec<_>>>()?;
@@ -398,13 +411,13 @@ impl<G: SweepGrid, C: SweepCase> SweepFile<G, C> {
                 None
             };
             if let Some(what) = what {
-                return Err(ShardError::Mismatch { dir: name(dir), first: name(first_dir), what }.into());
+                return Err(ShardError::Mismatch { file: name(dir), first: name(first_dir), what }.into());
             }
-            let wrong = || ShardError::WrongCases { dir: name(dir), index: s.shard.index, count: s.shard.count };
+            let wrong = || ShardError::WrongCases { file: name(dir), index: s.shard.index, count: s.shard.count };
             let slot = seen.get_mut(s.shard.index as usize).ok_or_else(wrong)?;
             if let Some(other) = slot {
                 return Err(ShardError::Duplicate {
-                    dir: name(dir),
+                    file: name(dir),
                     other: name(other),
                     index: s.shard.index,
                     count: s.shard.count,
