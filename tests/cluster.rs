@@ -105,8 +105,11 @@ fn slurm_job_array_sweeps_equal_the_unsharded_runs() {
     let conf = cluster.join("slurm.conf");
     // Three sweeps of 4 tasks each: the binomial grid, a Poisson party comparison and a solve
     // sweep of the Poisson model's ε list.
-    let sweeps: [(&str, &str, &Path, &[&str]); 3] =
-        [("sweep", "compare", &m, &GRID), ("parties", "compare", &poisson, &PARTY_GRID), ("eps", "solve", &poisson, &SOLVE_EPS)];
+    let sweeps: [(&str, &str, &Path, &[&str]); 3] = [
+        ("sweep", "compare", &m, &GRID),
+        ("parties", "compare", &poisson, &PARTY_GRID),
+        ("eps", "solve", &poisson, &SOLVE_EPS),
+    ];
     for (out, command, model, args) in sweeps {
         let o = Command::new(root.join("examples/slurm/sweep.sbatch"))
             .current_dir(tmp.path())
@@ -168,13 +171,8 @@ fn kubernetes_example_sweep_equals_the_unsharded_run() {
             .replace("/models/", &format!("{}/models/", root.display()))
             .replace("/shared/", &format!("{}/", tmp.path().display()))
     };
-    let completions: u32 = sweep
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("completions:"))
-        .expect("completions")
-        .trim()
-        .parse()
-        .unwrap();
+    let completions: u32 =
+        sweep.lines().find_map(|l| l.trim().strip_prefix("completions:")).expect("completions").trim().parse().unwrap();
     let shard = job_command(&sweep);
     assert!(shard.contains(&format!("--shard env/{completions}")), "{shard}");
     assert!(!shard.contains("binomial") && shard.contains("--parties"), "a party sweep of a non-binomial model");

@@ -179,8 +179,8 @@ fn merging_shards_of_different_sweeps_or_an_incomplete_set_is_refused() {
 #[test]
 fn a_case_keeps_its_slice_when_the_grid_grows_and_slices_are_balanced() {
     use ubapp::compare::{CompareOptions, Method};
-    use ubapp::sweep::compare::compare_shard;
     use ubapp::model::{Model, ModelSpec};
+    use ubapp::sweep::compare::compare_shard;
     // The hash is pinned: a change would move the cases of sweeps already running to other slices.
     assert_eq!(case_hash(100, 1.0), PINNED_HASH);
     let text = std::fs::read_to_string(model(tempfile::tempdir().unwrap().path(), 8)).unwrap();

@@ -96,7 +96,11 @@ fn party_sweep_merges_exactly(tag: &str, text: &str, args: &[&str], rows: usize)
             String::from_utf8_lossy(&unsharded.stdout),
             "{tag}, {n} shards: the same --json"
         );
-        assert_eq!(common::files_under(&merged), expected, "{tag}, {n} shards: every file as the unsharded run writes it");
+        assert_eq!(
+            common::files_under(&merged),
+            expected,
+            "{tag}, {n} shards: every file as the unsharded run writes it"
+        );
     }
 }
 
@@ -117,7 +121,8 @@ fn multinomial_party_sweep_merged_from_1_3_and_7_shards_equals_the_unsharded_run
 fn several_party_sweep_with_methods_merged_from_1_3_and_7_shards_equals_the_unsharded_run() {
     // A model with [parties]; --methods keeps some rows (and notes that lbapp is no party
     // method); dssa and cape draw Monte-Carlo noise with the seed.
-    let args = ["--parties", "1,3,6", "--eps", "0.5,1,2", "--methods", "ubapp,ubapp-local,dssa,cape,lbapp", "--seed", "3"];
+    let args =
+        ["--parties", "1,3,6", "--eps", "0.5,1,2", "--methods", "ubapp,ubapp-local,dssa,cape,lbapp", "--seed", "3"];
     party_sweep_merges_exactly("sites", SITES, &args, 3 + 3 * 3 * 3);
 }
 

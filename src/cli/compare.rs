@@ -7,11 +7,11 @@
 use std::path::PathBuf;
 
 use ubapp::compare::{check_model, compare, validate, BaselineOptions, CompareOptions, Comparison, Method, Row};
-use ubapp::sweep::compare::compare_shard;
-use ubapp::sweep::{Shard, ShardError, SHARD_FILE};
 use ubapp::model::Model;
 use ubapp::report::write_comparison;
 use ubapp::solve::SolverChoice;
+use ubapp::sweep::compare::compare_shard;
+use ubapp::sweep::{Shard, ShardError, SHARD_FILE};
 use ubapp::Result;
 
 /// Flags of `compare`.

@@ -4,13 +4,13 @@
 use std::path::PathBuf;
 
 use ubapp::compare::parties::{compare_parties, validate_party_options, PartyComparison, PartyOptions};
-use ubapp::sweep::parties::party_shard;
-use ubapp::sweep::SHARD_FILE;
 use ubapp::compare::Method;
 use ubapp::model::Model;
 use ubapp::parties::RiskOptions;
 use ubapp::report::write_party_comparison;
 use ubapp::solve::SolverChoice;
+use ubapp::sweep::parties::party_shard;
+use ubapp::sweep::SHARD_FILE;
 use ubapp::{Error, Result};
 
 /// The `compare` flags, as the party comparison reads them (see `compare::Args`).

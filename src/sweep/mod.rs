@@ -303,8 +303,9 @@ const MAX_SHARD_BYTES: u64 = 1 << 30;
 
 fn read_value(dir: &Path) -> Result<serde_json::Value> {
     let path = dir.join(SHARD_FILE);
-    let cannot =
-        |e: std::io::Error| unreadable(dir, format!("cannot be read ({e}); is {} the --out of a `--shard` run?", dir.display()));
+    let cannot = |e: std::io::Error| {
+        unreadable(dir, format!("cannot be read ({e}); is {} the --out of a `--shard` run?", dir.display()))
+    };
     let size = std::fs::metadata(&path).map_err(cannot)?.len();
     if size > MAX_SHARD_BYTES {
         return Err(unreadable(dir, format!("is {size} bytes, more than a shard file's limit of {MAX_SHARD_BYTES}")));
