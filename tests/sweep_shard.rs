@@ -225,6 +225,19 @@ fn mismatched_party_shards_are_refused_naming_the_file() {
     edited("moved-case", &v.to_string());
     let e = refused(&mut merge(&["a0", "moved-case"]));
     assert!(e.contains(&file("moved-case")) && e.contains("its cases are not those of shard 1/2"), "{e}");
+    // A forged slice count: refused in one sentence, never an abort or a huge allocation.
+    assert!(text.contains("\"shard\":{\"index\":1,\"count\":2}"));
+    edited("count-zero", &text.replace("\"count\":2}", "\"count\":0}"));
+    assert!(refused(&mut merge(&["count-zero"])).contains("its slice is 1/0"));
+    edited("count-huge", &text.replace("\"count\":2}", "\"count\":4000000000}"));
+    let e = refused(&mut merge(&["count-huge"]));
+    assert!(e.contains(&file("count-huge")) && e.contains("its cases are not those"), "{e}");
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["shard"]["count"] = 4_000_000_000u64.into();
+    v["shard"]["index"] = 0.into();
+    v["cases"] = serde_json::json!([]);
+    edited("count-huge-empty", &v.to_string());
+    assert!(refused(&mut merge(&["count-huge-empty"])).contains("… (3999999999 in all) of 4000000000 are missing"));
     edited("garbage", "{\"format\": ");
     assert!(refused(&mut merge(&["a0", "garbage"])).contains("is not JSON"));
     assert!(!out.exists(), "nothing written on refusal");

@@ -364,6 +364,10 @@ impl<G: SweepGrid, C: SweepCase> SweepFile<G, C> {
         }
         let file: Self = serde_json::from_value(value)
             .map_err(|e| unreadable(dir, format!("is not a `{}` shard file ({e})", G::COMMAND)))?;
+        let Shard { index, count } = file.shard;
+        if count == 0 || index >= count {
+            return Err(unreadable(dir, format!("its slice is {index}/{count}, not I/N with 0 ≤ I < N")));
+        }
         if spec_fingerprint(&file.model) != file.model_fingerprint {
             return Err(unreadable(
                 dir,
@@ -398,7 +402,8 @@ impl<G: SweepGrid, C: SweepCase> SweepFile<G, C> {
         }
         let shards = dirs.iter().map(|d| Self::read(d)).collect::<Result<Vec<_>>>()?;
         let first = &shards[0];
-        let mut seen: Vec<Option<&Path>> = vec![None; first.shard.count as usize];
+        // Which directory gave each slice (a map: a forged count must not size an allocation).
+        let mut seen: HashMap<u32, &Path> = HashMap::new();
         for (dir, s) in dirs.iter().zip(&shards) {
             let what = if s.model_fingerprint != first.model_fingerprint || s.model != first.model {
                 Some("model")
@@ -414,9 +419,7 @@ impl<G: SweepGrid, C: SweepCase> SweepFile<G, C> {
             if let Some(what) = what {
                 return Err(ShardError::Mismatch { file: name(dir), first: name(first_dir), what }.into());
             }
-            let wrong = || ShardError::WrongCases { file: name(dir), index: s.shard.index, count: s.shard.count };
-            let slot = seen.get_mut(s.shard.index as usize).ok_or_else(wrong)?;
-            if let Some(other) = slot {
+            if let Some(other) = seen.insert(s.shard.index, dir) {
                 return Err(ShardError::Duplicate {
                     file: name(dir),
                     other: name(other),
@@ -425,16 +428,23 @@ impl<G: SweepGrid, C: SweepCase> SweepFile<G, C> {
                 }
                 .into());
             }
-            *slot = Some(dir);
             let has: Vec<String> = s.cases.iter().map(SweepCase::key).collect();
             if has != cases_of(&first.grid, s.shard) {
-                return Err(wrong().into());
+                return Err(
+                    ShardError::WrongCases { file: name(dir), index: s.shard.index, count: s.shard.count }.into()
+                );
             }
         }
-        let missing: Vec<String> =
-            seen.iter().enumerate().filter(|(_, d)| d.is_none()).map(|(i, _)| i.to_string()).collect();
-        if !missing.is_empty() {
-            return Err(ShardError::Missing { missing: missing.join(", "), count: first.shard.count }.into());
+        let count = first.shard.count;
+        if seen.len() < count as usize {
+            // The first few missing slices, and how many in all.
+            let absent = count as usize - seen.len();
+            let mut missing: Vec<String> =
+                (0..count).filter(|i| !seen.contains_key(i)).take(10).map(|i| i.to_string()).collect();
+            if absent > missing.len() {
+                missing.push(format!("… ({absent} in all)"));
+            }
+            return Err(ShardError::Missing { missing: missing.join(", "), count }.into());
         }
         // Every case once per listing in the grid (a value listed twice is two cases of one key).
         let mut by_key: HashMap<String, VecDeque<C>> = HashMap::new();
