@@ -1,6 +1,6 @@
 //! Sweeps of every family split into shards: `compare --shard I/N` on a party comparison
-//! (Poisson, multinomial and a several-party binomial model) and `solve --shard I/N` on a long ε
-//! list; `merge` of 1, 3 and 7 shards gives exactly the unsharded `--json` (and every file of a
+//! (Poisson, multinomial, table and a several-party binomial model) and `solve --shard I/N` on a
+//! long ε list; `merge` of 1, 3 and 7 shards gives exactly the unsharded `--json` (and every file of a
 //! comparison's --out byte for byte). Shards of different sweeps, a shard twice or missing, and
 //! hand-edited shard files are refused with exit code 2, one sentence naming the file, nothing
 //! written.
@@ -81,8 +81,12 @@ fn shard_and_merge(tmp: &Path, tag: &str, command: &str, model: &Path, args: &[&
 fn party_sweep_merges_exactly(tag: &str, text: &str, args: &[&str], rows: usize) {
     let tmp = tempfile::tempdir().unwrap();
     let model = common::write_file(tmp.path(), &format!("{tag}.toml"), text);
-    let whole = tmp.path().join("whole");
-    let mut a = vec!["compare", s(&model), "--out", s(&whole), "--json"];
+    party_sweep_of_file_merges_exactly(tag, &model, tmp.path(), args, rows);
+}
+
+fn party_sweep_of_file_merges_exactly(tag: &str, model: &Path, tmp: &Path, args: &[&str], rows: usize) {
+    let whole = tmp.join("whole");
+    let mut a = vec!["compare", s(model), "--out", s(&whole), "--json"];
     a.extend_from_slice(args);
     let unsharded = run(&a);
     let json: serde_json::Value = serde_json::from_slice(&unsharded.stdout).unwrap();
@@ -90,7 +94,7 @@ fn party_sweep_merges_exactly(tag: &str, text: &str, args: &[&str], rows: usize)
     let expected = common::files_under(&whole);
     assert!(expected.iter().any(|(f, _)| f == "risk.csv") && expected.len() > 5, "{tag}: risk.csv and the plots");
     for n in [1, 3, 7] {
-        let (o, merged) = shard_and_merge(tmp.path(), tag, "compare", &model, args, n);
+        let (o, merged) = shard_and_merge(tmp, tag, "compare", model, args, n);
         assert_eq!(
             String::from_utf8_lossy(&o.stdout),
             String::from_utf8_lossy(&unsharded.stdout),
@@ -124,6 +128,15 @@ fn several_party_sweep_with_methods_merged_from_1_3_and_7_shards_equals_the_unsh
     let args =
         ["--parties", "1,3,6", "--eps", "0.5,1,2", "--methods", "ubapp,ubapp-local,dssa,cape,lbapp", "--seed", "3"];
     party_sweep_merges_exactly("sites", SITES, &args, 3 + 3 * 3 * 3);
+}
+
+#[test]
+fn table_party_sweep_merged_from_1_3_and_7_shards_equals_the_unsharded_run() {
+    // A table family (likelihood and neighbours from CSV files, stored inline in the shards);
+    // per (M, ε): ubapp-local, geometric-local; no one-curator row.
+    let tmp = tempfile::tempdir().unwrap();
+    let model = common::bundled("prevalence-imperfect-test");
+    party_sweep_of_file_merges_exactly("table", &model, tmp.path(), &["--parties", "1,2", "--eps", "0.5,2"], 2 * 2 * 2);
 }
 
 /// `solve --json` text with the wall-clock fields (`seconds`, `assembly_seconds`) blanked: they
