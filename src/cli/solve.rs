@@ -203,7 +203,7 @@ pub fn run_shard(model_path: &Path, eps: Option<&[f64]>, out: Option<&Path>, fla
     let mut options = SolveOptions { solver, memory: memory_budget(), limits, ..SolveOptions::default() };
     ubapp::solve::check_solve(&model, &eps_list, &options)?;
     let mine = ubapp::sweep::solve::shard_eps(&eps_list, shard);
-    let est = estimate(&model, &options).map_err(name_file)?;
+    let est = estimate(&model, &mine, &options).map_err(name_file)?;
     let estimated = est.seconds_per_eps * mine.len() as f64;
     if !est.fits {
         return Err(name_file(Error::TooLarge(est.size_error())));
