@@ -19,6 +19,7 @@ const LAYERS: &[&str] = &[
     "parties",
     "compare",
     "report",
+    "bindings",
     "python",
 ];
 const EXEMPT: &[&str] = &["error", "tests"];
