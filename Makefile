@@ -65,7 +65,7 @@ python-test: deps python-deps
 	cd python/tests && UBAPP_BIN=$(CURDIR)/target/release/ubapp $(CURDIR)/$(VENV)/bin/python -m pytest -q
 
 # The R package (r/): R, testthat and jsonlite from the distribution's packages (apt), clippy on
-# the glue crate (with R's R_HOME, as R CMD INSTALL sets it: extendr's build is then reused),
+# the glue crate (with the R_HOME and R_INCLUDE_DIR R CMD INSTALL sets: extendr is built once),
 # `R CMD INSTALL r` into a library under target/ (the glue crate builds into
 # target/ beside the command line, reusing its HiGHS), then r/tests/testthat against the release
 # CLI, and against the Python package's draws when `make python-test` has built its venv.
@@ -86,7 +86,7 @@ r-deps:
 
 r-test: deps r-deps
 	$(CARGO) build --release
-	R_HOME=$$(R RHOME) $(CARGO) clippy --release -p ubapp-r -- -D warnings
+	R_HOME=$$(R RHOME) R_INCLUDE_DIR=$$(Rscript -e 'cat(R.home("include"))') $(CARGO) clippy --release -p ubapp-r -- -D warnings
 	mkdir -p $(R_LIB)
 	R CMD INSTALL --no-multiarch -l $(R_LIB) r
 	cd r/tests/testthat && env UBAPP_ROOT=$(CURDIR) UBAPP_BIN=$(CURDIR)/target/release/ubapp \

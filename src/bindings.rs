@@ -22,7 +22,8 @@ use crate::report::{check_report_dir, write_comparison, write_party_comparison};
 use crate::solve::{solve_model, Solution, SolveOptions, SolveSummary, SolverChoice};
 use crate::{Error, MemoryBudget, Result};
 
-/// A message with the command line's flags renamed to the bindings' keyword arguments.
+/// A message with the command line's flags renamed to the bindings' keyword arguments, outside
+/// commands quoted in backticks.
 pub fn keyword_words(text: &str) -> String {
     const NAMES: [(&str, &str); 17] = [
         ("--target-rmse", "target_rmse"),
@@ -43,11 +44,20 @@ pub fn keyword_words(text: &str) -> String {
         ("--eps", "eps"),
         ("--out", "out"),
     ];
-    let mut out = text.to_string();
-    for (flag, name) in NAMES {
-        out = out.replace(flag, name);
-    }
-    out
+    // A command quoted in backticks (`ubapp solve MODEL --eps E …`) keeps its flags.
+    text.split('`')
+        .enumerate()
+        .map(|(i, part)| {
+            let mut out = part.to_string();
+            if i % 2 == 0 {
+                for (flag, name) in NAMES {
+                    out = out.replace(flag, name);
+                }
+            }
+            out
+        })
+        .collect::<Vec<_>>()
+        .join("`")
 }
 
 /// The memory budget, as the command line decides it ([`MemoryBudget::from_env`]).
@@ -182,14 +192,17 @@ pub fn sample(
         Some(b) if eps_n > b => {
             return Err(Error::argument(
                 "budget",
-                format!("{n} releases spend ε = {n}·{} = {eps_n} by basic composition, over the budget {b}", m.certified_eps()),
+                format!(
+                    "= {b} is less than the ε = {n}·{} = {eps_n} that {n} releases spend by basic composition",
+                    m.certified_eps()
+                ),
             ))
         }
         None if n > 1 && !allow_composition => {
             return Err(Error::argument(
                 "n",
                 format!(
-                    "{n} releases from the same data spend ε = {n}·{} = {eps_n} by basic composition, more than the mechanism's ε; state the total with budget={eps_n} (or pass allow_composition)",
+                    "= {n} releases from the same data spend ε = {n}·{} = {eps_n} by basic composition, more than the mechanism's ε; state the total with budget={eps_n} (or pass allow_composition)",
                     m.certified_eps()
                 ),
             ))
@@ -386,4 +399,18 @@ fn parse_methods(ids: &[String]) -> Result<Vec<Method>> {
         }
     }
     Ok(list)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::keyword_words;
+
+    #[test]
+    fn flags_become_keywords_outside_quoted_commands() {
+        assert_eq!(keyword_words("--eps[0] must be positive"), "eps[0] must be positive");
+        assert_eq!(
+            keyword_words("a model file: run `ubapp solve MODEL --eps E --out m.json` first (--model)"),
+            "a model file: run `ubapp solve MODEL --eps E --out m.json` first (model)"
+        );
+    }
 }
