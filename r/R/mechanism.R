@@ -11,6 +11,9 @@ mechanism <- function(x, eps = NULL, solver = "auto") {
     .input_error("x must be a model, a model file or the result of solve()")
   }
   solutions <- attr(x, "solutions")
+  if (is.null(solutions) || length(solutions) != nrow(x)) {
+    .input_error("x must be the whole result of solve() (a subset loses its solutions): pass it with eps = the ε to certify")
+  }
   row <- if (is.null(eps)) {
     if (length(solutions) != 1L) {
       .input_error(sprintf("eps must say which of the %d solved ε values to certify", length(solutions)))

@@ -43,3 +43,11 @@ test_that("out-of-range and wrongly typed arguments are input errors naming the 
   expect_error(ubapp_model(file.path(tempdir(), "no-such-model.toml")), "no-such-model", class = "ubapp_input_error")
   expect_error(load_mechanism(file.path(tempdir(), "no-such-file.json")), class = "ubapp_input_error")
 })
+
+test_that("mechanism() says which ε to certify, and needs solve()'s whole result", {
+  result <- solve(ubapp_model(model_path("bernoulli-k100.toml")), eps = c(0.5, 1))
+  expect_error(mechanism(result), "which of the 2", class = "ubapp_input_error")
+  expect_error(mechanism(result, eps = 3), "not one of the solved", class = "ubapp_input_error")
+  expect_error(mechanism(result[2, ]), "whole result", class = "ubapp_input_error")
+  expect_equal(mechanism(result, eps = 1)$eps, 1)
+})

@@ -90,3 +90,19 @@ test_that("posterior equals the CLI's", {
   expect_gte(post$interval_mass, 0.9)
   expect_error(posterior(mech, 2.5), "not an output", class = "ubapp_input_error")
 })
+
+test_that("a vector-valued mechanism samples one row per release, as the CLI draws them", {
+  mech <- mechanism(ubapp_model(model_path("vote-share-3way-small.toml")), eps = 2)
+  file <- tempfile(fileext = ".json")
+  on.exit(unlink(file))
+  save_mechanism(mech, file)
+  mine <- sample(mech, c(1, 2, 5), n = 4, seed = 3, allow_composition = TRUE)
+  expect_equal(dim(mine), c(4L, 3L))
+  cli_draws <- cli_json("sample", file, "--y", "1,2,5", "--n", 4, "--seed", 3, "--allow-composition")
+  expect_identical(mine, do.call(rbind, lapply(cli_draws, unlist)))
+  # Each release is a point of the simplex.
+  expect_equal(rowSums(mine), rep(1, 4), tolerance = 1e-12)
+  post <- posterior(mech, mine[1:2, ])
+  expect_equal(dim(post$interval), c(3L, 2L))
+  expect_equal(sum(post$probabilities), 1, tolerance = 1e-12)
+})
