@@ -16,7 +16,7 @@ use rand::SeedableRng;
 use crate::compare::parties::{compare_parties, validate_party_options, PartyOptions};
 use crate::compare::{check_model, compare, validate, BaselineOptions, CompareOptions, Method, Row};
 use crate::mechanism::{DeploymentMode, OutputMatch, Posterior, Release, REQUIRE_MODEL_ENV};
-use crate::model::{Model, ModelSpec};
+use crate::model::{Model, ModelErrorKind, ModelSpec};
 use crate::parties::RiskOptions;
 use crate::report::{check_report_dir, write_comparison, write_party_comparison};
 use crate::solve::{solve_model, Solution, SolveOptions, SolveSummary, SolverChoice};
@@ -85,7 +85,14 @@ pub fn model_from_json(text: &str, origin: &str) -> Result<Model> {
             format!("{origin} has a value a model file cannot hold ({e}); leave out NULL/NA fields"),
         )
     })?;
-    model_from_toml(&toml, origin)
+    // The field names the place; a line of the restated text would name none the caller wrote.
+    let spec = ModelSpec::from_toml(&toml, origin).map_err(|mut e| {
+        if let ModelErrorKind::Syntax { line, .. } = &mut e.kind {
+            *line = None;
+        }
+        e
+    })?;
+    Ok(Model::from_spec(spec).map_err(|e| e.in_origin(origin))?)
 }
 
 /// The model as JSON text (its spec, with CSV contents inline).

@@ -30,7 +30,11 @@ test_that("a malformed model given as a list names the field", {
     parameter = list(grid = list(kind = "midpoint", points = 10), prior = list(kind = "uniform")),
     observation = list(family = "binomial", trials = -3), loss = list(kind = "squared")
   )
-  expect_error(ubapp_model(fields), "observation.trials", class = "ubapp_input_error")
+  err <- tryCatch(ubapp_model(fields), error = function(e) e)
+  expect_s3_class(err, "ubapp_input_error")
+  expect_match(conditionMessage(err), "^<list>: observation\\.trials: ")
+  # No line number: the caller wrote no file.
+  expect_false(grepl("line", conditionMessage(err)))
   expect_error(ubapp_model(42), class = "ubapp_input_error")
 })
 
