@@ -20,6 +20,7 @@ const LAYERS: &[&str] = &[
     "compare",
     "sweep",
     "report",
+    "bindings",
     "python",
 ];
 const EXEMPT: &[&str] = &["error", "tests"];
