@@ -176,8 +176,7 @@ pub(crate) fn check_releasable(
     total: u64,
 ) -> Result<ConstraintCertificate, ConstraintBreach> {
     let certificate = check_constraints(constraints, columns, total)?;
-    for (constraint, bound) in
-        [("unbiased", certificate.max_bias), ("fixed_point", certificate.max_fixed_point_error)]
+    for (constraint, bound) in [("unbiased", certificate.max_bias), ("fixed_point", certificate.max_fixed_point_error)]
     {
         if let Some(bound) = bound.filter(|b| !(*b <= MAX_EQUALITY_ERROR)) {
             return Err(ConstraintBreach::Equality { constraint, bound });
@@ -353,7 +352,8 @@ fn fix_columns(constraints: &Constraints, columns: &mut [Vec<u64>], total: u64) 
         let mut deficit = top - col[h];
         col[h] = top;
         while deficit > 0 {
-            let (k, &w) = col.iter().enumerate().filter(|&(k, _)| k != h).max_by_key(|&(_, w)| *w).expect("two outputs");
+            let (k, &w) =
+                col.iter().enumerate().filter(|&(k, _)| k != h).max_by_key(|&(_, w)| *w).expect("two outputs");
             let take = deficit.min(w.div_ceil(2)).max(1).min(w);
             col[k] -= take;
             deficit -= take;

@@ -15,9 +15,9 @@ pub(crate) mod repair;
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 
-pub use constrained::{ConstraintBreach, ConstraintCertificate};
-pub(crate) use constrained::{check_constraints, MAX_EQUALITY_ERROR};
 pub(crate) use constrained::float_violation;
+pub(crate) use constrained::{check_constraints, MAX_EQUALITY_ERROR};
+pub use constrained::{ConstraintBreach, ConstraintCertificate};
 pub(crate) use dual::{exact_lagrangian_bound, objective_upper};
 pub(crate) use exact::PrivacyViolation;
 pub use privacy::{Privacy, PrivacyKind};
@@ -175,8 +175,7 @@ pub(crate) fn best_repair(
     for &method in RepairMethod::for_delta(delta) {
         match repair::repair_and_quantise_for(neighbours, eps, delta, p, DEFAULT_TOTAL, method) {
             Ok((columns, certificate, report)) => {
-                let mut release =
-                    Repaired {
+                let mut release = Repaired {
                     columns,
                     total: DEFAULT_TOTAL,
                     certificate,

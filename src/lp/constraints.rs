@@ -55,7 +55,8 @@ pub(crate) fn constraint_rows(constraints: &Constraints, n_obs: usize, n_out: us
         let up = constraints.ascending();
         for i in 0..n_obs.saturating_sub(1) {
             for t in 1..n_out {
-                let mut terms: Vec<(usize, f64)> = up[t..].iter().flat_map(|&k| [(var(k, i), 1.0), (var(k, i + 1), -1.0)]).collect();
+                let mut terms: Vec<(usize, f64)> =
+                    up[t..].iter().flat_map(|&k| [(var(k, i), 1.0), (var(k, i + 1), -1.0)]).collect();
                 terms.sort_unstable_by_key(|&(v, _)| v);
                 rows.push(ConstraintRow { kind: ConstraintKind::Monotone, terms, rhs: 0.0 });
             }

@@ -552,7 +552,8 @@ impl Problem {
                 constant -= m * row.rhs;
             }
         }
-        let mut bound: f64 = constant + r.columns().into_iter().map(|c| c.iter().copied().fold(f64::INFINITY, f64::min)).sum();
+        let mut bound: f64 =
+            constant + r.columns().into_iter().map(|c| c.iter().copied().fold(f64::INFINITY, f64::min)).sum::<f64>();
         if let Some(delta) = self.program.delta {
             let n_dp = self.n_dp_rows();
             for p in 0..2 * self.neighbours.edge_count() {

@@ -84,7 +84,10 @@ pub use release::Release;
 pub use trust::{DeploymentMode, REQUIRE_MODEL_ENV};
 
 use crate::certify::{exact, PrivacyViolation, Repaired};
-pub use crate::certify::{ConstraintBreach, ConstraintCertificate, PrivacyCertificate, RepairCandidate, RepairMethod, RepairReport, DEFAULT_TOTAL, MAX_TOTAL};
+pub use crate::certify::{
+    ConstraintBreach, ConstraintCertificate, PrivacyCertificate, RepairCandidate, RepairMethod, RepairReport,
+    DEFAULT_TOTAL, MAX_TOTAL,
+};
 use crate::lp::{cost_matrix, MemoryBudget};
 use crate::model::{Model, ModelSpec};
 use crate::output::grid_json;
@@ -218,7 +221,8 @@ impl Mechanism {
             repair_candidates: release.candidates,
             ..Provenance::default()
         };
-        let mut m = Mechanism::assemble(model, release.certificate, release.total, release.columns, bayes_risk, provenance);
+        let mut m =
+            Mechanism::assemble(model, release.certificate, release.total, release.columns, bayes_risk, provenance);
         m.constraints = release.constraints;
         m
     }
@@ -247,7 +251,16 @@ impl Mechanism {
         provenance: Provenance,
     ) -> Mechanism {
         let cum = columns.iter().map(|c| sampler::prefix_sums(c)).collect();
-        Mechanism { model, cert, total, columns, cum, bayes_risk, constraints: None, provenance: provenance.finite_only() }
+        Mechanism {
+            model,
+            cert,
+            total,
+            columns,
+            cum,
+            bayes_risk,
+            constraints: None,
+            provenance: provenance.finite_only(),
+        }
     }
 
     /// What the weights were checked to carry of the model's `[constraints]`: the inequalities
@@ -638,10 +651,9 @@ fn check_carried(
     let stated = recorded.flatten();
     if wanted.is_empty() {
         return match stated.filter(|c| !c.names.is_empty()) {
-            Some(c) => Err(field(
-                "constraints",
-                format!("records {} but the embedded model states none", c.names.label()),
-            )),
+            Some(c) => {
+                Err(field("constraints", format!("records {} but the embedded model states none", c.names.label())))
+            }
             None => Ok(None),
         };
     }
@@ -651,7 +663,10 @@ fn check_carried(
         if let Some(b) = bound.filter(|b| !(*b <= crate::certify::MAX_EQUALITY_ERROR)) {
             return Err(field(
                 "columns",
-                format!("break the model's [constraints]: {name} deviates by up to {b:.3e} (at most {:e} is released)", crate::certify::MAX_EQUALITY_ERROR),
+                format!(
+                    "break the model's [constraints]: {name} deviates by up to {b:.3e} (at most {:e} is released)",
+                    crate::certify::MAX_EQUALITY_ERROR
+                ),
             ));
         }
     }

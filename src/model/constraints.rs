@@ -154,10 +154,7 @@ pub(super) fn constraints(
         return Ok(Constraints::default());
     }
     if objective != Objective::Bayes || spec.delta != 0.0 {
-        bail_field!(
-            "constraints",
-            "apply to the Bayes program with pure ε-DP only (objective = \"bayes\", delta = 0)"
-        );
+        bail_field!("constraints", "apply to the Bayes program with pure ε-DP only (objective = \"bayes\", delta = 0)");
     }
     if spec.parties.is_some_and(|p| p.count > 1) {
         bail_field!("constraints", "apply to one data holder only (no [parties])");
@@ -170,7 +167,10 @@ pub(super) fn constraints(
     let mut ascending: Vec<usize> = (0..output_values.len()).collect();
     ascending.sort_by(|&a, &b| output_values[a].total_cmp(&output_values[b]));
     if matches!(family, Family::Multinomial { categories, .. } if *categories > 2) {
-        bail_field!("constraints", "need an ordered Y (binomial, poisson or table), not a multinomial with more than 2 categories");
+        bail_field!(
+            "constraints",
+            "need an ordered Y (binomial, poisson or table), not a multinomial with more than 2 categories"
+        );
     }
     // The estimate e_i: stated, or the family's natural one.
     let needs_estimate = names.honest || names.unbiased || names.fixed_point;

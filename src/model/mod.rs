@@ -1,8 +1,8 @@
 //! What the user specifies: a model file parsed ([`spec`]) and validated into a [`Model`] whose
 //! grids, prior weights, observation family, loss and neighbour relation are ready to use.
 
-pub(crate) mod csv;
 mod constraints;
+pub(crate) mod csv;
 mod error;
 pub(crate) mod exact;
 pub(crate) mod family;
@@ -416,7 +416,12 @@ fn build_grid(
                     if let Some(x) = g.values().into_iter().find(|&x| !beyond_interval && (x < lower || x > upper)) {
                         bail_field!(
                             format!("{field}"),
-                            "point {x} lies outside [parameter.lower, parameter.upper] = [{lower}, {upper}]"
+                            "point {x} lies outside [parameter.lower, parameter.upper] = [{lower}, {upper}]{}",
+                            if field == "output.grid" {
+                                " (only an unbiased design, constraints.unbiased = true, may release beyond it)"
+                            } else {
+                                ""
+                            }
                         );
                     }
                 }
@@ -721,7 +726,9 @@ fn grids(
         OutputGridSpec::Own(GridSpec::Exact) => {
             bail_field!("output.grid", "kind = \"exact\" applies to the parameter grid only")
         }
-        OutputGridSpec::Own(g) => build_grid(g, "output.grid", spec.constraints.unbiased, space, p.lower, p.upper, &p.prior, src)?,
+        OutputGridSpec::Own(g) => {
+            build_grid(g, "output.grid", spec.constraints.unbiased, space, p.lower, p.upper, &p.prior, src)?
+        }
     };
     let theta = theta.unwrap_or_else(|| outputs.clone());
     if let (Space::Table, ObservationSpec::Table { .. }) = (space, &spec.observation) {

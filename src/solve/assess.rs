@@ -135,7 +135,9 @@ impl Assessment {
         let price = |q: &Array2<f64>| problem.objective_value(q);
         let release = match &problem.program.constraints {
             None => best_repair(&problem.neighbours, problem.eps, delta, &p, &price).ok(),
-            Some(c) => crate::certify::best_repair_constrained(&problem.neighbours, problem.eps, &c.model, &p, &price).ok(),
+            Some(c) => {
+                crate::certify::best_repair_constrained(&problem.neighbours, problem.eps, &c.model, &p, &price).ok()
+            }
         };
         let constraint_violation =
             problem.program.constraints.as_ref().map_or(0.0, |c| crate::certify::float_violation(&c.model, &p));
