@@ -57,6 +57,22 @@ pub struct Note {
     /// A party row of a model without a continuous prior on a line: no true risk.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_true_risk: bool,
+    /// A UBaPP row of a model with `[constraints]`: which it carries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub constraints: Option<ConstraintsNote>,
+}
+
+/// The `[constraints]` a UBaPP row's design carries.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConstraintsNote {
+    /// The constraints, in the model file's words (`monotone, unbiased`).
+    pub label: String,
+    /// Unbiased designs: the outputs the LP optimum uses (some entry > 1e-9).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub used_outputs: Option<usize>,
+    /// |Y|.
+    pub observations: usize,
 }
 
 /// The UBaPP solve behind a row.
@@ -151,6 +167,15 @@ impl fmt::Display for Note {
                 "Pólya shares summing to the two-sided geometric with α = {alpha}/2^32 (ε' = {eps:.6} ≤ ε) on the pooled count"
             )),
             None => {}
+        }
+        if let Some(c) = &self.constraints {
+            parts.push(format!("constraints: {}", c.label));
+            if let Some(used) = c.used_outputs {
+                parts.push(format!(
+                    "the unbiased optimum uses {used} outputs (Badanidiyuru et al.: at most 2|Y| = {} are needed)",
+                    2 * c.observations
+                ));
+            }
         }
         if self.no_true_risk {
             parts.push("no true risk for this model (no continuous prior on a line)".into());

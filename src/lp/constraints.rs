@@ -98,3 +98,26 @@ pub(crate) fn constraint_rows(constraints: &Constraints, n_obs: usize, n_out: us
     }
     rows
 }
+
+/// The number of rows [`constraint_rows`] makes (an upper bound where the reflection fixes
+/// entries), from the sizes alone (for estimates, before anything is built).
+pub(crate) fn constraint_row_count(constraints: &Constraints, n_obs: u128, n_out: u128) -> u128 {
+    let names = constraints.names;
+    let mut rows = 0u128;
+    if names.monotone {
+        rows += n_obs.saturating_sub(1) * n_out.saturating_sub(1);
+    }
+    if names.symmetric {
+        rows += n_obs * n_out;
+    }
+    if names.honest {
+        rows += n_obs * n_out.saturating_sub(1);
+    }
+    if names.unbiased {
+        rows += 2 * n_obs;
+    }
+    if names.fixed_point {
+        rows += 2 * n_out;
+    }
+    rows
+}

@@ -52,7 +52,7 @@ pub enum LpError {
     TooLarge(#[from] SizeError),
 }
 pub(crate) use crate::model::size_fields;
-pub(crate) use constraints::{constraint_rows, LpConstraints};
+pub(crate) use constraints::{constraint_row_count, constraint_rows, LpConstraints};
 pub(crate) use costs::cost_matrix;
 pub(crate) use symmetry::Symmetry;
 

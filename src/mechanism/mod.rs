@@ -695,7 +695,7 @@ fn check_carried(
                         name,
                         format!(
                             "= {} claims less than the weights show (a deviation of up to {})",
-                            c.map_or("nothing".into(), |v| v.to_string()),
+                            c.map_or("nothing".into(), |v| format!("{v:e}")),
                             a.map_or("nothing".into(), |v| format!("{v:e}"))
                         ),
                     ))

@@ -282,6 +282,26 @@ impl Model {
         self.delta == 0.0 && self.objective == Objective::Bayes && self.constraints.is_empty()
     }
 
+    /// The same model without `[constraints]`, its output grid clamped to [lower, upper] (an
+    /// unbiased design may list outputs beyond it). For a loss that grows with |θ − θ̃| (squared,
+    /// absolute) clamping a release never raises its loss, so the unconstrained optimum is the
+    /// same on the clamped grid as on the original one. `None` when the model has no constraints.
+    pub fn without_constraints(&self) -> Option<Result<Model>> {
+        if self.constraints.is_empty() {
+            return None;
+        }
+        let mut spec = self.spec.clone();
+        spec.constraints = spec::ConstraintsSpec::default();
+        let (lo, hi) = (spec.parameter.lower, spec.parameter.upper);
+        if let OutputGridSpec::Own(GridSpec::Explicit { values: Some(values), .. }) = &mut spec.output.grid {
+            let mut clamped: Vec<f64> = values.iter().map(|v| v.clamp(lo, hi)).collect();
+            clamped.sort_by(f64::total_cmp);
+            clamped.dedup();
+            *values = clamped;
+        }
+        Some(Model::from_inline_spec(spec))
+    }
+
     /// `[constraints]`, validated (empty when the model has none).
     pub fn constraints(&self) -> &Constraints {
         &self.constraints
