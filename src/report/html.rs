@@ -187,7 +187,15 @@ pub(crate) fn comparison_index(cmp: &Comparison, files: &[String], model: &Model
     let header = if several_k { "K, ε" } else { "ε" };
     let _ = writeln!(s, "<h2>Best method per {}</h2>", if several_k { "K and ε" } else { "ε" });
     s.push_str(&best_table(&cases, header));
-    for c in cmp.caveats() {
+    let prices = cmp.constraint_prices();
+    if !prices.is_empty() {
+        s.push_str("<h2>The price of the constraints</h2>\n<ul>\n");
+        for p in &prices {
+            let _ = writeln!(s, "<li>{}</li>", escape(p));
+        }
+        s.push_str("</ul>\n");
+    }
+    for c in cmp.caveats().into_iter().filter(|c| !prices.contains(c)) {
         let _ = writeln!(s, "<p class=\"warn\">{}</p>", escape(&c));
     }
     let captions = super::plot::comparison_captions(cmp);
