@@ -44,7 +44,7 @@ fn impossible_constraints_are_refused_before_any_solve() {
     let (_d, model) = model_file(&UNBIASED.replace("-1.0, -0.5, ", "").replace(", 1.5, 2.0", ""));
     assert_input_error(&ubapp(&["solve", model.to_str().unwrap()]), &["constraints.unbiased", "beyond"]);
     // The chain solver does not carry constraints.
-    let (_d, model) = model_file(&UNBIASED);
+    let (_d, model) = model_file(UNBIASED);
     assert_input_error(&ubapp(&["solve", model.to_str().unwrap(), "--solver", "chain"]), &["[constraints]"]);
     // Symmetry needs a reflection-closed output grid.
     let (_d, model) = model_file(

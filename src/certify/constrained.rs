@@ -178,7 +178,7 @@ pub(crate) fn check_releasable(
     let certificate = check_constraints(constraints, columns, total)?;
     for (constraint, bound) in [("unbiased", certificate.max_bias), ("fixed_point", certificate.max_fixed_point_error)]
     {
-        if let Some(bound) = bound.filter(|b| !(*b <= MAX_EQUALITY_ERROR)) {
+        if let Some(bound) = bound.filter(|b| b.is_nan() || *b > MAX_EQUALITY_ERROR) {
             return Err(ConstraintBreach::Equality { constraint, bound });
         }
     }
@@ -252,7 +252,7 @@ pub(crate) fn repair_constrained(
     let mut q = p.mapv(|v| v.max(0.0));
     normalise_columns(&mut q);
     let violation = float_violation(constraints, &q);
-    if !(violation <= MAX_INPUT_ERROR) {
+    if violation.is_nan() || violation > MAX_INPUT_ERROR {
         return Err(CertifyError::TooFarFromFeasible {
             measure: "largest [constraints] violation",
             value: violation,
@@ -276,7 +276,7 @@ pub(crate) fn repair_constrained(
         // fixes (each moves an entry by at most about twice the constraint violation).
         let need = dp_violation + (1.0 + rho) * (margin + 2.0 * violation);
         let lambda = if edges.is_empty() { 0.0 } else { need / (dp_violation + u * (rho - 1.0)) };
-        if !(lambda < 1.0) {
+        if lambda.is_nan() || lambda >= 1.0 {
             break;
         }
         let mixed = q.mapv(|v| (1.0 - lambda) * v + lambda * u);

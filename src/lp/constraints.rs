@@ -63,9 +63,9 @@ pub(crate) fn constraint_rows(constraints: &Constraints, n_obs: usize, n_out: us
         }
     }
     if let Some((sigma_y, sigma_out)) = constraints.reflection() {
-        for i in 0..n_obs {
-            for k in 0..n_out {
-                let (a, b) = (var(k, i), var(sigma_out[k], sigma_y[i]));
+        for (i, &mirror_i) in sigma_y.iter().enumerate() {
+            for (k, &mirror_k) in sigma_out.iter().enumerate() {
+                let (a, b) = (var(k, i), var(mirror_k, mirror_i));
                 if a < b {
                     both(&mut rows, ConstraintKind::Symmetric, vec![(a, 1.0), (b, -1.0)], 0.0);
                 }

@@ -660,7 +660,7 @@ fn check_carried(
     let derived = crate::certify::check_constraints(wanted, columns, total)
         .map_err(|breach| field("columns", format!("break the model's [constraints]: {breach}")))?;
     for (name, bound) in [("unbiased", derived.max_bias), ("fixed_point", derived.max_fixed_point_error)] {
-        if let Some(b) = bound.filter(|b| !(*b <= crate::certify::MAX_EQUALITY_ERROR)) {
+        if let Some(b) = bound.filter(|b| b.is_nan() || *b > crate::certify::MAX_EQUALITY_ERROR) {
             return Err(field(
                 "columns",
                 format!(

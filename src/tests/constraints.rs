@@ -169,9 +169,11 @@ fn each_constrained_optimum_agrees_with_an_independent_clarabel_lp() {
         // The unconstrained optimum on the same outputs (the unbiased case's outputs lie beyond
         // [0, 1], which only an unbiased design may list: its floor is then the plain program's
         // on the clipped outputs, not compared here).
-        let plain = (!lines.contains("unbiased"))
-            .then(|| lp_optimum(&binomial_with(k, 1.0, &outputs, ""), SolverChoice::Auto).bayes_risk)
-            .unwrap_or(0.0);
+        let plain = if lines.contains("unbiased") {
+            0.0
+        } else {
+            lp_optimum(&binomial_with(k, 1.0, &outputs, ""), SolverChoice::Auto).bayes_risk
+        };
         for solver in [SolverChoice::Auto, SolverChoice::Highs] {
             let s = lp_optimum(&model, solver);
             assert_close(s.bayes_risk, reference, lines);
@@ -295,9 +297,10 @@ fn a_hand_solved_two_by_two_with_each_constraint() {
         b <= e * a + t && a <= e * b + t && 1.0 - a <= e * (1.0 - b) + t && 1.0 - b <= e * (1.0 - a) + t
     };
     let z = [0.3, 0.7];
-    // (extra lines, feasibility, the model's lines)
+    // (the model's lines, the constraint's boundary lines αa + βb = γ, its feasible set)
+    type Line = (f64, f64, f64);
     type Feasible = Box<dyn Fn(f64, f64) -> bool>;
-    let cases: Vec<(&str, Vec<(f64, f64, f64)>, Feasible)> = vec![
+    let cases: Vec<(&str, Vec<Line>, Feasible)> = vec![
         ("monotone = true", vec![(-1.0, 1.0, 0.0)], Box::new(|a: f64, b: f64| b >= a - 1e-12)),
         ("symmetric = true", vec![(1.0, 1.0, 1.0)], Box::new(|a: f64, b: f64| (a + b - 1.0).abs() < 1e-12)),
         (
