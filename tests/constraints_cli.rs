@@ -53,6 +53,14 @@ fn impossible_constraints_are_refused_before_any_solve() {
             .replace("-1.0, -0.5, 0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0", "0.0, 0.25, 0.5, 1.0"),
     );
     assert_input_error(&ubapp(&["solve", model.to_str().unwrap()]), &["constraints.symmetric", "mirror"]);
+    // Unbiasedness at a tiny ε on outputs barely beyond [0, 1]: the LP is infeasible, said as
+    // the model's input to fix.
+    let (_d, model) = model_file(
+        &UNBIASED
+            .replace("epsilon = [1.0]", "epsilon = [0.01]")
+            .replace("-1.0, -0.5, 0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0", "-0.1, 0.0, 0.5, 1.0, 1.1"),
+    );
+    assert_input_error(&ubapp(&["solve", model.to_str().unwrap()]), &["constraints", "infeasible", "ε = 0.01"]);
     // Constraints with (ε, δ).
     let (_d, model) = model_file(&UNBIASED.replace("epsilon = [1.0]", "epsilon = [1.0]\ndelta = 0.01"));
     assert_input_error(&ubapp(&["solve", model.to_str().unwrap()]), &["constraints", "delta = 0"]);
