@@ -103,6 +103,7 @@ backends_agree! {
     backends_agree_on_bernoulli_k100_paper_grid: "bernoulli-k100-paper-grid";
     backends_agree_on_bernoulli_minimax_k30: "bernoulli-minimax-k30";
     backends_agree_on_click_through_exact: "click-through-exact";
+    backends_agree_on_count_unbiased_k10: "count-unbiased-k10";
     backends_agree_on_hospitals_5_parties: "hospitals-5-parties";
     backends_agree_on_prevalence_asymmetric_loss: "prevalence-asymmetric-loss";
     backends_agree_on_prevalence_imperfect_test: "prevalence-imperfect-test";
