@@ -53,6 +53,9 @@ pub enum Error {
     /// A comparison that cannot be run as asked (`compare`).
     #[error(transparent)]
     Compare(#[from] crate::compare::CompareError),
+    /// A `--shard` request, or shards given to `merge`, that cannot be used as given.
+    #[error(transparent)]
+    Sweep(#[from] crate::sweep::ShardError),
     /// A report that could not be drawn or encoded (`report`).
     #[error(transparent)]
     Report(#[from] crate::report::ReportError),
@@ -81,6 +84,7 @@ impl Error {
             Error::Solve(e) => e.is_input(),
             Error::Audit(e) => e.is_input(),
             Error::Compare(e) => e.is_input(),
+            Error::Sweep(e) => e.is_input(),
             Error::Certify(_) | Error::Report(_) | Error::Io { .. } => false,
         }
     }

@@ -63,10 +63,15 @@ enum Command {
         /// No progress on stderr (the results are printed as usual).
         #[arg(long, short)]
         quiet: bool,
+        /// Solve only slice I of N (0-based) of the ε list and write DIR/shard.json (--out DIR)
+        /// for `ubapp merge`, which joins the slices into this command's --json. `env` and `env/N`
+        /// take I (and N) from a job array's environment, as for `compare --shard`.
+        #[arg(long, value_name = "I/N|env|env/N", conflicts_with = "dry_run")]
+        shard: Option<String>,
     },
     /// Compare UBaPP with the baselines of the literature over ε and K: risk.csv, plots, table.
     Compare(cli::compare::Args),
-    /// Join the shards of a `compare --shard I/N` sweep into its risk.csv, plots and table.
+    /// Join the shards of a `compare --shard I/N` or `solve --shard I/N` sweep into the unsharded run's files and rows.
     Merge(cli::merge::Args),
     /// List the model files in a directory with a one-line description of each.
     Models {
@@ -178,9 +183,13 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(e),
     };
     let result: cli::CliResult<()> = match cli.command {
-        Command::Solve { model, eps, solver, json, out, dry_run, max_seconds, quiet } => {
+        Command::Solve { model, eps, solver, json, out, dry_run, max_seconds, quiet, shard } => {
             let flags = cli::solve::Flags { solver, json, dry_run, max_seconds, quiet };
-            cli::solve::run(&model, eps.as_deref(), out.as_deref(), flags).map_err(Into::into)
+            match shard {
+                Some(given) => cli::solve::run_shard(&model, eps.as_deref(), out.as_deref(), flags, &given),
+                None => cli::solve::run(&model, eps.as_deref(), out.as_deref(), flags),
+            }
+            .map_err(Into::into)
         }
         Command::Compare(args) => cli::compare::run(args).map_err(Into::into),
         Command::Merge(args) => cli::merge::run(args).map_err(Into::into),

@@ -18,6 +18,7 @@ const LAYERS: &[&str] = &[
     "baselines",
     "parties",
     "compare",
+    "sweep",
     "report",
     "python",
 ];

@@ -3,12 +3,14 @@
 
 use std::path::PathBuf;
 
-use ubapp::compare::parties::{compare_parties, validate_party_options, PartyOptions};
+use ubapp::compare::parties::{compare_parties, validate_party_options, PartyComparison, PartyOptions};
 use ubapp::compare::Method;
 use ubapp::model::Model;
 use ubapp::parties::RiskOptions;
 use ubapp::report::write_party_comparison;
 use ubapp::solve::SolverChoice;
+use ubapp::sweep::parties::party_shard;
+use ubapp::sweep::SHARD_FILE;
 use ubapp::{Error, Result};
 
 /// The `compare` flags, as the party comparison reads them (see `compare::Args`).
@@ -22,6 +24,7 @@ pub struct PartyArgs {
     pub delta: f64,
     pub parties: Option<Vec<u64>>,
     pub solver: SolverChoice,
+    pub shard: Option<String>,
 }
 
 /// Run the party comparison.
@@ -34,14 +37,36 @@ pub fn run(a: PartyArgs, model: Model) -> Result<()> {
     }
     let eps = a.eps.unwrap_or_else(|| model.epsilons().to_vec());
     validate_party_options(&eps, a.delta)?;
+    // Each M once, in the order given (a repeated M would repeat its rows).
+    let mut parties: Vec<u64> = Vec::new();
+    for m in a.parties.unwrap_or_else(|| vec![model.parties()]) {
+        if !parties.contains(&m) {
+            parties.push(m);
+        }
+    }
     let opts = PartyOptions {
         eps,
-        parties: a.parties.unwrap_or_else(|| vec![model.parties()]),
+        parties,
         delta: a.delta,
         seed: a.seed,
         solver: a.solver,
         risk: RiskOptions { seed: a.seed, ..RiskOptions::default() },
     };
+    if let Some(given) = &a.shard {
+        let (shard, dir) = super::compare::shard_and_dir(given, a.out.as_deref())?;
+        let file = party_shard(&model, &opts, a.methods.as_deref(), shard, &mut |line| eprintln!("{line}"))?;
+        file.write(dir)?;
+        let rows = file.rows();
+        eprintln!(
+            "wrote shard {}/{} ({} row(s)) to {}; join every shard's directory with `ubapp merge`",
+            shard.index,
+            shard.count,
+            rows.len(),
+            dir.join(SHARD_FILE).display()
+        );
+        print_party_comparison(&PartyComparison { rows, notes: Vec::new() }, a.json);
+        return Ok(());
+    }
     let mut cmp = compare_parties(&model, &opts, &mut |line| eprintln!("{line}"))?;
     if let Some(methods) = &a.methods {
         cmp.keep_methods(methods, &model);
@@ -50,9 +75,15 @@ pub fn run(a: PartyArgs, model: Model) -> Result<()> {
         let files = write_party_comparison(dir, &cmp, &model)?;
         eprintln!("wrote {} file(s) to {}", files.len(), dir.display());
     }
-    if a.json {
+    print_party_comparison(&cmp, a.json);
+    Ok(())
+}
+
+/// The party comparison's table (or `--json`) and its notes on stdout.
+pub fn print_party_comparison(cmp: &PartyComparison, json: bool) {
+    if json {
         outln!("{}", serde_json::to_string_pretty(&cmp).expect("rows serialise"));
-        return Ok(());
+        return;
     }
     outln!(
         "{:<22} {:>9} {:>8} {:>7} {:>7} {:>14} {:>14} {:>12}",
@@ -84,5 +115,4 @@ pub fn run(a: PartyArgs, model: Model) -> Result<()> {
     for n in &cmp.notes {
         outln!("note: {n}");
     }
-    Ok(())
 }

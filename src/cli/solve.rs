@@ -59,16 +59,16 @@ pub fn run(model_path: &Path, eps: Option<&[f64]>, out: Option<&Path>, flags: Fl
     let limits = ubapp::solve::Limits { seconds: max_seconds, ..Default::default() };
     let mut options = SolveOptions { solver, memory: memory_budget(), limits, ..SolveOptions::default() };
     let name_file = |e: Error| name_model_file(e, model_path);
+    let eps_list: Vec<f64> = eps.map_or_else(|| model.epsilons().to_vec(), <[f64]>::to_vec);
     if dry_run {
-        let est = estimate(&model, &options).map_err(name_file)?;
+        let est = estimate(&model, &eps_list, &options).map_err(name_file)?;
         print_estimate(&model, &est, n_eps, json);
         return Ok(());
     }
     // Bad input answers before the header: nothing on stdout for a refused run.
-    let eps_list: Vec<f64> = eps.map_or_else(|| model.epsilons().to_vec(), <[f64]>::to_vec);
     ubapp::solve::check_solve(&model, &eps_list, &options)?;
     // The same estimate as --dry-run: the header's sizes now, the time budget, the ETA.
-    let est = estimate(&model, &options).map_err(name_file)?;
+    let est = estimate(&model, &eps_list, &options).map_err(name_file)?;
     let estimated = est.seconds_per_eps * n_eps as f64;
     if !est.fits {
         return Err(name_file(Error::TooLarge(est.size_error())));
@@ -184,6 +184,63 @@ pub fn run(model_path: &Path, eps: Option<&[f64]>, out: Option<&Path>, flags: Fl
     Ok(())
 }
 
+/// `solve --shard`: solve the ε of one slice of the list and write `DIR/shard.json` (`out`, a
+/// directory here) for `ubapp merge`. The same checks as [`run`], before any work; the time
+/// budget is the slice's.
+pub fn run_shard(model_path: &Path, eps: Option<&[f64]>, out: Option<&Path>, flags: Flags, given: &str) -> Result<()> {
+    let Flags { solver, json, max_seconds, quiet, .. } = flags;
+    let (shard, dir) = super::compare::shard_and_dir(given, out)?;
+    if let Some(s) = max_seconds {
+        if !(s.is_finite() && s > 0.0) {
+            return Err(Error::argument("--max-seconds", format!("must be a number of seconds > 0 (got {s})")));
+        }
+    }
+    ubapp::report::check_report_dir(dir, "--out")?;
+    let model = Model::load(model_path)?;
+    let name_file = |e: Error| name_model_file(e, model_path);
+    let eps_list: Vec<f64> = eps.map_or_else(|| model.epsilons().to_vec(), <[f64]>::to_vec);
+    let limits = ubapp::solve::Limits { seconds: max_seconds, ..Default::default() };
+    let mut options = SolveOptions { solver, memory: memory_budget(), limits, ..SolveOptions::default() };
+    ubapp::solve::check_solve(&model, &eps_list, &options)?;
+    let mine = ubapp::sweep::solve::shard_eps(&eps_list, shard);
+    let est = estimate(&model, &mine, &options).map_err(name_file)?;
+    let estimated = est.seconds_per_eps * mine.len() as f64;
+    if !est.fits {
+        return Err(name_file(Error::TooLarge(est.size_error())));
+    }
+    if max_seconds.is_none() && estimated > DEFAULT_TIME_BUDGET_SECONDS {
+        let fields = est.fields.clone();
+        return Err(SolveError::TooSlow {
+            estimated_seconds: estimated,
+            limit_seconds: DEFAULT_TIME_BUDGET_SECONDS,
+            fields,
+        }
+        .into());
+    }
+    let shown = if json { Shown::Silent } else { Shown::for_stderr(quiet) };
+    if !matches!(shown, Shown::Silent) {
+        eprintln!("shard {}/{}: {} of the list's {} ε", shard.index, shard.count, mine.len(), eps_list.len());
+    }
+    let mut progress = SolveProgress::new(mine.len(), Some(estimated), shown);
+    options.progress = progress.handle();
+    let file = ubapp::sweep::solve::solve_shard(&model, &eps_list, options, shard, &mut |_| {}).map_err(name_file)?;
+    progress.finish();
+    file.write(dir)?;
+    let rows = file.rows();
+    if json {
+        outln!("{}", serde_json::to_string_pretty(&rows).expect("rows serialise"));
+    } else {
+        outln!(
+            "wrote shard {}/{} ({} row(s)) to {}; join every shard's directory with `ubapp merge`",
+            shard.index,
+            shard.count,
+            rows.len(),
+            dir.join(ubapp::sweep::SHARD_FILE).display()
+        );
+    }
+    Ok(())
+}
+
 /// An error about the model as a whole (its size, its costs) names the model's file.
 pub fn name_model_file(e: Error, model_path: &Path) -> Error {
     let origin = model_path.display().to_string();
@@ -281,7 +338,11 @@ fn print_estimate(model: &Model, est: &Estimate, n_eps: usize, json: bool) {
         est.size.variables,
         est.size.rows
     );
-    let how = if est.output_generation { ", by output generation" } else { "" };
+    let how = match (est.output_generation, est.restricted_outputs) {
+        (true, Some(n)) => format!(", by output generation (starting from {n} of {} outputs)", est.size.outputs),
+        (true, None) => ", by output generation".to_string(),
+        _ => String::new(),
+    };
     outln!("route: {} via {}{how} ({})", est.solvers.join(" then "), est.path, est.reason);
     let fits = if est.fits {
         "fits".to_string()

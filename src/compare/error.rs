@@ -62,9 +62,6 @@ pub enum CompareError {
         /// Its loss, as named in model files.
         loss: &'static str,
     },
-    /// A `--shard` request, or shards given to `merge`, that cannot be used as given.
-    #[error(transparent)]
-    Shard(#[from] super::ShardError),
 }
 
 impl CompareError {
@@ -79,8 +76,7 @@ impl CompareError {
             | CompareError::PartiesDoNotDivide { .. }
             | CompareError::TooFewCurvePoints { .. }
             | CompareError::UnsupportedFamily { .. }
-            | CompareError::UnsupportedLoss { .. }
-            | CompareError::Shard(_) => true,
+            | CompareError::UnsupportedLoss { .. } => true,
         }
     }
 }
