@@ -9,6 +9,7 @@ mod breadth_programs;
 mod chain_solver;
 #[cfg(all(feature = "clarabel", feature = "highs"))]
 mod constraints;
+mod estimate;
 #[cfg(feature = "highs")]
 mod exact_bound;
 mod mechanism_delta;
