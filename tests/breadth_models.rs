@@ -127,6 +127,7 @@ per_model! {
     breadth_click_through_solves_and_two_backends_agree: "click-through";
     breadth_click_through_exact_solves_and_two_backends_agree: "click-through-exact";
     breadth_click_through_robust_solves_and_two_backends_agree: "click-through-robust";
+    breadth_count_unbiased_k10_solves_and_two_backends_agree: "count-unbiased-k10";
     breadth_prevalence_asymmetric_loss_solves_and_two_backends_agree: "prevalence-asymmetric-loss";
     breadth_prevalence_imperfect_test_solves_and_two_backends_agree: "prevalence-imperfect-test";
     breadth_rare_events_poisson_cap3_solves_and_two_backends_agree: "rare-events-poisson-cap3";

@@ -63,7 +63,11 @@ fn assert_backends_agree(name: &str) {
             assert!(s.checks.max_column_error <= 1e-9, "{what}: column sums off by {}", s.checks.max_column_error);
             // The Bayes program's P meets the DP rows to 1e-9. HiGHS's internal row scaling of the
             // minimax epigraph rows loosens its effective tolerance (5e-9 seen at ε = 2): 1e-8 there.
-            let dp_tol = if s.checks.worst_case_risk.is_some() { 1e-8 } else { 1e-9 };
+            // A constrained LP writes each equality as two ≤ rows, which leaves an interior point
+            // without a strict interior there: good_lp's Clarabel (no regularisation ladder, no
+            // polish) meets the DP rows to 4e-9 on count-unbiased-k10 at ε = 2; 1e-8 there too.
+            let loose = s.checks.worst_case_risk.is_some() || !model.constraints().is_empty();
+            let dp_tol = if loose { 1e-8 } else { 1e-9 };
             if s.checks.delta == 0.0 {
                 assert!(s.checks.max_dp_violation <= dp_tol, "{what}: DP violated by {}", s.checks.max_dp_violation);
             } else {
@@ -103,6 +107,7 @@ backends_agree! {
     backends_agree_on_bernoulli_k100_paper_grid: "bernoulli-k100-paper-grid";
     backends_agree_on_bernoulli_minimax_k30: "bernoulli-minimax-k30";
     backends_agree_on_click_through_exact: "click-through-exact";
+    backends_agree_on_count_unbiased_k10: "count-unbiased-k10";
     backends_agree_on_hospitals_5_parties: "hospitals-5-parties";
     backends_agree_on_prevalence_asymmetric_loss: "prevalence-asymmetric-loss";
     backends_agree_on_prevalence_imperfect_test: "prevalence-imperfect-test";

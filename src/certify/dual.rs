@@ -38,7 +38,7 @@ pub(crate) fn exact_lagrangian_bound(problem: &Problem, mu: &[f64]) -> f64 {
                                                        // Minimax: the Bayes costs under the normalised least-favourable weights w (floats, summing to
                                                        // s ≈ 1): Σ_j w_j R_j(P) ≤ s·max_j R_j(P), so the minimax value is ≥ g_w / s.
     let weights: Option<Vec<f64>> = problem.program.risk_rows.as_ref().map(|w| {
-        let off = problem.n_rows() - n_obs - w.nrows();
+        let off = problem.constraint_row0() - n_obs - w.nrows();
         let mut wts: Vec<f64> = mu[off..].iter().map(|&m| clip(m)).collect();
         let total: f64 = wts.iter().sum();
         if total > 0.0 && total.is_finite() {
@@ -55,7 +55,24 @@ pub(crate) fn exact_lagrangian_bound(problem: &Problem, mu: &[f64]) -> f64 {
         incidence[a].push((2 * e, 2 * e + 1));
         incidence[b].push((2 * e + 1, 2 * e));
     }
+    // `[constraints]` rows Σ a·P ≤ b: their terms μ_r·a join the reduced costs (lower bounds,
+    // summed downwards), and −Σ_r μ_r b_r (each product rounded up before it is subtracted) the bound.
     let mut bound = 0.0f64;
+    let mut extra: Vec<f64> = Vec::new();
+    if let Some(rows) = &problem.program.constraints {
+        extra = vec![0.0; problem.n_p()];
+        let off = problem.constraint_row0() - n_obs;
+        for (row, &m) in rows.rows.iter().zip(&mu[off..]) {
+            let m = clip(m);
+            if m == 0.0 {
+                continue;
+            }
+            for &(v, a) in &row.terms {
+                extra[v] = next_down(extra[v] + next_down(m * a));
+            }
+            bound = next_down(bound - next_up(m * row.rhs));
+        }
+    }
     let mut reduced = vec![0.0f64; n_out];
     for i in 0..n_obs {
         // Lower bounds of the costs of column i.
@@ -75,6 +92,11 @@ pub(crate) fn exact_lagrangian_bound(problem: &Problem, mu: &[f64]) -> f64 {
                 for (k, r) in reduced.iter_mut().enumerate() {
                     *r = problem.cost[[i, k]];
                 }
+            }
+        }
+        if !extra.is_empty() {
+            for (k, r) in reduced.iter_mut().enumerate() {
+                *r = next_down(*r + extra[i * n_out + k]);
             }
         }
         bound = next_down(bound + column_minimum(&mut reduced, &incidence[i], mu, n_out, e_up, clip));

@@ -6,6 +6,7 @@
 //! This layer knows the neighbour relation and ε/δ only; what "cheapest" means (Bayes or
 //! worst-case risk) is the caller's pricing function.
 
+mod constrained;
 mod dual;
 pub(crate) mod exact;
 mod privacy;
@@ -14,6 +15,9 @@ pub(crate) mod repair;
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 
+pub(crate) use constrained::float_violation;
+pub(crate) use constrained::{check_constraints, MAX_EQUALITY_ERROR};
+pub use constrained::{ConstraintBreach, ConstraintCertificate};
 pub(crate) use dual::{exact_lagrangian_bound, objective_upper};
 pub(crate) use exact::PrivacyViolation;
 pub use privacy::{Privacy, PrivacyKind};
@@ -67,6 +71,8 @@ pub struct Repaired {
     pub objective: f64,
     /// Every method tried, with its objective.
     pub candidates: Vec<RepairCandidate>,
+    /// What the weights were checked to carry of the model's `[constraints]` (`None`: none).
+    pub constraints: Option<ConstraintCertificate>,
 }
 
 impl Repaired {
@@ -169,8 +175,15 @@ pub(crate) fn best_repair(
     for &method in RepairMethod::for_delta(delta) {
         match repair::repair_and_quantise_for(neighbours, eps, delta, p, DEFAULT_TOTAL, method) {
             Ok((columns, certificate, report)) => {
-                let mut release =
-                    Repaired { columns, total: DEFAULT_TOTAL, certificate, report, objective: 0.0, candidates: vec![] };
+                let mut release = Repaired {
+                    columns,
+                    total: DEFAULT_TOTAL,
+                    certificate,
+                    report,
+                    objective: 0.0,
+                    candidates: vec![],
+                    constraints: None,
+                };
                 release.objective = price(&release.probabilities());
                 candidates.push(RepairCandidate { method, bayes_risk: Some(release.objective) });
                 if best.as_ref().is_none_or(|b| release.objective < b.objective) {
@@ -195,4 +208,29 @@ pub(crate) fn best_repair(
             })),
         }),
     }
+}
+
+/// [`best_repair`] for a model with `[constraints]` (pure ε): the one repair that keeps them
+/// (`constrained::repair_constrained`), priced with `price`.
+pub(crate) fn best_repair_constrained(
+    neighbours: &Neighbours,
+    eps: f64,
+    constraints: &crate::model::Constraints,
+    p: &Array2<f64>,
+    price: &dyn Fn(&Array2<f64>) -> f64,
+) -> Result<Repaired, CertifyError> {
+    let (columns, certificate, report, carried) =
+        constrained::repair_constrained(neighbours, eps, constraints, p, DEFAULT_TOTAL)?;
+    let mut release = Repaired {
+        columns,
+        total: DEFAULT_TOTAL,
+        certificate,
+        report,
+        objective: 0.0,
+        candidates: vec![],
+        constraints: Some(carried),
+    };
+    release.objective = price(&release.probabilities());
+    release.candidates = vec![RepairCandidate { method: release.report.method, bayes_risk: Some(release.objective) }];
+    Ok(release)
 }

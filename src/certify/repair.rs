@@ -65,6 +65,9 @@ pub enum RepairMethod {
     MixMean,
     /// (ε, δ) only: P_t = (1 − t)P + t·(the uniform distribution over Θ̃).
     MixUniform,
+    /// `[constraints]` (pure ε): mixing with the uniform distribution, which keeps every
+    /// constraint's inequalities, then a rounding that keeps them exactly (`certify::constrained`).
+    ConstrainedMixUniform,
 }
 
 impl RepairMethod {
@@ -307,7 +310,7 @@ pub(crate) fn repair_and_quantise_delta(
 }
 
 /// What the input checks measured.
-struct InputMeasures {
+pub(super) struct InputMeasures {
     input_dp_violation: f64,
     input_delta_spent: Option<f64>,
     input_column_error: f64,
@@ -315,7 +318,7 @@ struct InputMeasures {
 }
 
 impl InputMeasures {
-    fn report(&self, method: RepairMethod, mixing_mass: f64, margin: f64, attempts: u32) -> RepairReport {
+    pub(super) fn report(&self, method: RepairMethod, mixing_mass: f64, margin: f64, attempts: u32) -> RepairReport {
         RepairReport {
             method,
             mixing_mass,
@@ -332,7 +335,7 @@ impl InputMeasures {
 /// Shapes, ε, total and finiteness; then refuse input further than [`MAX_INPUT_ERROR`] from a
 /// mechanism: its ratio violation (pure ε) or its δ spend beyond `delta` ((ε, δ)), column sums and
 /// negative entries.
-fn check_input(
+pub(super) fn check_input(
     neighbours: &Neighbours,
     eps: f64,
     p: &Array2<f64>,
@@ -384,7 +387,7 @@ fn check_input(
 
 /// Divide each column by its sum (columns summing to 0 are left alone; they cannot occur after the
 /// input checks).
-fn normalise_columns(q: &mut Array2<f64>) {
+pub(super) fn normalise_columns(q: &mut Array2<f64>) {
     for mut c in q.columns_mut() {
         let s = c.sum();
         if s > 0.0 {

@@ -16,6 +16,7 @@ const BUNDLED: &[(&str, &str)] = &[
     ("click-through-exact.toml", include_str!("../../models/click-through-exact.toml")),
     ("click-through-robust.toml", include_str!("../../models/click-through-robust.toml")),
     ("click-through.toml", include_str!("../../models/click-through.toml")),
+    ("count-unbiased-k10.toml", include_str!("../../models/count-unbiased-k10.toml")),
     ("hospitals-5-parties.toml", include_str!("../../models/hospitals-5-parties.toml")),
     ("prevalence-asymmetric-loss.toml", include_str!("../../models/prevalence-asymmetric-loss.toml")),
     ("prevalence-imperfect-test.toml", include_str!("../../models/prevalence-imperfect-test.toml")),

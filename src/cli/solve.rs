@@ -150,8 +150,11 @@ pub fn run(model_path: &Path, eps: Option<&[f64]>, out: Option<&Path>, flags: Fl
             } else {
                 eps_claim(m.certified_eps(), m.eps())
             };
+            let carried = m.constraints().map_or(String::new(), |c| {
+                format!("; carries the constraints {} (checked on its integer weights)", c.names.label())
+            });
             format!(
-                "wrote {}: {claim}, Bayes risk {:.10e} (repair and quantisation cost {:+.3e}, {:+.2e} relative){}",
+                "wrote {}: {claim}, Bayes risk {:.10e} (repair and quantisation cost {:+.3e}, {:+.2e} relative){}{carried}",
                 path.display(),
                 m.bayes_risk(),
                 cost,

@@ -54,8 +54,23 @@ pub fn run(args: Args) -> Result<()> {
             m.n_outputs(),
             m.bayes_risk()
         );
+        if let Some(c) = m.constraints() {
+            outln!("{}", constraints_sentence(c));
+        }
         outln!("model fingerprint {}", m.fingerprint());
         outln!("{}", checked.sentence());
     }
     Ok(())
+}
+
+/// What the weights carry of the model's `[constraints]`, as checked on load.
+fn constraints_sentence(c: &ubapp::mechanism::ConstraintCertificate) -> String {
+    let mut s = format!("constraints: {} (inequalities checked exactly on the integer weights", c.names.label());
+    if let Some(b) = c.max_bias {
+        s += &format!("; |E[θ̃ | y] − estimate| ≤ {b:.3e}");
+    }
+    if let Some(b) = c.max_fixed_point_error {
+        s += &format!("; |(P z)_k − z_k| ≤ {b:.3e}");
+    }
+    s + ")"
 }

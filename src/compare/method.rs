@@ -22,6 +22,7 @@ pub fn build(method: Method, model: &Model, eps: f64, opts: &BaselineOptions) ->
     let seed = opts.seed ^ (eps.to_bits().rotate_left(17)) ^ k;
     Ok(Some(match method {
         Method::Ubapp
+        | Method::UbappUnconstrained
         | Method::UbappLocal
         | Method::GeometricLocal
         | Method::GeometricShares

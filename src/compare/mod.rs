@@ -38,8 +38,8 @@ mod tests;
 pub use error::CompareError;
 pub use method::{build, Method};
 pub use rows::{
-    curves_csv, rows_csv, Comparison, CurveSeries, Curves, DpCheck, Heatmap, Note, PartyNote, Row, SolveNote,
-    TrialsReference,
+    curves_csv, rows_csv, Comparison, ConstraintsNote, CurveSeries, Curves, DpCheck, Heatmap, Note, PartyNote, Row,
+    SolveNote, TrialsReference,
 };
 
 pub use crate::baselines::BaselineOptions;
@@ -179,11 +179,22 @@ pub fn compare(model: &Model, opts: &CompareOptions, progress: &mut dyn FnMut(&s
         } else {
             Vec::new()
         };
+        // The price of `[constraints]`: the same model's optimum without them.
+        let free = match m.without_constraints().filter(|_| opts.methods.contains(&Method::UbappUnconstrained)) {
+            Some(free) => {
+                let free = free?;
+                progress(&format!("K = {k}: solving UBaPP without [constraints] for {} value(s) of ε", opts.eps.len()));
+                let solved = solve_model(&free, Some(&opts.eps), opts.solver)?;
+                Some((free, solved))
+            }
+            None => None,
+        };
         for (ei, &eps) in opts.eps.iter().enumerate() {
             step += 1;
             progress(&format!("[{step}/{steps}] K = {k}, ε = {eps}: evaluating {} method(s)", opts.methods.len()));
             let mut curves = Curves { eps, trials: k, thetas: thetas.clone(), series: Vec::new() };
-            for (est, note) in estimators(&m, eps, solutions.get(ei), opts)? {
+            let free_case = free.as_ref().map(|(f, s)| (f, &s[ei]));
+            for (est, note) in estimators(&m, eps, solutions.get(ei), free_case, opts)? {
                 let method = est.method();
                 if method == Method::Ubapp {
                     let outputs = m.outputs.values();
@@ -224,6 +235,7 @@ fn estimators(
     model: &Model,
     eps: f64,
     solution: Option<&Solution>,
+    unconstrained: Option<(&Model, &Solution)>,
     opts: &CompareOptions,
 ) -> Result<Vec<(Box<dyn Estimator>, Note)>> {
     let mut out: Vec<(Box<dyn Estimator>, Note)> = Vec::new();
@@ -231,13 +243,52 @@ fn estimators(
         match (method, solution) {
             (Method::Ubapp, Some(s)) => {
                 let release = Release::certify(model, s)?;
-                let note = ubapp_note(model, s, &release);
+                let mut note = ubapp_note(model, s, &release);
+                note.constraints = constraints_note(model, s);
                 out.push((Box::new(release), note));
+            }
+            (Method::UbappUnconstrained, _) => {
+                if let Some((free, s)) = unconstrained {
+                    let release = Release::certify(free, s)?;
+                    let note = ubapp_note(free, s, &release);
+                    out.push((Box::new(Unconstrained(release)), note));
+                }
             }
             _ => out.extend(build(method, model, eps, &opts.baseline)?.map(|e| (e, Note::default()))),
         }
     }
     Ok(out)
+}
+
+/// The `[constraints]` a UBaPP row carries and, for an unbiased design, how many outputs its
+/// optimum uses against Badanidiyuru et al.'s (NeurIPS 2023) bound of 2|Y|.
+fn constraints_note(model: &Model, solution: &Solution) -> Option<ConstraintsNote> {
+    let c = model.constraints();
+    if c.is_empty() {
+        return None;
+    }
+    let used = c.names.unbiased.then(|| {
+        solution.p.rows().into_iter().filter(|r| r.iter().any(|&x| x > crate::certify::repair::TRIM_LEVEL)).count()
+    });
+    Some(ConstraintsNote { label: c.names.label(), used_outputs: used, observations: solution.p.ncols() })
+}
+
+/// The unconstrained optimum's release, named as its own method.
+struct Unconstrained(Release);
+
+impl Estimator for Unconstrained {
+    fn method(&self) -> Method {
+        Method::UbappUnconstrained
+    }
+    fn privacy(&self) -> crate::eval::Privacy {
+        self.0.privacy()
+    }
+    fn release(&self, records: &[bool], rng: &mut dyn rand::Rng) -> f64 {
+        self.0.release(records, rng)
+    }
+    fn risk_at(&self, theta: f64) -> crate::eval::Risk {
+        self.0.risk_at(theta)
+    }
 }
 
 /// The UBaPP row's note: the solver status after our checks and the largest DP violation of P (for

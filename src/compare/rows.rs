@@ -67,6 +67,22 @@ pub struct Note {
     /// A party row of a model without a continuous prior on a line: no true risk.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_true_risk: bool,
+    /// A UBaPP row of a model with `[constraints]`: which it carries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub constraints: Option<ConstraintsNote>,
+}
+
+/// The `[constraints]` a UBaPP row's design carries.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConstraintsNote {
+    /// The constraints, in the model file's words (`monotone, unbiased`).
+    pub label: String,
+    /// Unbiased designs: the outputs the LP optimum uses (some entry > 1e-9).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub used_outputs: Option<usize>,
+    /// |Y|.
+    pub observations: usize,
 }
 
 /// The UBaPP solve behind a row.
@@ -162,6 +178,15 @@ impl fmt::Display for Note {
             )),
             None => {}
         }
+        if let Some(c) = &self.constraints {
+            parts.push(format!("constraints: {}", c.label));
+            if let Some(used) = c.used_outputs {
+                parts.push(format!(
+                    "the unbiased optimum uses {used} outputs (Badanidiyuru et al.: at most 2|Y| = {} are needed)",
+                    2 * c.observations
+                ));
+            }
+        }
         if self.no_true_risk {
             parts.push("no true risk for this model (no continuous prior on a line)".into());
         }
@@ -238,9 +263,46 @@ pub struct TrialsReference {
 }
 
 impl Comparison {
+    /// The price of a constrained design, one sentence per (ε, K): its certified Bayes risk over
+    /// the unconstrained optimum's on the same grids (`ubapp` over `ubapp-unconstrained`), and for
+    /// an unbiased design the outputs its optimum uses against the 2|Y| of Badanidiyuru et al.
+    /// (NeurIPS 2023). Empty without constraints.
+    pub fn constraint_prices(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for r in self.rows.iter().filter(|r| r.method == Method::Ubapp) {
+            let Some(c) = &r.note.constraints else { continue };
+            let free = self
+                .rows
+                .iter()
+                .find(|f| f.method == Method::UbappUnconstrained && f.eps == r.eps && f.trials == r.trials);
+            let mut s = match free {
+                Some(f) => format!(
+                    "constraints {} cost {:+.1} % Bayes risk over the unconstrained optimum at ε = {}, K = {} ({:.6e} against {:.6e})",
+                    c.label,
+                    100.0 * (r.bayes_risk / f.bayes_risk - 1.0),
+                    r.eps,
+                    r.trials,
+                    r.bayes_risk,
+                    f.bayes_risk
+                ),
+                None => format!("the ubapp row at ε = {}, K = {} carries the constraints {}", r.eps, r.trials, c.label),
+            };
+            if let Some(used) = c.used_outputs {
+                let bound = 2 * c.observations;
+                let relation =
+                    if used <= bound { "within" } else { "more than (the solver's optimum is not the sparsest one)" };
+                s += &format!(
+                    "; the unbiased optimum uses {used} outputs, {relation} the 2|Y| = {bound} that Badanidiyuru et al. (NeurIPS 2023) show suffice"
+                );
+            }
+            out.push(s);
+        }
+        out
+    }
+
     /// Sentences a reader of the table must see beside it (empty when there is nothing to say).
     pub fn caveats(&self) -> Vec<String> {
-        let mut out = Vec::new();
+        let mut out = self.constraint_prices();
         if self.objective == Objective::Minimax && self.rows.iter().any(|r| r.method == Method::Ubapp) {
             out.push(
                 "the model's objective is minimax: the ubapp design minimises the worst-case risk over the \

@@ -12,6 +12,9 @@ use serde::{Deserialize, Serialize};
 pub enum Method {
     /// The solved UBaPP LP.
     Ubapp,
+    /// The UBaPP optimum of the same model without its `[constraints]` (only for a model with
+    /// constraints): the UBaPP row's risk over this one's is the constraints' price.
+    UbappUnconstrained,
     /// LBaPP, raw.
     Lbapp,
     /// LBaPP clamped to [lower, upper].
@@ -54,8 +57,9 @@ pub enum Method {
 
 impl Method {
     /// Every method, in table order.
-    pub const ALL: [Method; 20] = [
+    pub const ALL: [Method; 21] = [
         Method::Ubapp,
+        Method::UbappUnconstrained,
         Method::Lbapp,
         Method::LbappClamped,
         Method::LaplaceCount,
@@ -81,6 +85,7 @@ impl Method {
     pub fn id(self) -> &'static str {
         match self {
             Method::Ubapp => "ubapp",
+            Method::UbappUnconstrained => "ubapp-unconstrained",
             Method::Lbapp => "lbapp",
             Method::LbappClamped => "lbapp-clamped",
             Method::LaplaceCount => "laplace-count",

@@ -28,6 +28,7 @@
 //! output grid (the optimum as ε → ∞), so the scaled optimum is ≥ 1 and solver tolerances, which
 //! are absolute, act relative to the risk rather than to raw costs of order 1e-5.
 
+mod constraints;
 mod costs;
 // The orbit LP is solved by the HiGHS backend only.
 #[cfg_attr(not(feature = "highs"), allow(dead_code))]
@@ -51,6 +52,7 @@ pub enum LpError {
     TooLarge(#[from] SizeError),
 }
 pub(crate) use crate::model::size_fields;
+pub(crate) use constraints::{constraint_row_count, constraint_rows, LpConstraints};
 pub(crate) use costs::cost_matrix;
 pub(crate) use symmetry::Symmetry;
 
@@ -81,9 +83,11 @@ pub(crate) struct Problem {
     pub symmetry: Option<Arc<Symmetry>>,
 }
 
-/// Extensions of the UBaPP LP: (ε, δ)-DP and the minimax objective.
+/// Extensions of the UBaPP LP: (ε, δ)-DP, the minimax objective and `[constraints]`.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Program {
+    /// `[constraints]`' rows (each `Σ a·P ≤ b`), after every other row; `None`: no constraints.
+    pub constraints: Option<Arc<LpConstraints>>,
     /// `Some(δ)`: the (ε, δ) program with auxiliary variables (`Some(0.0)` is pure ε in that
     /// formulation); `None`: the plain pure-ε rows.
     pub delta: Option<f64>,
@@ -100,12 +104,19 @@ impl Program {
         Program {
             delta: (model.delta > 0.0).then_some(model.delta),
             risk_rows: (model.objective == crate::model::Objective::Minimax).then(|| Arc::new(model.risk_matrix())),
+            constraints: (!model.constraints().is_empty()).then(|| {
+                let (n_obs, n_out) = (model.family().observation_count(), model.outputs().len());
+                Arc::new(LpConstraints {
+                    rows: constraint_rows(model.constraints(), n_obs, n_out),
+                    model: model.constraints().clone(),
+                })
+            }),
         }
     }
 
-    /// True for the paper's program (Bayes risk, pure ε, no extra variables).
+    /// True for the paper's program (Bayes risk, pure ε, no extra variables, no constraints).
     pub(crate) fn is_plain(&self) -> bool {
-        self.delta.is_none() && self.risk_rows.is_none()
+        self.delta.is_none() && self.risk_rows.is_none() && self.constraints.is_none()
     }
 }
 
@@ -175,6 +186,9 @@ impl Problem {
         if let Some(w) = &program.risk_rows {
             nnz += w.len() as u128 + w.nrows() as u128;
         }
+        if let Some(rows) = &program.constraints {
+            nnz += rows.rows.iter().map(|r| r.terms.len() as u128 + 1).sum::<u128>();
+        }
         // CSC (value + index) plus a factor 3 for the solver's own copies and factorisation.
         budget.check_dense(&[], 3 * (nnz * 16 + (2 * n_vars + 2 * n_dp + n_obs as u128) * 8 * 4))?;
         Ok(Problem::with_program(cost, neighbours, eps, program))
@@ -203,12 +217,22 @@ impl Problem {
         let n_dp = 2 * edges.len() * n_out;
         let n_delta_rows = if program.delta.is_some() { 2 * edges.len() } else { 0 };
         let n_mm = program.risk_rows.as_ref().map_or(0, |w| w.nrows());
-        let n_rows = n_obs + n_dp + n_delta_rows + n_mm;
+        let con_row0 = n_obs + n_dp + n_delta_rows + n_mm;
+        let no_rows = Vec::new();
+        let con_rows = program.constraints.as_deref().map_or(&no_rows, |c| &c.rows);
+        let n_rows = con_row0 + con_rows.len();
         let n_p = n_obs * n_out;
         let n_vars = n_p + if program.delta.is_some() { n_dp } else { 0 } + usize::from(n_mm > 0);
         let nnz = n_p + 4 * edges.len() * n_out;
         let scale = objective_scale(&cost);
         let mm_row0 = n_obs + n_dp + n_delta_rows;
+        // Each P variable's constraint rows, in increasing row order.
+        let mut con_of_var: Vec<Vec<(usize, f64)>> = vec![Vec::new(); if con_rows.is_empty() { 0 } else { n_p }];
+        for (r, row) in con_rows.iter().enumerate() {
+            for &(v, a) in &row.terms {
+                con_of_var[v].push((con_row0 + r, a));
+            }
+        }
         let mut indptr = Vec::with_capacity(n_vars + 1);
         let mut indices = Vec::with_capacity(nnz);
         let mut data = Vec::with_capacity(nnz);
@@ -234,6 +258,12 @@ impl Problem {
                             indices.push(mm_row0 + j);
                             data.push(x / scale);
                         }
+                    }
+                }
+                if let Some(entries) = con_of_var.get(i * n_out + k) {
+                    for &(r, a) in entries {
+                        indices.push(r);
+                        data.push(a);
                     }
                 }
                 indptr.push(indices.len());
@@ -317,6 +347,11 @@ impl Problem {
     /// Index of the first δ row (one per ordered neighbour pair), if the program has δ.
     fn delta_row0(&self) -> usize {
         self.n_eq() + self.n_dp_rows()
+    }
+
+    /// Index of the first `[constraints]` row (they come last).
+    pub(crate) fn constraint_row0(&self) -> usize {
+        self.n_rows() - self.program.constraints.as_ref().map_or(0, |c| c.rows.len())
     }
 
     /// Number of minimax rows (one per parameter grid point; 0 for the Bayes program).
@@ -405,7 +440,9 @@ impl Problem {
 
     /// Row bounds (lower, upper): equality rows are \[1, 1\], DP and minimax rows (−∞, 0], δ rows (−∞, δ].
     pub(crate) fn row_bounds(&self, r: usize) -> (f64, f64) {
-        if r < self.n_eq() {
+        if let Some(rows) = self.program.constraints.as_ref().filter(|_| r >= self.constraint_row0()) {
+            (f64::NEG_INFINITY, rows.rows[r - self.constraint_row0()].rhs)
+        } else if r < self.n_eq() {
             (1.0, 1.0)
         } else if let Some(delta) = self
             .program
@@ -477,7 +514,7 @@ impl Problem {
         let mut r = match &self.program.risk_rows {
             None => self.cost.t().to_owned(), // r[k, i]
             Some(w) => {
-                let off = self.n_rows() - n_obs - w.nrows();
+                let off = self.constraint_row0() - n_obs - w.nrows();
                 let mut wts: Vec<f64> = mu[off..].iter().map(|m| m.max(0.0)).collect();
                 let total: f64 = wts.iter().sum();
                 if total > 0.0 && total.is_finite() {
@@ -503,7 +540,20 @@ impl Problem {
         for (k, mut row) in r.rows_mut().into_iter().enumerate() {
             add_dp_terms(&mut row, &edges, mu, k, n_out, e_eps);
         }
-        let mut bound: f64 = r.columns().into_iter().map(|c| c.iter().copied().fold(f64::INFINITY, f64::min)).sum();
+        let mut constant = 0.0;
+        if let Some(rows) = &self.program.constraints {
+            // Σ_r μ_r (A_r P − b_r): the rows' terms join the reduced costs, −μ_r b_r the constant.
+            let off = self.constraint_row0() - n_obs;
+            for (row, &m) in rows.rows.iter().zip(&mu[off..]) {
+                let m = m.max(0.0);
+                for &(v, a) in &row.terms {
+                    r[[v % n_out, v / n_out]] += m * a;
+                }
+                constant -= m * row.rhs;
+            }
+        }
+        let mut bound: f64 =
+            constant + r.columns().into_iter().map(|c| c.iter().copied().fold(f64::INFINITY, f64::min)).sum::<f64>();
         if let Some(delta) = self.program.delta {
             let n_dp = self.n_dp_rows();
             for p in 0..2 * self.neighbours.edge_count() {

@@ -84,7 +84,10 @@ pub use release::Release;
 pub use trust::{DeploymentMode, REQUIRE_MODEL_ENV};
 
 use crate::certify::{exact, PrivacyViolation, Repaired};
-pub use crate::certify::{PrivacyCertificate, RepairCandidate, RepairMethod, RepairReport, DEFAULT_TOTAL, MAX_TOTAL};
+pub use crate::certify::{
+    ConstraintBreach, ConstraintCertificate, PrivacyCertificate, RepairCandidate, RepairMethod, RepairReport,
+    DEFAULT_TOTAL, MAX_TOTAL,
+};
 use crate::lp::{cost_matrix, MemoryBudget};
 use crate::model::{Model, ModelSpec};
 use crate::output::grid_json;
@@ -127,6 +130,10 @@ pub struct Provenance {
     /// (bayes_risk − dual_bound)/bayes_risk: how far the certified mechanism can be from optimal.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub optimality_gap: Option<f64>,
+    /// True when `dual_bound` was proven in directed rounding over the LP as stored (a theorem,
+    /// not a float estimate); absent in files written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dual_bound_exact: Option<bool>,
 }
 
 /// The solver that produced the float P.
@@ -152,6 +159,8 @@ pub struct Mechanism {
     /// Prefix sums per column, for the inverse CDF.
     cum: Vec<Vec<u64>>,
     bayes_risk: f64,
+    /// What the weights carry of the model's `[constraints]`, checked exactly (`None`: none).
+    constraints: Option<ConstraintCertificate>,
     /// Where it came from.
     pub provenance: Provenance,
 }
@@ -168,7 +177,7 @@ impl Mechanism {
         }
         let cost = cost_matrix(model, MemoryBudget::from_env())?;
         let price = |q: &Array2<f64>| (&cost.t() * q).sum();
-        let release = crate::certify::best_repair(&model.family.neighbours(), eps, model.delta, p, &price)?;
+        let release = repair_for_model(model, eps, p, &price)?;
         let lp_risk = price(p);
         Ok(Mechanism::from_release(model.clone(), release, &cost, lp_risk))
     }
@@ -182,7 +191,7 @@ impl Mechanism {
             Some(r) => r.clone(),
             None if solution.status.has_solution() => {
                 let price = |q: &Array2<f64>| (&cost.t() * q).sum();
-                crate::certify::best_repair(&model.family.neighbours(), solution.eps, model.delta, &solution.p, &price)?
+                repair_for_model(model, solution.eps, &solution.p, &price)?
             }
             None => {
                 return Err(
@@ -198,6 +207,7 @@ impl Mechanism {
         });
         m.provenance.dual_bound = solution.checks.dual_bound;
         m.provenance.optimality_gap = solution.checks.dual_bound.map(|d| (m.bayes_risk - d) / m.bayes_risk);
+        m.provenance.dual_bound_exact = solution.checks.dual_bound.map(|_| solution.checks.dual_bound_exact);
         m.provenance = m.provenance.finite_only();
         Ok(m)
     }
@@ -211,7 +221,10 @@ impl Mechanism {
             repair_candidates: release.candidates,
             ..Provenance::default()
         };
-        Mechanism::assemble(model, release.certificate, release.total, release.columns, bayes_risk, provenance)
+        let mut m =
+            Mechanism::assemble(model, release.certificate, release.total, release.columns, bayes_risk, provenance);
+        m.constraints = release.constraints;
+        m
     }
 
     /// Build from integer weights `columns[i][k]` at target `eps` and the model's δ, checking
@@ -220,9 +233,13 @@ impl Mechanism {
     pub fn from_weights(model: Model, eps: f64, total: u64, columns: Vec<Vec<u64>>) -> Result<Mechanism> {
         let cert = check_weights(&model, eps, model.delta, total, &columns)
             .map_err(|kind| ArtifactError::new(model.name().to_string(), kind))?;
+        let carried = check_carried(&model, &columns, total, None)
+            .map_err(|kind| ArtifactError::new(model.name().to_string(), kind))?;
         let cost = cost_matrix(&model, MemoryBudget::from_env())?;
         let risk = weights_risk(&cost, &columns, total);
-        Ok(Mechanism::assemble(model, cert, total, columns, risk, Provenance::default()))
+        let mut m = Mechanism::assemble(model, cert, total, columns, risk, Provenance::default());
+        m.constraints = carried;
+        Ok(m)
     }
 
     fn assemble(
@@ -234,7 +251,22 @@ impl Mechanism {
         provenance: Provenance,
     ) -> Mechanism {
         let cum = columns.iter().map(|c| sampler::prefix_sums(c)).collect();
-        Mechanism { model, cert, total, columns, cum, bayes_risk, provenance: provenance.finite_only() }
+        Mechanism {
+            model,
+            cert,
+            total,
+            columns,
+            cum,
+            bayes_risk,
+            constraints: None,
+            provenance: provenance.finite_only(),
+        }
+    }
+
+    /// What the weights were checked to carry of the model's `[constraints]`: the inequalities
+    /// exactly, the equalities' proven largest deviation (`None`: the model has none).
+    pub fn constraints(&self) -> Option<&ConstraintCertificate> {
+        self.constraints.as_ref()
     }
 
     /// The model it was designed for.
@@ -348,6 +380,7 @@ impl Mechanism {
             observations: grid_json(&self.model.family.observations()),
             total: self.total,
             columns: self.columns.clone(),
+            constraints: self.constraints,
             provenance: self.provenance.clone(),
         }
     }
@@ -474,9 +507,12 @@ impl Mechanism {
                 ),
             ));
         }
+        let carried = check_carried(&model, &file.columns, file.total, Some(file.constraints))?;
         // Last, so that an edit the checks above name precisely is reported as such.
         trust::check_stored_fingerprint(&model, file.model_fingerprint.as_deref())?;
-        Ok(Mechanism::assemble(model, cert, file.total, file.columns, risk, file.provenance))
+        let mut m = Mechanism::assemble(model, cert, file.total, file.columns, risk, file.provenance);
+        m.constraints = carried;
+        Ok(m)
     }
 
     /// Read and verify a mechanism file (input errors name the file).
@@ -576,8 +612,99 @@ struct MechanismFile {
     observations: Value,
     total: u64,
     columns: Vec<Vec<u64>>,
+    /// The `[constraints]` the weights carry and the equalities' proven deviation; absent for a
+    /// model without constraints (and in files written before they existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    constraints: Option<ConstraintCertificate>,
     #[serde(default)]
     provenance: Provenance,
+}
+
+/// The repair a model's float P gets: every method for its δ, or the one that keeps its
+/// `[constraints]`.
+fn repair_for_model(
+    model: &Model,
+    eps: f64,
+    p: &Array2<f64>,
+    price: &dyn Fn(&Array2<f64>) -> f64,
+) -> std::result::Result<Repaired, crate::certify::CertifyError> {
+    let neighbours = model.family.neighbours();
+    if model.constraints().is_empty() {
+        crate::certify::best_repair(&neighbours, eps, model.delta, p, price)
+    } else {
+        crate::certify::best_repair_constrained(&neighbours, eps, model.constraints(), p, price)
+    }
+}
+
+/// The model's `[constraints]` checked on the weights: the inequalities exactly, the
+/// equalities' deviation bounded and, when the file records a certificate (`recorded`), its
+/// constraints equal to the model's and its stated bounds no smaller than the re-derived ones.
+/// `recorded` is `None` for weights that come with no file.
+fn check_carried(
+    model: &Model,
+    columns: &[Vec<u64>],
+    total: u64,
+    recorded: Option<Option<ConstraintCertificate>>,
+) -> std::result::Result<Option<ConstraintCertificate>, ArtifactErrorKind> {
+    let field = |field: &str, problem: String| ArtifactErrorKind::Field { field: field.to_string(), problem };
+    let wanted = model.constraints();
+    let stated = recorded.flatten();
+    if wanted.is_empty() {
+        return match stated.filter(|c| !c.names.is_empty()) {
+            Some(c) => {
+                Err(field("constraints", format!("records {} but the embedded model states none", c.names.label())))
+            }
+            None => Ok(None),
+        };
+    }
+    let derived = crate::certify::check_constraints(wanted, columns, total)
+        .map_err(|breach| field("columns", format!("break the model's [constraints]: {breach}")))?;
+    for (name, bound) in [("unbiased", derived.max_bias), ("fixed_point", derived.max_fixed_point_error)] {
+        if let Some(b) = bound.filter(|b| b.is_nan() || *b > crate::certify::MAX_EQUALITY_ERROR) {
+            return Err(field(
+                "columns",
+                format!(
+                    "break the model's [constraints]: {name} deviates by up to {b:.3e} (at most {:e} is released)",
+                    crate::certify::MAX_EQUALITY_ERROR
+                ),
+            ));
+        }
+    }
+    if let Some(recorded) = recorded {
+        let Some(stated) = recorded else {
+            return Err(field(
+                "constraints",
+                format!("is missing: the embedded model states {}", wanted.names.label()),
+            ));
+        };
+        if stated.names != wanted.names {
+            return Err(field(
+                "constraints",
+                format!("records {} but the embedded model states {}", stated.names.label(), wanted.names.label()),
+            ));
+        }
+        for (name, claimed, actual) in [
+            ("constraints.max_bias", stated.max_bias, derived.max_bias),
+            ("constraints.max_fixed_point_error", stated.max_fixed_point_error, derived.max_fixed_point_error),
+        ] {
+            match (claimed, actual) {
+                (Some(c), Some(a)) if c >= a => {}
+                (None, None) => {}
+                (c, a) => {
+                    return Err(field(
+                        name,
+                        format!(
+                            "= {} claims less than the weights show (a deviation of up to {})",
+                            c.map_or("nothing".into(), |v| format!("{v:e}")),
+                            a.map_or("nothing".into(), |v| format!("{v:e}"))
+                        ),
+                    ))
+                }
+            }
+        }
+        return Ok(Some(stated));
+    }
+    Ok(Some(derived))
 }
 
 /// Shape, totals and the exact certificate at (eps, delta); δ = 0 is the pure-ε check.

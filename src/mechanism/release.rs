@@ -176,7 +176,17 @@ impl Release {
             "kind": self.kind(),
             "total": match self { Release::Dense(d) => Some(d.total()), Release::Compact(_) => None },
             "fingerprint": self.fingerprint(),
+            "constraints": self.constraints(),
         })
+    }
+
+    /// What a dense release's weights carry of its model's `[constraints]`, checked exactly on
+    /// load (`None` for a model without constraints and for the compact form, which has none).
+    pub fn constraints(&self) -> Option<&crate::certify::ConstraintCertificate> {
+        match self {
+            Release::Dense(m) => m.constraints(),
+            Release::Compact(_) => None,
+        }
     }
 
     /// The kind: `dense` or `geometric-remap`.

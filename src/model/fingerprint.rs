@@ -114,6 +114,14 @@ impl Model {
         if self.delta != trusted.delta {
             return Some(format!("delta: {} here, {} in the trusted model", self.delta, trusted.delta));
         }
+        if self.constraints != trusted.constraints {
+            let (here, there) = (self.constraints.names, trusted.constraints.names);
+            return Some(if here == there {
+                format!("constraints: {} in both, with different data (estimate or fixed_point)", here.label())
+            } else {
+                format!("constraints: {} here, {} in the trusted model", here.label(), there.label())
+            });
+        }
         None
     }
 }

@@ -88,6 +88,13 @@ pub(super) fn inline_csv_files(spec: &mut ModelSpec, base: Option<&Path>) -> Res
             }
         }
     }
+    if let Some(super::spec::FixedPointSpec { values: values @ None, file }) = &mut spec.constraints.fixed_point {
+        if let Some(f) = file.take() {
+            let path = resolve(&f, "constraints.fixed_point.file")?;
+            *values = Some(csv::read_vector(&path, "constraints.fixed_point.file")?);
+            origin("constraints.fixed_point.values".into(), &path, "constraints.fixed_point.file");
+        }
+    }
     if let LossSpec::Matrix { values: values @ None, file } = &mut spec.loss {
         if let Some(f) = file.take() {
             let path = resolve(&f, "loss.file")?;

@@ -1,6 +1,7 @@
 //! What the user specifies: a model file parsed ([`spec`]) and validated into a [`Model`] whose
 //! grids, prior weights, observation family, loss and neighbour relation are ready to use.
 
+mod constraints;
 pub(crate) mod csv;
 mod error;
 pub(crate) mod exact;
@@ -20,6 +21,7 @@ use std::sync::Arc;
 
 use ndarray::Array2;
 
+pub use constraints::{ConstraintNames, Constraints};
 pub use exact::ExactBetaBinomial;
 pub use family::Family;
 pub use fingerprint::is_fingerprint;
@@ -80,6 +82,8 @@ pub struct Model {
     pub(crate) files: Vec<std::path::PathBuf>,
     /// M, the number of parties (1: one data holder); `family` describes one party's records.
     pub(crate) parties: u64,
+    /// `[constraints]`: rows the LP carries beyond the paper's program.
+    pub(crate) constraints: Constraints,
 }
 
 /// Largest grid we accept before even estimating memory (guards `usize` arithmetic).
@@ -143,7 +147,9 @@ impl Model {
         }
         let loss = loss(&spec.loss, exact.is_some(), &theta, &outputs, &src)?;
         let parties = parties(&spec)?;
+        let constraints = constraints::constraints(&spec, &family, &outputs, objective, (p.lower, p.upper))?;
         Ok(Model {
+            constraints,
             parties,
             epsilons: spec.epsilon.clone(),
             theta,
@@ -273,7 +279,32 @@ impl Model {
     /// True for the paper's program: Bayes risk, pure ε (no δ, not minimax). Cheap: it reads
     /// the model's settings and builds nothing.
     pub fn is_plain_program(&self) -> bool {
-        self.delta == 0.0 && self.objective == Objective::Bayes
+        self.delta == 0.0 && self.objective == Objective::Bayes && self.constraints.is_empty()
+    }
+
+    /// The same model without `[constraints]`, its output grid clamped to [lower, upper] (an
+    /// unbiased design may list outputs beyond it). For a loss that grows with |θ − θ̃| (squared,
+    /// absolute) clamping a release never raises its loss, so the unconstrained optimum is the
+    /// same on the clamped grid as on the original one. `None` when the model has no constraints.
+    pub fn without_constraints(&self) -> Option<Result<Model>> {
+        if self.constraints.is_empty() {
+            return None;
+        }
+        let mut spec = self.spec.clone();
+        spec.constraints = spec::ConstraintsSpec::default();
+        let (lo, hi) = (spec.parameter.lower, spec.parameter.upper);
+        if let OutputGridSpec::Own(GridSpec::Explicit { values: Some(values), .. }) = &mut spec.output.grid {
+            let mut clamped: Vec<f64> = values.iter().map(|v| v.clamp(lo, hi)).collect();
+            clamped.sort_by(f64::total_cmp);
+            clamped.dedup();
+            *values = clamped;
+        }
+        Some(Model::from_inline_spec(spec))
+    }
+
+    /// `[constraints]`, validated (empty when the model has none).
+    pub fn constraints(&self) -> &Constraints {
+        &self.constraints
     }
 
     /// The CSV files its spec named, as read (empty for a spec with its data inline).
@@ -323,9 +354,11 @@ impl Model {
 }
 
 /// Build a grid of the given kind for the parameter space; `field` names it in errors.
+#[allow(clippy::too_many_arguments)]
 fn build_grid(
     g: &GridSpec,
     field: &str,
+    beyond_interval: bool,
     space: Space,
     lower: f64,
     upper: f64,
@@ -400,10 +433,15 @@ fn build_grid(
                     if g.dim() != 1 {
                         bail_field!(format!("{field}"), "expected one-dimensional points, found {} columns", g.dim());
                     }
-                    if let Some(x) = g.values().into_iter().find(|&x| x < lower || x > upper) {
+                    if let Some(x) = g.values().into_iter().find(|&x| !beyond_interval && (x < lower || x > upper)) {
                         bail_field!(
                             format!("{field}"),
-                            "point {x} lies outside [parameter.lower, parameter.upper] = [{lower}, {upper}]"
+                            "point {x} lies outside [parameter.lower, parameter.upper] = [{lower}, {upper}]{}",
+                            if field == "output.grid" {
+                                " (only an unbiased design, constraints.unbiased = true, may release beyond it)"
+                            } else {
+                                ""
+                            }
                         );
                     }
                 }
@@ -700,7 +738,7 @@ fn grids(
             exact = Some(ExactBetaBinomial { a, b, trials });
             None
         }
-        g => Some(build_grid(g, "parameter.grid", space, p.lower, p.upper, &p.prior, src)?),
+        g => Some(build_grid(g, "parameter.grid", false, space, p.lower, p.upper, &p.prior, src)?),
     };
     // The output grid.
     let outputs = match &spec.output.grid {
@@ -708,7 +746,9 @@ fn grids(
         OutputGridSpec::Own(GridSpec::Exact) => {
             bail_field!("output.grid", "kind = \"exact\" applies to the parameter grid only")
         }
-        OutputGridSpec::Own(g) => build_grid(g, "output.grid", space, p.lower, p.upper, &p.prior, src)?,
+        OutputGridSpec::Own(g) => {
+            build_grid(g, "output.grid", spec.constraints.unbiased, space, p.lower, p.upper, &p.prior, src)?
+        }
     };
     let theta = theta.unwrap_or_else(|| outputs.clone());
     if let (Space::Table, ObservationSpec::Table { .. }) = (space, &spec.observation) {

@@ -44,6 +44,58 @@ pub struct ModelSpec {
     /// (absent: one data holder).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parties: Option<PartiesSpec>,
+    /// Shape and accuracy constraints on the mechanism (absent: none), each a set of linear rows
+    /// added to the LP (docs/constraints.md).
+    #[serde(default, skip_serializing_if = "ConstraintsSpec::is_empty")]
+    pub constraints: ConstraintsSpec,
+}
+
+/// `[constraints]`: properties the released mechanism must have, each linear in P (Cormode,
+/// Kulkarni & Srivastava, ICDE 2018; Badanidiyuru et al., NeurIPS 2023; Kohli & Laskowski,
+/// PoPETs 2026). All default to off.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConstraintsSpec {
+    /// Each column's release distribution stochastically increasing in y along Y's order: for
+    /// every threshold t, Pr(θ̃ ≥ θ̃_t | y) is nondecreasing in y.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub monotone: bool,
+    /// Invariant under the binomial family's reflection y ↦ K − y, θ̃ ↦ 1 − θ̃.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub symmetric: bool,
+    /// Where y's estimate is an output, that output is y's most likely release.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub honest: bool,
+    /// E[θ̃ | y] equals y's estimate for every y.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unbiased: bool,
+    /// y's estimate, one per observation in Y's order (default: the family's natural estimate,
+    /// y/K for the binomial and y/N for the poisson family); used by `honest` and `unbiased`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimate: Option<Vec<f64>>,
+    /// P z = z for a stated distribution z over Y (one weight per observation, normalised): the
+    /// mechanism preserves z; needs outputs equal to the estimates of Y, in order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fixed_point: Option<FixedPointSpec>,
+}
+
+impl ConstraintsSpec {
+    /// True when no constraint is asked for.
+    pub fn is_empty(&self) -> bool {
+        *self == ConstraintsSpec::default()
+    }
+}
+
+/// `fixed_point = { file = "z.csv" }` or `{ values = [...] }`: the distribution z over Y.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FixedPointSpec {
+    /// Inline weights, one per observation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<Vec<f64>>,
+    /// CSV file of weights (one per line, path relative to the model file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
 }
 
 /// `[parties]`: M parties, each holding its own records of `[observation]`'s family (so M times

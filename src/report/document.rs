@@ -478,5 +478,11 @@ pub(crate) fn in_words(model: &Model) -> Vec<String> {
             Objective::Minimax => "minimax (least worst-case risk over the parameter grid)",
         }
     ));
+    if !model.constraints().is_empty() {
+        words.push(format!(
+            "Constraints: {} — the design is the least-risk one among the ε-DP mechanisms that meet them (docs/constraints.md).",
+            model.constraints().names.label()
+        ));
+    }
     words
 }

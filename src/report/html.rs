@@ -78,10 +78,12 @@ fn best_table(cases: &[(String, Vec<&Row>)], case_header: &str) -> String {
         "<table><tr><th class=\"l\">{case_header}</th><th class=\"l\">best method</th><th>its Bayes risk</th><th class=\"l\">runner-up</th><th>ubapp's Bayes risk</th><th>ubapp's rank</th></tr>\n"
     );
     let mut off_grid = false;
+    let mut constrained = false;
     for (case, rows) in cases {
         let Some(best) = rows.first() else { continue };
         let runner = rows.get(1).map_or("-".to_string(), |r| format!("{} ({:.3e})", r.method, r.bayes_risk));
         let ubapp = rows.iter().find(|r| r.method == crate::compare::Method::Ubapp);
+        constrained |= ubapp.is_some_and(|u| u.note.constraints.is_some());
         let (u_risk, u_rank) = match ubapp {
             Some(u) => {
                 // Equal risks (to 1e-9 relative: the same mechanism found twice) share a rank.
@@ -105,7 +107,13 @@ fn best_table(cases: &[(String, Vec<&Row>)], case_header: &str) -> String {
         );
     }
     s.push_str("</table>\n");
-    if off_grid {
+    if off_grid && constrained {
+        s.push_str(
+            "<p class=\"warn\">Where a method ranks above ubapp: ubapp here is the optimum among ε-DP mechanisms on the \
+             output grid that also meet the model's [constraints]; the other methods (ubapp-unconstrained among them) \
+             need not meet them, and the difference is the constraints' price (below).</p>\n",
+        );
+    } else if off_grid {
         s.push_str(
             "<p class=\"warn\">Where a method ranks above ubapp: ubapp is the optimum among ε-DP mechanisms that \
              release one of the output grid's values; a method that releases a real number off that grid (a posterior \
@@ -187,7 +195,15 @@ pub(crate) fn comparison_index(cmp: &Comparison, files: &[String], model: &Model
     let header = if several_k { "K, ε" } else { "ε" };
     let _ = writeln!(s, "<h2>Best method per {}</h2>", if several_k { "K and ε" } else { "ε" });
     s.push_str(&best_table(&cases, header));
-    for c in cmp.caveats() {
+    let prices = cmp.constraint_prices();
+    if !prices.is_empty() {
+        s.push_str("<h2>The price of the constraints</h2>\n<ul>\n");
+        for p in &prices {
+            let _ = writeln!(s, "<li>{}</li>", escape(p));
+        }
+        s.push_str("</ul>\n");
+    }
+    for c in cmp.caveats().into_iter().filter(|c| !prices.contains(c)) {
         let _ = writeln!(s, "<p class=\"warn\">{}</p>", escape(&c));
     }
     let captions = super::plot::comparison_captions(cmp);

@@ -133,7 +133,14 @@ impl Assessment {
         let objective = problem.objective_value(&p);
         let delta = problem.program.delta.unwrap_or(0.0);
         let price = |q: &Array2<f64>| problem.objective_value(q);
-        let release = best_repair(&problem.neighbours, problem.eps, delta, &p, &price).ok();
+        let release = match &problem.program.constraints {
+            None => best_repair(&problem.neighbours, problem.eps, delta, &p, &price).ok(),
+            Some(c) => {
+                crate::certify::best_repair_constrained(&problem.neighbours, problem.eps, &c.model, &p, &price).ok()
+            }
+        };
+        let constraint_violation =
+            problem.program.constraints.as_ref().map_or(0.0, |c| crate::certify::float_violation(&c.model, &p));
         let certified_objective = release.as_ref().map(|r| r.objective);
         let dual_bound = raw.dp_multipliers.as_ref().map(|mu| {
             let mu: Vec<f64> = mu.iter().map(|m| m * problem.scale).collect();
@@ -147,7 +154,7 @@ impl Assessment {
             None => residuals.is_private(),
             Some(d) => delta_spent <= d + FEASIBILITY_TOLERANCE,
         };
-        let feasible = private && residuals.is_distribution();
+        let feasible = private && residuals.is_distribution() && constraint_violation <= FEASIBILITY_TOLERANCE;
         let confirmed = feasible && relative_gap.is_none_or(|g| g <= CHECK_TOLERANCE);
         let checks = Checks {
             max_dp_violation: residuals.max_dp_violation,

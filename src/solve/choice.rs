@@ -203,7 +203,15 @@ impl Route {
                 if backends.is_empty() {
                     return Err(SolveError::NoBackend);
                 }
-                let reason = if graph {
+                let reason = if !model.constraints().is_empty() {
+                    // Output generation, the orbit LP and the polish are for the plain program
+                    // only (`Program::is_plain`): the constrained LP is solved whole.
+                    if graph {
+                        "auto: [constraints] rows, so the whole LP (no chain solver, output generation, orbit LP or polish), HiGHS interior point first, then Clarabel"
+                    } else {
+                        "auto: [constraints] rows, so the whole LP (no chain solver, output generation, orbit LP or polish), Clarabel first, then HiGHS"
+                    }
+                } else if graph {
                     "auto: an explicit neighbour graph, so HiGHS interior point first, then Clarabel"
                 } else {
                     "auto: a banded neighbour relation, so Clarabel first, then HiGHS"
@@ -212,7 +220,7 @@ impl Route {
             }
             SolverChoice::Chain if !plain => Err(SolveError::NotApplicable {
                 choice,
-                requirement: "solves the plain Bayes program only (no delta, objective = \"bayes\")",
+                requirement: "solves the plain Bayes program only (no delta, objective = \"bayes\", no [constraints])",
                 model: model.name().to_string(),
             }),
             SolverChoice::Chain if !chain => Err(SolveError::NotApplicable {

@@ -206,7 +206,8 @@ pub(crate) fn estimate_route(
         outputs: n_out as usize,
         observations: n_obs as usize,
         variables: n_vars.min(usize::MAX as u128) as usize,
-        rows: (n_obs + n_dp).min(usize::MAX as u128) as usize,
+        rows: (n_obs + n_dp + crate::lp::constraint_row_count(model.constraints(), n_obs, n_out))
+            .min(usize::MAX as u128) as usize,
     };
     let (path, memory_bytes, seconds, solvers) = match route {
         Route::Chain { .. } if chain::takes_compact(model, options.memory) => {

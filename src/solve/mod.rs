@@ -196,7 +196,8 @@ pub fn solve_model_each(
                         )?;
                         problem.symmetry = symmetry.clone().flatten();
                         let assembly = cost_seconds + t.elapsed().as_secs_f64();
-                        let s = solve_lp(&problem, backends, reason, &options, assembly)?;
+                        let s = solve_lp(&problem, backends, reason, &options, assembly)
+                            .map_err(|e| infeasible_constraints(e, model, eps))?;
                         each(&s);
                         Ok(s)
                     })
@@ -208,6 +209,23 @@ pub fn solve_model_each(
         Error::TooLarge(size) => Error::TooLarge(size.with_fields(fields())),
         other => other,
     })
+}
+
+/// Every backend found a constrained model's LP infeasible: the model's input to fix (its
+/// `[constraints]` at this ε and output grid), not a solver failure.
+fn infeasible_constraints(e: Error, model: &Model, eps: f64) -> Error {
+    match e {
+        Error::Solve(SolveError::NoSolution { status: Status::Infeasible, .. }) if !model.constraints().is_empty() => {
+            Error::Model(crate::model::ModelError::invalid(
+                "constraints",
+                format!(
+                    "{} cannot be met at ε = {eps} on this output grid (the LP is infeasible): widen output.grid, raise ε or drop a constraint",
+                    model.constraints().names.label()
+                ),
+            ))
+        }
+        other => other,
+    }
 }
 
 /// The check of a list of privacy levels given for a solve (finite, > 0, at least one), as an

@@ -34,7 +34,7 @@ fn minimax_has_smaller_worst_case_and_larger_bayes_risk_than_bayes() {
                 Arc::new(cost_matrix(&bayes_model, crate::lp::MemoryBudget::available()).unwrap()),
                 bayes_model.family.neighbours(),
                 b.eps,
-                Program { delta: None, risk_rows: Some(w.clone()) },
+                Program { risk_rows: Some(w.clone()), ..Program::default() },
             );
             let bayes_worst = probe.objective_value(&b.p);
             let mm_worst = m.checks.worst_case_risk.unwrap();
@@ -76,7 +76,7 @@ fn delta_zero_reproduces_pure_eps_and_larger_delta_never_hurts() {
         let pure = solve_problem(&Problem::new(cost.clone(), m.family.neighbours(), eps), solver).unwrap();
         let mut last = f64::INFINITY;
         for delta in [0.0, 1e-4, 1e-3, 1e-2, 0.05, 0.2] {
-            let program = Program { delta: Some(delta), risk_rows: None };
+            let program = Program { delta: Some(delta), ..Program::default() };
             let pb = Problem::with_program(cost.clone(), m.family.neighbours(), eps, program);
             let s = solve_problem(&pb, solver).unwrap();
             assert_eq!(s.status, Status::Optimal, "ε = {eps}, δ = {delta}: gap {:?}", s.checks.relative_gap);
@@ -213,9 +213,9 @@ fn lagrangian_bounds_of_the_extended_programs_hold_for_arbitrary_multipliers() {
     let solver = highs();
     let mut rng = StdRng::seed_from_u64(3);
     for program in [
-        Program { delta: Some(0.01), risk_rows: None },
-        Program { delta: None, risk_rows: Some(w.clone()) },
-        Program { delta: Some(0.02), risk_rows: Some(w.clone()) },
+        Program { delta: Some(0.01), ..Program::default() },
+        Program { risk_rows: Some(w.clone()), ..Program::default() },
+        Program { delta: Some(0.02), risk_rows: Some(w.clone()), ..Program::default() },
     ] {
         let pb = Problem::with_program(cost.clone(), m.family.neighbours(), 0.7, program);
         let s = solve_problem(&pb, solver).unwrap();

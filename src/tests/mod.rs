@@ -7,6 +7,8 @@ mod common;
 mod breadth_families;
 mod breadth_programs;
 mod chain_solver;
+#[cfg(all(feature = "clarabel", feature = "highs"))]
+mod constraints;
 mod estimate;
 #[cfg(feature = "highs")]
 mod exact_bound;
