@@ -7,9 +7,11 @@
 use std::path::PathBuf;
 
 pub use crate::certify::CertifyError;
+pub use crate::guard::ArgumentError;
 pub use crate::lp::{LpError, SizeError};
 pub use crate::mechanism::{ArtifactError, AuditError};
 pub use crate::model::ModelError;
+pub use crate::output::OutputError;
 pub use crate::solve::SolveError;
 
 /// Everything that can go wrong in `ubapp`.
@@ -56,6 +58,21 @@ pub enum Error {
     /// A report that could not be drawn or encoded (`report`).
     #[error(transparent)]
     Report(#[from] crate::report::ReportError),
+}
+
+impl From<ArgumentError> for Error {
+    fn from(e: ArgumentError) -> Self {
+        Error::Argument { name: e.name, problem: e.problem }
+    }
+}
+
+impl From<OutputError> for Error {
+    fn from(e: OutputError) -> Self {
+        match e {
+            OutputError::Argument(e) => e.into(),
+            OutputError::Io { path, source } => Error::Io { path, source },
+        }
+    }
 }
 
 /// The LP layer's refusals are input errors the crate already names: an ε (argument) or a size.

@@ -318,7 +318,7 @@ impl ShardFile {
     pub fn write(&self, dir: &Path) -> Result<()> {
         let text = serde_json::to_string(self).expect("a shard serialises");
         crate::output::write_dir_atomic(dir, "--out", &mut |tmp| {
-            crate::output::write_atomic(&tmp.join(SHARD_FILE), text.as_bytes())
+            Ok(crate::output::write_atomic(&tmp.join(SHARD_FILE), text.as_bytes())?)
         })
     }
 }

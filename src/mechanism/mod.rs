@@ -500,7 +500,7 @@ pub(crate) fn save_verified(path: &Path, text: String) -> Result<()> {
         let reason = format!("the mechanism was not written: its file would not read back ({e})");
         return Err(crate::Error::Io { path: path.to_path_buf(), source: std::io::Error::other(reason) });
     }
-    crate::output::write_atomic(path, (text + "\n").as_bytes())
+    Ok(crate::output::write_atomic(path, (text + "\n").as_bytes())?)
 }
 
 impl Provenance {

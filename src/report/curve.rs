@@ -77,7 +77,7 @@ pub fn write_risk_curve(dir: &Path, flag: &str, c: &RiskCurve<'_>) -> Result<Vec
         ..LinePlot::new(format!("{}: optimal Bayes risk vs ε", c.model), "ε", "Bayes risk")
     };
     let mut files = Vec::new();
-    write_dir_atomic(dir, flag, &mut |tmp| {
+    write_dir_atomic::<crate::Error>(dir, flag, &mut |tmp| {
         files = vec!["risk_vs_eps.csv".to_string()];
         write_atomic(&tmp.join("risk_vs_eps.csv"), curve_csv(c).as_bytes())?;
         files.extend(write_line_plot(tmp, "risk_vs_eps", &plot, Formats::BOTH)?);

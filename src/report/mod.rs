@@ -83,7 +83,7 @@ pub enum ReportError {
 /// to `dir`.
 pub fn write_comparison(dir: &Path, cmp: &Comparison, model: &Model) -> Result<Vec<String>> {
     let mut files = Vec::new();
-    crate::output::write_dir_atomic(dir, "--out", &mut |tmp| {
+    crate::output::write_dir_atomic::<Error>(dir, "--out", &mut |tmp| {
         files = fill_comparison(tmp, cmp, model)?;
         Ok(())
     })?;
@@ -107,5 +107,5 @@ fn fill_comparison(dir: &Path, cmp: &Comparison, model: &Model) -> Result<Vec<St
 /// Whether `dir` may receive a report: it does not exist, is empty, or is an earlier output of
 /// ubapp (then replaced whole). Checked before any work; an input error names `flag`.
 pub fn check_report_dir(dir: &Path, flag: &str) -> Result<()> {
-    crate::output::check_output_dir(dir, flag)
+    Ok(crate::output::check_output_dir(dir, flag)?)
 }

@@ -18,7 +18,7 @@ use crate::Result;
 /// [`check_report_dir`](super::check_report_dir)). Returns the files written.
 pub fn write_party_comparison(dir: &Path, cmp: &PartyComparison, model: &Model) -> Result<Vec<String>> {
     let mut files = Vec::new();
-    write_dir_atomic(dir, "--out", &mut |tmp| {
+    write_dir_atomic::<crate::Error>(dir, "--out", &mut |tmp| {
         files = fill_party_comparison(tmp, cmp, model)?;
         Ok(())
     })?;
