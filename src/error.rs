@@ -34,7 +34,7 @@ pub enum Error {
     TooLarge(#[from] SizeError),
     /// A solver failed or returned nothing usable.
     #[error(transparent)]
-    Solve(#[from] SolveError),
+    Solve(SolveError),
     /// A float mechanism could not be repaired and certified.
     #[error(transparent)]
     Certify(#[from] CertifyError),
@@ -71,6 +71,21 @@ impl From<OutputError> for Error {
         match e {
             OutputError::Argument(e) => e.into(),
             OutputError::Io { path, source } => Error::Io { path, source },
+        }
+    }
+}
+
+/// The solve layer's errors, joined: the variants it shares with the crate (an argument, a size, a
+/// model, a certification) become the crate's own, so whom an error blames never depends on the
+/// layer that raised it.
+impl From<SolveError> for Error {
+    fn from(e: SolveError) -> Self {
+        match e {
+            SolveError::Argument(e) => e.into(),
+            SolveError::TooLarge(size) => Error::TooLarge(*size),
+            SolveError::Model(e) => Error::Model(*e),
+            SolveError::Certify(e) => Error::Certify(*e),
+            other => Error::Solve(other),
         }
     }
 }

@@ -106,27 +106,29 @@ pub fn run(a: Args) -> Result<()> {
     // With --curve, the curve is written even when the target cannot be met (the error follows).
     let mut failed = None;
     match (a.for_, target) {
-        (PlanFor::Eps, Some(target)) => match plan_eps(&model, target, options.clone()).map_err(stated) {
-            Err(e) if a.curve.is_some() => failed = Some(e),
-            Err(e) => return Err(e),
-            Ok(plan) => {
-                found_eps = Some((target, plan.eps));
-                if a.json {
-                    outln!("{}", serde_json::to_string_pretty(&plan).expect("a plan serialises"));
-                } else {
-                    outln!(
+        (PlanFor::Eps, Some(target)) => {
+            match plan_eps(&model, target, options.clone()).map_err(Error::from).map_err(stated) {
+                Err(e) if a.curve.is_some() => failed = Some(e),
+                Err(e) => return Err(e),
+                Ok(plan) => {
+                    found_eps = Some((target, plan.eps));
+                    if a.json {
+                        outln!("{}", serde_json::to_string_pretty(&plan).expect("a plan serialises"));
+                    } else {
+                        outln!(
                     "eps {:.6} (to 1 %): bayes_risk {:.6e} ≤ target {:.6e}; at eps {:.6} the risk is {:.6e} (above the target)",
                     plan.eps, plan.bayes_risk, plan.target_risk, plan.eps_below, plan.bayes_risk_below
                 );
-                    outln!(
-                        "references: prior_risk {:.6e} (ε → 0), non_private_risk {:.6e} (ε → ∞); {} solves",
-                        plan.prior_risk,
-                        plan.non_private_risk,
-                        plan.solves
-                    );
+                        outln!(
+                            "references: prior_risk {:.6e} (ε → 0), non_private_risk {:.6e} (ε → ∞); {} solves",
+                            plan.prior_risk,
+                            plan.non_private_risk,
+                            plan.solves
+                        );
+                    }
                 }
             }
-        },
+        }
         (PlanFor::Trials, Some(target)) => {
             let eps = match (a.eps, model.epsilons()) {
                 (Some(e), _) => e,
@@ -138,7 +140,7 @@ pub fn run(a: Args) -> Result<()> {
                     ))
                 }
             };
-            let plan = plan_trials(&model, eps, target, options.clone()).map_err(stated)?;
+            let plan = plan_trials(&model, eps, target, options.clone()).map_err(Error::from).map_err(stated)?;
             if a.json {
                 outln!("{}", serde_json::to_string_pretty(&plan).expect("a plan serialises"));
             } else {

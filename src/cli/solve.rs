@@ -60,7 +60,7 @@ pub fn run(model_path: &Path, eps: Option<&[f64]>, out: Option<&Path>, flags: Fl
     let mut options = SolveOptions { solver, memory: memory_budget(), limits, ..SolveOptions::default() };
     let name_file = |e: Error| name_model_file(e, model_path);
     if dry_run {
-        let est = estimate(&model, &options).map_err(name_file)?;
+        let est = estimate(&model, &options).map_err(Error::from).map_err(name_file)?;
         print_estimate(&model, &est, n_eps, json);
         return Ok(());
     }
@@ -68,7 +68,7 @@ pub fn run(model_path: &Path, eps: Option<&[f64]>, out: Option<&Path>, flags: Fl
     let eps_list: Vec<f64> = eps.map_or_else(|| model.epsilons().to_vec(), <[f64]>::to_vec);
     ubapp::solve::check_solve(&model, &eps_list, &options)?;
     // The same estimate as --dry-run: the header's sizes now, the time budget, the ETA.
-    let est = estimate(&model, &options).map_err(name_file)?;
+    let est = estimate(&model, &options).map_err(Error::from).map_err(name_file)?;
     let estimated = est.seconds_per_eps * n_eps as f64;
     if !est.fits {
         return Err(name_file(Error::TooLarge(est.size_error())));
@@ -103,7 +103,8 @@ pub fn run(model_path: &Path, eps: Option<&[f64]>, out: Option<&Path>, flags: Fl
         }
         printed += 1;
     };
-    let solutions = solve_model_each(&model, eps, options.clone(), &mut each).map_err(name_file)?;
+    let solutions =
+        solve_model_each(&model, eps, options.clone(), &mut each).map_err(Error::from).map_err(name_file)?;
     progress.finish();
     // The certified mechanism (repaired, quantised, checked exactly; or the compact one) is built
     // before anything is written, so a failure leaves no file behind.

@@ -119,7 +119,7 @@ fn symmetry_order(model: &Model) -> f64 {
 }
 
 /// The estimate for `model` under `options` (the route [`Route::for_model`] picks).
-pub fn estimate(model: &Model, options: &SolveOptions) -> crate::Result<Estimate> {
+pub fn estimate(model: &Model, options: &SolveOptions) -> super::error::Result<Estimate> {
     let route = Route::for_model(model, options.solver)?;
     Ok(estimate_route(model, &route, options))
 }

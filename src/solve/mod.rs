@@ -56,7 +56,7 @@ pub use summary::{RowSummary, SolveSummary};
 
 use crate::lp::{cost_matrix, MemoryBudget, Problem, Program, Symmetry};
 use crate::model::{Model, Objective};
-use crate::{Error, Result};
+use error::Result;
 
 /// How to solve: the solver, the memory budget, limits and where progress goes.
 #[derive(Debug, Clone)]
@@ -119,7 +119,7 @@ pub fn solve_model_each(
     // Answer before working: priced from the sizes alone, before any allocation.
     let planned = estimate::estimate_route(model, &route, &options);
     if !planned.fits {
-        return Err(Error::TooLarge(planned.size_error()));
+        return Err(planned.size_error().into());
     }
 
     let fields = || crate::lp::size_fields(model);
@@ -157,7 +157,7 @@ pub fn solve_model_each(
                         crate::model::spec::GridSpec::Explicit { .. } => "parameter.grid, output.grid",
                         _ => "parameter.lower, parameter.upper",
                     };
-                    return Err(SolveError::NonFiniteCosts { fields: fields.to_string() }.into());
+                    return Err(SolveError::NonFiniteCosts { fields: fields.to_string() });
                 }
                 if model.objective == Objective::Minimax {
                     let (n_obs, n_out) = cost.dim();
@@ -205,7 +205,7 @@ pub fn solve_model_each(
         }
     };
     run().map_err(|e| match e {
-        Error::TooLarge(size) => Error::TooLarge(size.with_fields(fields())),
+        SolveError::TooLarge(size) => size.with_fields(fields()).into(),
         other => other,
     })
 }
@@ -214,8 +214,8 @@ pub fn solve_model_each(
 /// argument error naming `--eps`; [`solve_model`] makes it first, a caller may make it earlier.
 pub fn check_epsilons(eps: &[f64]) -> Result<()> {
     crate::model::validate_epsilons(eps, "--eps").map_err(|e| match e.kind {
-        crate::model::ModelErrorKind::Invalid { field, problem } => Error::argument(field, problem),
-        _ => Error::Model(e),
+        crate::model::ModelErrorKind::Invalid { field, problem } => SolveError::argument(field, problem),
+        _ => e.into(),
     })
 }
 
@@ -280,7 +280,7 @@ pub(crate) fn solve_lp(
     let mut best: Option<strategy::Judged> = None;
     let mut stopped: Option<strategy::Judged> = None;
     let mut tried = Vec::new();
-    let mut last_err: Option<Error> = None;
+    let mut last_err: Option<SolveError> = None;
     for &choice in backends {
         // A later backend is a fallback for an answer that is certified, only not to our
         // tolerance: it may take twice the time spent so far (at least a minute), not unbounded
@@ -306,15 +306,12 @@ pub(crate) fn solve_lp(
             }
             Ok(j) if !j.raw.status.has_solution() => {
                 tried.push(format!("{}: {} ({})", j.solver, j.raw.status, j.raw.detail));
-                last_err = Some(
-                    SolveError::NoSolution {
-                        solver: j.solver,
-                        eps: problem.eps,
-                        status: j.raw.status,
-                        detail: j.raw.detail,
-                    }
-                    .into(),
-                );
+                last_err = Some(SolveError::NoSolution {
+                    solver: j.solver,
+                    eps: problem.eps,
+                    status: j.raw.status,
+                    detail: j.raw.detail,
+                });
             }
             Ok(j) if j.status() == Status::Optimal => {
                 best = Some(j);
@@ -329,7 +326,7 @@ pub(crate) fn solve_lp(
             }
             Err(e) => {
                 tried.push(e.to_string());
-                last_err = Some(e.into());
+                last_err = Some(e);
             }
         }
     }
@@ -350,7 +347,7 @@ pub(crate) fn solve_lp(
         best = stopped;
     }
     let Some(judged) = best else {
-        return Err(last_err.unwrap_or(Error::Solve(SolveError::NoBackend)));
+        return Err(last_err.unwrap_or(SolveError::NoBackend));
     };
     let mut detail = format!("{reason}; {}", judged.raw.detail);
     let kept = judged.solver.clone();
