@@ -9,7 +9,7 @@ use std::path::PathBuf;
 pub use crate::certify::CertifyError;
 pub use crate::guard::ArgumentError;
 pub use crate::lp::{LpError, SizeError};
-pub use crate::mechanism::{ArtifactError, AuditError};
+pub use crate::mechanism::{ArtifactError, AuditError, MechanismError};
 pub use crate::model::ModelError;
 pub use crate::output::OutputError;
 pub use crate::solve::SolveError;
@@ -86,6 +86,19 @@ impl From<SolveError> for Error {
             SolveError::Model(e) => Error::Model(*e),
             SolveError::Certify(e) => Error::Certify(*e),
             other => Error::Solve(other),
+        }
+    }
+}
+
+impl From<MechanismError> for Error {
+    fn from(e: MechanismError) -> Self {
+        match e {
+            MechanismError::Argument(e) => e.into(),
+            MechanismError::Artifact(e) => Error::Artifact(e),
+            MechanismError::TooLarge(size) => Error::TooLarge(*size),
+            MechanismError::Certify(e) => Error::Certify(*e),
+            MechanismError::Solve(e) => (*e).into(),
+            MechanismError::Output(e) => e.into(),
         }
     }
 }

@@ -30,6 +30,14 @@ pub enum OutputError {
     },
 }
 
+impl OutputError {
+    /// True for a target the caller named that cannot be written as asked (not for the system's
+    /// refusal to write).
+    pub fn is_input(&self) -> bool {
+        matches!(self, OutputError::Argument(_))
+    }
+}
+
 type Result<T, E = OutputError> = std::result::Result<T, E>;
 
 /// A temporary file of ours: created exclusively under a fresh unpredictable name, registered for

@@ -40,7 +40,9 @@ mod exceptions {
 }
 use exceptions::{Error as UbappError, InputError};
 
-fn py_err(e: Error) -> PyErr {
+/// Any layer's error as the Python exception its blame calls for (joined into [`Error`] first).
+fn py_err(e: impl Into<Error>) -> PyErr {
+    let e: Error = e.into();
     let text = python_words(&e.to_string());
     if e.is_input() {
         InputError::new_err(text)
@@ -96,7 +98,7 @@ impl PyModel {
     /// Read and validate a model file (TOML).
     #[staticmethod]
     fn load(path: PathBuf) -> PyResult<PyModel> {
-        let model = Model::load(&path).map_err(|e| py_err(e.into()))?;
+        let model = Model::load(&path).map_err(py_err)?;
         Ok(PyModel { model: Arc::new(model), path: Some(path) })
     }
 
@@ -104,8 +106,8 @@ impl PyModel {
     #[staticmethod]
     #[pyo3(signature = (text, origin = "<string>"))]
     fn from_toml(text: &str, origin: &str) -> PyResult<PyModel> {
-        let spec = ModelSpec::from_toml(text, origin).map_err(|e| py_err(e.into()))?;
-        let model = Model::from_spec(spec).map_err(|e| py_err(e.in_origin(origin).into()))?;
+        let spec = ModelSpec::from_toml(text, origin).map_err(py_err)?;
+        let model = Model::from_spec(spec).map_err(|e| py_err(e.in_origin(origin)))?;
         Ok(PyModel { model: Arc::new(model), path: None })
     }
 
@@ -224,7 +226,7 @@ impl PyMechanism {
                 "needs max_eps, the largest ε you deploy (the fingerprint leaves ε out)",
             )));
         }
-        let trusted_model = model.as_deref().map(Model::load).transpose().map_err(|e| py_err(e.into()))?;
+        let trusted_model = model.as_deref().map(Model::load).transpose().map_err(py_err)?;
         let artifact = Release::load(&path).map_err(py_err)?;
         let origin = path.display().to_string();
         if let (Some(m), Some(p)) = (&trusted_model, &model) {
@@ -314,7 +316,7 @@ impl PyMechanism {
         }
         // The releases are returned as one list: priced before it is built.
         let bytes = n as u128 * (24 + 8 * m.model().outputs().dim() as u128);
-        memory_budget().check_dense(&[], bytes).map_err(|e| py_err(e.with_fields("n".into()).into()))?;
+        memory_budget().check_dense(&[], bytes).map_err(|e| py_err(e.with_fields("n".into())))?;
         let (eps_n, _) = m.composed(n as u64);
         match budget {
             Some(b) if !(b.is_finite() && b > 0.0) => {
@@ -386,14 +388,14 @@ impl PyMechanism {
         let mut rng = StdRng::seed_from_u64(seed);
         let r = py
             .detach(|| audit(m, AuditOptions { samples, alpha, max_pairs }, &mut rng, &mut |_, _| {}))
-            .map_err(|e| py_err(e.into()))?;
+            .map_err(py_err)?;
         if !r.consistent {
             let (what, found, certified) = match r.judged {
                 AuditJudgement::Delta => (r.judged.symbol(), r.empirical_delta_lower, r.certified_delta),
                 AuditJudgement::Eps => (r.judged.symbol(), r.empirical_eps_lower, r.certified_eps),
             };
             let e = AuditError::Contradiction { origin: self.origin.clone(), what, found, certified, alpha: r.alpha };
-            return Err(py_err(e.into()));
+            return Err(py_err(e));
         }
         let mut v = serde_json::to_value(&r).expect("a report serialises");
         v["fingerprint"] = m.fingerprint().into();
@@ -485,7 +487,7 @@ fn compare_json(
         }
         return Ok(serde_json::to_string(&cmp).expect("rows serialise"));
     }
-    let setting = single_holder.map_err(|e| py_err(e.into()))?;
+    let setting = single_holder.map_err(py_err)?;
     let methods: Vec<Method> =
         methods.unwrap_or_else(|| Method::ALL.iter().copied().filter(|m| !m.party_only()).collect());
     if let Some(party) = methods.iter().find(|m| m.party_only()) {
@@ -502,7 +504,7 @@ fn compare_json(
         solver,
         curve_points: 101,
     };
-    validate(&opts).map_err(|e| py_err(e.into()))?;
+    validate(&opts).map_err(py_err)?;
     if let Some(dir) = &out {
         crate::report::check_report_dir(dir, "out").map_err(py_err)?;
     }
@@ -577,7 +579,7 @@ fn plan_json(
     };
     let json = match for_ {
         "eps" => {
-            let plan = py.detach(|| plan_eps(&m, target, options)).map_err(|e| py_err(stated(e)))?;
+            let plan = py.detach(|| plan_eps(&m, target, options)).map_err(|e| py_err(stated(e.into())))?;
             serde_json::to_string(&plan)
         }
         "trials" => {
@@ -591,7 +593,7 @@ fn plan_json(
                     )))
                 }
             };
-            let plan = py.detach(|| plan_trials(&m, eps, target, options)).map_err(|e| py_err(stated(e)))?;
+            let plan = py.detach(|| plan_trials(&m, eps, target, options)).map_err(|e| py_err(stated(e.into())))?;
             serde_json::to_string(&plan)
         }
         other => {
@@ -665,7 +667,8 @@ impl PyMechanism {
 }
 
 /// An argument error's flag in the command line's spelling, renamed for Python.
-fn rename_flag(e: Error, flag: &str, parameter: &str) -> Error {
+fn rename_flag(e: impl Into<Error>, flag: &str, parameter: &str) -> Error {
+    let e: Error = e.into();
     match e {
         Error::Argument { name, problem } if name == flag => Error::argument(parameter, problem),
         other => other,
