@@ -12,6 +12,7 @@ pub use crate::lp::{LpError, SizeError};
 pub use crate::mechanism::{ArtifactError, AuditError, MechanismError};
 pub use crate::model::ModelError;
 pub use crate::output::OutputError;
+pub use crate::parties::PartiesError;
 pub use crate::solve::SolveError;
 
 /// Everything that can go wrong in `ubapp`.
@@ -99,6 +100,16 @@ impl From<MechanismError> for Error {
             MechanismError::Certify(e) => Error::Certify(*e),
             MechanismError::Solve(e) => (*e).into(),
             MechanismError::Output(e) => e.into(),
+        }
+    }
+}
+
+impl From<PartiesError> for Error {
+    fn from(e: PartiesError) -> Self {
+        match e {
+            PartiesError::Argument(e) => e.into(),
+            PartiesError::Certify(e) => Error::Certify(*e),
+            PartiesError::Mechanism(e) => (*e).into(),
         }
     }
 }
