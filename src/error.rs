@@ -7,6 +7,7 @@
 use std::path::PathBuf;
 
 pub use crate::certify::CertifyError;
+pub use crate::compare::{CompareError, ShardError};
 pub use crate::guard::ArgumentError;
 pub use crate::lp::{LpError, SizeError};
 pub use crate::mechanism::{ArtifactError, AuditError, MechanismError};
@@ -55,7 +56,7 @@ pub enum Error {
     },
     /// A comparison that cannot be run as asked (`compare`).
     #[error(transparent)]
-    Compare(#[from] crate::compare::CompareError),
+    Compare(CompareError),
     /// A report that could not be drawn or encoded (`report`).
     #[error(transparent)]
     Report(#[from] crate::report::ReportError),
@@ -111,6 +112,27 @@ impl From<PartiesError> for Error {
             PartiesError::Certify(e) => Error::Certify(*e),
             PartiesError::Mechanism(e) => (*e).into(),
         }
+    }
+}
+
+impl From<CompareError> for Error {
+    fn from(e: CompareError) -> Self {
+        match e {
+            CompareError::Argument(e) => e.into(),
+            CompareError::Model(e) => Error::Model(*e),
+            CompareError::TooLarge(size) => Error::TooLarge(*size),
+            CompareError::Solve(e) => (*e).into(),
+            CompareError::Mechanism(e) => (*e).into(),
+            CompareError::Parties(e) => (*e).into(),
+            CompareError::Output(e) => e.into(),
+            other => Error::Compare(other),
+        }
+    }
+}
+
+impl From<ShardError> for Error {
+    fn from(e: ShardError) -> Error {
+        Error::Compare(e.into())
     }
 }
 

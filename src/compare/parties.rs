@@ -21,6 +21,7 @@
 
 use serde::Serialize;
 
+use super::error::Result;
 use super::{build, CompareError, Method, Note, PartyNote, Row};
 use crate::baselines::BaselineOptions;
 use crate::eval::{bayes_risk, true_risk, RiskMethod};
@@ -29,7 +30,6 @@ use crate::model::{Family, Model};
 use crate::parties::shares::{share_alpha, share_eps};
 use crate::parties::{party_risk, Aggregate, LocalMechanism, PartyRisk, RiskOptions};
 use crate::solve::{solve_model, SolverChoice};
-use crate::Result;
 
 /// What the party comparison runs.
 #[derive(Debug, Clone)]
@@ -90,7 +90,7 @@ pub fn split(model: &Model, parties: u64) -> Result<Model> {
     let mut spec = model.spec().clone();
     if let Some(total) = total_records(model) {
         if parties == 0 || total % parties != 0 {
-            return Err(CompareError::PartiesDoNotDivide { parties, trials: total }.into());
+            return Err(CompareError::PartiesDoNotDivide { parties, trials: total });
         }
         let n = total / parties;
         match &mut spec.observation {
@@ -150,13 +150,13 @@ pub fn not_applicable(model: &Model) -> Vec<(Method, String)> {
 /// Run the party comparison. `progress` receives one line per step.
 pub fn compare_parties(model: &Model, opts: &PartyOptions, progress: &mut dyn FnMut(&str)) -> Result<PartyComparison> {
     if opts.parties.is_empty() {
-        return Err(CompareError::EmptyList { flag: "--parties", what: "number of parties M ≥ 1" }.into());
+        return Err(CompareError::EmptyList { flag: "--parties", what: "number of parties M ≥ 1" });
     }
     if opts.parties.contains(&0) {
-        return Err(CompareError::ZeroParties.into());
+        return Err(CompareError::ZeroParties);
     }
     if !model.is_plain_program() {
-        return Err(crate::Error::argument(
+        return Err(CompareError::argument(
             "--parties",
             format!(
                 "needs a pure ε-DP (delta = 0) Bayes (objective = \"bayes\") model; model \"{}\" is not",
@@ -165,7 +165,7 @@ pub fn compare_parties(model: &Model, opts: &PartyOptions, progress: &mut dyn Fn
         ));
     }
     if model.exact().is_some() {
-        return Err(crate::Error::argument(
+        return Err(CompareError::argument(
             "--parties",
             format!(
                 "needs a finite parameter grid (the aggregate is a posterior over it); model \"{}\" has parameter.grid.kind = \"exact\"",
@@ -356,10 +356,10 @@ impl PartyComparison {
 /// The checks of a party comparison's privacy levels and δ, before any work.
 pub fn validate_party_options(eps: &[f64], delta: f64) -> Result<()> {
     if let Some((index, &value)) = eps.iter().enumerate().find(|(_, e)| !(e.is_finite() && **e > 0.0)) {
-        return Err(CompareError::NonPositiveEps { index, value }.into());
+        return Err(CompareError::NonPositiveEps { index, value });
     }
     if !(delta.is_finite() && delta > 0.0 && delta < 1.0) {
-        return Err(CompareError::DeltaOutOfRange { value: delta }.into());
+        return Err(CompareError::DeltaOutOfRange { value: delta });
     }
     Ok(())
 }

@@ -14,11 +14,11 @@ use std::path::Path;
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 
+use super::error::Result;
 use super::{check_model, compare, validate, CompareOptions, Comparison, Curves, Heatmap, Method, Row};
 use crate::baselines::BaselineOptions;
 use crate::model::{Model, ModelSpec};
 use crate::solve::SolverChoice;
-use crate::{Error, Result};
 
 /// The file a shard writes into its output directory.
 pub const SHARD_FILE: &str = "shard.json";
@@ -96,12 +96,6 @@ pub enum ShardError {
     /// No directories were given.
     #[error("merge needs at least one shard directory")]
     NoShards,
-}
-
-impl From<ShardError> for Error {
-    fn from(e: ShardError) -> Error {
-        Error::Compare(e.into())
-    }
 }
 
 /// Slice `index` of `count` (0-based: a 4-way split is 0/4, 1/4, 2/4, 3/4).
