@@ -14,6 +14,7 @@ pub use crate::mechanism::{ArtifactError, AuditError, MechanismError};
 pub use crate::model::ModelError;
 pub use crate::output::OutputError;
 pub use crate::parties::PartiesError;
+pub use crate::report::ReportError;
 pub use crate::solve::SolveError;
 
 /// Everything that can go wrong in `ubapp`.
@@ -59,7 +60,7 @@ pub enum Error {
     Compare(CompareError),
     /// A report that could not be drawn or encoded (`report`).
     #[error(transparent)]
-    Report(#[from] crate::report::ReportError),
+    Report(ReportError),
 }
 
 impl From<ArgumentError> for Error {
@@ -133,6 +134,21 @@ impl From<CompareError> for Error {
 impl From<ShardError> for Error {
     fn from(e: ShardError) -> Error {
         Error::Compare(e.into())
+    }
+}
+
+impl From<ReportError> for Error {
+    fn from(e: ReportError) -> Self {
+        match e {
+            ReportError::Argument(e) => e.into(),
+            ReportError::Model(e) => Error::Model(*e),
+            ReportError::TooLarge(size) => Error::TooLarge(*size),
+            ReportError::Solve(e) => (*e).into(),
+            ReportError::Mechanism(e) => (*e).into(),
+            ReportError::Compare(e) => (*e).into(),
+            ReportError::Output(e) => e.into(),
+            other => Error::Report(other),
+        }
     }
 }
 

@@ -186,7 +186,8 @@ pub fn run(model_path: &Path, eps: Option<&[f64]>, out: Option<&Path>, flags: Fl
 }
 
 /// An error about the model as a whole (its size, its costs) names the model's file.
-pub fn name_model_file(e: Error, model_path: &Path) -> Error {
+pub fn name_model_file(e: impl Into<Error>, model_path: &Path) -> Error {
+    let e: Error = e.into();
     let origin = model_path.display().to_string();
     match e {
         Error::TooLarge(size) => Error::TooLarge(size.in_origin(&origin)),

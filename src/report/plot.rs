@@ -10,10 +10,10 @@ use plotters::prelude::*;
 use plotters::style::FontStyle;
 
 use super::ReportError;
+use super::Result;
 use crate::compare::{Comparison, Heatmap, Method, Row};
 use crate::eval::{PrivacyKind, ScalarLoss};
 use crate::output::write_atomic;
-use crate::Result;
 
 const FONT: &str = "sans-serif";
 
@@ -839,7 +839,7 @@ pub(crate) fn write_all(dir: &Path, cmp: &Comparison) -> Result<Vec<String>> {
     let mut files = Vec::new();
     for (folder, stem, kind) in comparison_plots(cmp) {
         let sub = dir.join(folder);
-        std::fs::create_dir_all(&sub).map_err(|source| crate::Error::Io { path: sub.clone(), source })?;
+        std::fs::create_dir_all(&sub).map_err(super::io_error(&sub))?;
         let written = match kind {
             PlotKind::Line(plot) => write_line_plot(&sub, &stem, &plot, Formats::BOTH)?,
             PlotKind::Heatmap(h) => write_heatmap(&sub, &stem, h, Formats::BOTH)?,
