@@ -247,7 +247,7 @@ fn a_binomial_model_under_zero_one_loss_is_refused_for_its_loss() {
 fn an_empty_eps_list_is_an_input_error_naming_the_flag() {
     let m = small_model_with("");
     let opts = CompareOptions { eps: vec![], ..options(&m, &[Method::Lbapp]) };
-    let err = crate::Error::from(validate(&opts).unwrap_err());
+    let err = validate(&opts).unwrap_err();
     assert!(err.is_input());
     assert_eq!(err.to_string(), "--eps must list at least one privacy level ε > 0");
 }
