@@ -35,7 +35,7 @@ use std::time::Instant;
 
 pub use assess::{Checks, CHECK_TOLERANCE, FEASIBILITY_TOLERANCE};
 pub use backend::Limits;
-pub(crate) use backend::{LpSolver, RawSolution};
+pub(crate) use backend::{LpSolver, Producer, RawSolution};
 pub use chain::{solve_model_compact, ChainSolution, ChainTimings, DualCertificate, GeometricRemap};
 #[cfg(test)]
 pub(crate) use choice::lp_order;
@@ -279,7 +279,8 @@ pub(crate) fn solve_lp(
     let start = Instant::now();
     let mut best: Option<strategy::Judged> = None;
     let mut stopped: Option<strategy::Judged> = None;
-    let mut tried = Vec::new();
+    // Each attempt with who made it, so the kept producer's own is left out of the detail.
+    let mut tried: Vec<(Producer, String)> = Vec::new();
     let mut last_err: Option<SolveError> = None;
     for &choice in backends {
         // A later backend is a fallback for an answer that is certified, only not to our
@@ -288,7 +289,7 @@ pub(crate) fn solve_lp(
         // where HiGHS's orbit LP answered near-optimal in seconds.
         let remaining = options.limits.remaining_after(start.elapsed());
         if remaining == Some(0.0) {
-            tried.push(format!("{choice}: not started, the time limit was reached"));
+            tried.push((Producer::Solver(choice), format!("{choice}: not started, the time limit was reached")));
             break;
         }
         let remaining = match &best {
@@ -301,13 +302,13 @@ pub(crate) fn solve_lp(
         let options = SolveOptions { limits: Limits { seconds: remaining, ..options.limits }, ..options.clone() };
         match strategy::run(problem, choice, &options) {
             Ok(j) if j.raw.status == Status::TimeLimit => {
-                tried.push(format!("{}: {} ({})", j.solver, j.raw.status, j.raw.detail));
+                tried.push((j.solver, format!("{}: {} ({})", j.solver, j.raw.status, j.raw.detail)));
                 keep_certified(&mut stopped, j);
             }
             Ok(j) if !j.raw.status.has_solution() => {
-                tried.push(format!("{}: {} ({})", j.solver, j.raw.status, j.raw.detail));
+                tried.push((j.solver, format!("{}: {} ({})", j.solver, j.raw.status, j.raw.detail)));
                 last_err = Some(SolveError::NoSolution {
-                    solver: j.solver,
+                    solver: j.solver.to_string(),
                     eps: problem.eps,
                     status: j.raw.status,
                     detail: j.raw.detail,
@@ -318,14 +319,14 @@ pub(crate) fn solve_lp(
                 break;
             }
             Ok(j) => {
-                tried.push(format!("{}: {}", j.solver, j.status()));
+                tried.push((j.solver, format!("{}: {}", j.solver, j.status())));
                 let gap = |x: &strategy::Judged| x.assessment.checks.relative_gap.unwrap_or(f64::INFINITY);
                 if best.as_ref().is_none_or(|b| gap(&j) < gap(b)) {
                     best = Some(j);
                 }
             }
             Err(e) => {
-                tried.push(e.to_string());
+                tried.push((Producer::Solver(choice), e.to_string()));
                 last_err = Some(e);
             }
         }
@@ -350,10 +351,9 @@ pub(crate) fn solve_lp(
         return Err(last_err.unwrap_or(SolveError::NoBackend));
     };
     let mut detail = format!("{reason}; {}", judged.raw.detail);
-    let kept = judged.solver.clone();
-    let others: Vec<&String> = tried.iter().filter(|t| !t.starts_with(&format!("{kept}: "))).collect();
+    let others: Vec<&str> = tried.iter().filter(|(by, _)| *by != judged.solver).map(|(_, t)| t.as_str()).collect();
     if !others.is_empty() {
-        detail = format!("{detail} (attempts: {})", others.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("; "));
+        detail = format!("{detail} (attempts: {})", others.join("; "));
     }
     Ok(Solution::from_judged(problem, judged, detail, start.elapsed().as_secs_f64(), assembly_seconds))
 }
@@ -372,7 +372,7 @@ fn keep_certified(kept: &mut Option<strategy::Judged>, candidate: strategy::Judg
 /// ([`outputs::geometric_remap_point`]), both with zero multipliers, whose Lagrangian bound is the
 /// non-private risk. Each is a mechanism for the repair to certify, stated as
 /// [`Status::TimeLimit`].
-fn fallback_releases(problem: &Problem) -> [(RawSolution, &'static str); 2] {
+fn fallback_releases(problem: &Problem) -> [(RawSolution, Producer); 2] {
     let (n_obs, n_out) = (problem.n_obs(), problem.n_outputs());
     let best = outputs::best_constant_output(problem);
     let mut constant = vec![0.0; problem.n_vars()];
@@ -386,7 +386,10 @@ fn fallback_releases(problem: &Problem) -> [(RawSolution, &'static str); 2] {
         detail: format!("the time limit was reached before any solver's answer: {what}"),
     };
     [
-        (raw(constant, "the best constant release"), "constant"),
-        (raw(outputs::geometric_remap_point(problem), "geometric noise at ε/2 and the Bayes remap"), "geometric-remap"),
+        (raw(constant, "the best constant release"), Producer::Constant),
+        (
+            raw(outputs::geometric_remap_point(problem), "geometric noise at ε/2 and the Bayes remap"),
+            Producer::GeometricRemap,
+        ),
     ]
 }

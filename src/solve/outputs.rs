@@ -26,6 +26,7 @@
 //! mechanism on the neighbour graph's distance followed by the Bayes remap — and the best
 //! constant output (see [`initial_outputs`]).
 
+use super::backend::Producer;
 use super::polish::{row_certificate, DpRows};
 use super::progress::{Phase, Progress};
 use super::strategy::{self, Judged};
@@ -95,15 +96,15 @@ pub(crate) fn run(
         group.close_outputs(&mut in_set);
     }
     // The last finished round's lifted answer (point and multipliers), what a time limit returns.
-    let mut finished: Option<(RawSolution, String, usize, usize)> = None;
-    let stopped = |finished: Option<(RawSolution, String, usize, usize)>| match finished {
+    let mut finished: Option<(RawSolution, Producer, usize, usize)> = None;
+    let stopped = |finished: Option<(RawSolution, Producer, usize, usize)>| match finished {
         Some((raw, solver, outputs_used, rounds)) => {
             let raw = RawSolution {
                 status: Status::TimeLimit,
                 detail: format!("{}; the time limit stopped output generation after round {rounds}", raw.detail),
                 ..raw
             };
-            Ok(Generated { judged: strategy::assess(problem, raw, &solver), outputs_used, rounds })
+            Ok(Generated { judged: strategy::assess(problem, raw, solver), outputs_used, rounds })
         }
         None => Err("the time limit was reached".to_string()),
     };
@@ -151,7 +152,7 @@ pub(crate) fn run(
             detail: judged.raw.detail.clone(),
         };
         if short.is_empty() || round == MAX_ROUNDS {
-            let judged = strategy::assess(problem, raw, &judged.solver);
+            let judged = strategy::assess(problem, raw, judged.solver);
             progress.gap(judged.assessment.checks.relative_gap);
             return Ok(Generated { judged, outputs_used: keep.len(), rounds: round });
         }
@@ -164,7 +165,7 @@ pub(crate) fn run(
             let bound = crate::certify::exact_lagrangian_bound(problem, &mu);
             progress.gap(Some(super::assess::relative_gap(objective, bound)));
         }
-        finished = Some((raw, judged.solver.clone(), keep.len(), round));
+        finished = Some((raw, judged.solver, keep.len(), round));
         // The shortest rows first, at most as many as S holds: a round adds what the prices can
         // tell, and the next prices tell the rest.
         short.sort_by(|a, b| b.0.total_cmp(&a.0));

@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use super::assess::{Assessment, CHECK_TOLERANCE};
-use super::backend::{Limits, RawSolution};
+use super::backend::{Limits, Producer, RawSolution};
 use super::progress::{Phase, Progress};
 use super::{outputs, polish, reprice, SolveError, SolveOptions, SolverChoice, Status};
 use crate::lp::Problem;
@@ -17,15 +17,11 @@ pub(crate) struct Judged {
     pub raw: RawSolution,
     /// Our checks of it.
     pub assessment: Assessment,
-    /// The backend's name.
-    pub solver: String,
+    /// Who produced it.
+    pub solver: Producer,
 }
 
 impl Judged {
-    fn with_solver(self, solver: String) -> Judged {
-        Judged { solver, ..self }
-    }
-
     /// The status after our checks: never "optimal" when they do not confirm it.
     pub(crate) fn status(&self) -> Status {
         match self.raw.status {
@@ -92,7 +88,7 @@ pub(crate) fn run(problem: &Problem, choice: SolverChoice, options: &SolveOption
 }
 
 /// Judge a backend's answer with no polish.
-pub(crate) fn assess(problem: &Problem, raw: RawSolution, solver: &str) -> Judged {
+pub(crate) fn assess(problem: &Problem, raw: RawSolution, solver: Producer) -> Judged {
     judge(problem, raw, solver, None, CHECK_TOLERANCE)
 }
 
@@ -131,7 +127,8 @@ pub(crate) fn run_whole(
                 let started = Instant::now();
                 let raw = super::LpSolver::solve(&backend, problem)?;
                 let budget = polish_budget(started.elapsed(), limits);
-                let judged = judge(problem, raw, "clarabel", polish.then_some(budget), polish_above);
+                let clarabel = Producer::Solver(SolverChoice::Clarabel);
+                let judged = judge(problem, raw, clarabel, polish.then_some(budget), polish_above);
                 let gap = judged.assessment.checks.relative_gap.unwrap_or(f64::INFINITY);
                 attempts.push(format!("regularisation {reg:e}: {}, gap {gap:.1e}", judged.raw.detail));
                 let done = (judged.assessment.confirmed && judged.raw.status == Status::Optimal)
@@ -159,7 +156,8 @@ pub(crate) fn run_whole(
             // more than it gains on a vertex already certified (vote-share-3way at ε = 2: 10 s).
             let polishes =
                 polish && matches!(other, SolverChoice::Highs | SolverChoice::HighsSimplex | SolverChoice::HighsIpm);
-            Ok(judge(problem, raw, &backend.name(), polishes.then_some(budget), CHECK_TOLERANCE))
+            let solver = Producer::Solver(backend.name());
+            Ok(judge(problem, raw, solver, polishes.then_some(budget), CHECK_TOLERANCE))
         }
     }
 }
@@ -167,7 +165,7 @@ pub(crate) fn run_whole(
 /// What [`repriced`] ends with.
 enum Repricing {
     /// The rebuilt multipliers confirm the point.
-    Confirmed(Judged),
+    Confirmed(RawSolution, Assessment),
     /// They do not: the better-ranked of the two, with what happened in its detail.
     Kept(RawSolution, Assessment),
 }
@@ -197,7 +195,7 @@ fn repriced(problem: &Problem, raw: RawSolution, before: Assessment, budget: Dur
     );
     let raw_after = RawSolution { detail: format!("{}; {what}", raw.detail), ..candidate };
     if after.confirmed {
-        return Repricing::Confirmed(Judged { raw: raw_after, assessment: after, solver: String::new() });
+        return Repricing::Confirmed(raw_after, after);
     }
     if after.rank() < before.rank() {
         Repricing::Kept(raw_after, after)
@@ -222,8 +220,7 @@ fn polish_budget(backend: Duration, limits: Limits) -> Duration {
 /// answer unconfirmed (gap above `polish_above`) and multipliers present, its polished vertex;
 /// keep the better-ranked (feasible first, then the smaller measured gap) and say what happened
 /// in the detail.
-fn judge(problem: &Problem, raw: RawSolution, solver: &str, polish: Option<Duration>, polish_above: f64) -> Judged {
-    let solver = solver.to_string();
+fn judge(problem: &Problem, raw: RawSolution, solver: Producer, polish: Option<Duration>, polish_above: f64) -> Judged {
     let before = Assessment::of(problem, &raw);
     let gap_before = before.checks.relative_gap.unwrap_or(f64::INFINITY);
     let wanted = polish.is_some()
@@ -240,7 +237,7 @@ fn judge(problem: &Problem, raw: RawSolution, solver: &str, polish: Option<Durat
         (raw, before)
     } else {
         match repriced(problem, raw, before, budget) {
-            Repricing::Confirmed(judged) => return judged.with_solver(solver),
+            Repricing::Confirmed(raw, assessment) => return Judged { raw, assessment, solver },
             Repricing::Kept(raw, before) => (raw, before),
         }
     };

@@ -227,8 +227,8 @@ pub(crate) fn solve_dense(cost: &Array2<f64>, eps: f64) -> DenseChain {
 pub(crate) struct ChainSolver;
 
 impl LpSolver for ChainSolver {
-    fn name(&self) -> String {
-        "chain".into()
+    fn name(&self) -> SolverChoice {
+        SolverChoice::Chain
     }
 
     fn solve(&self, problem: &Problem) -> std::result::Result<RawSolution, SolveError> {
