@@ -8,6 +8,7 @@
 //! a solver's "optimal" becomes [`Status::NearOptimal`] when those checks do not confirm it.
 
 mod assess;
+mod attempt;
 mod backend;
 pub(crate) mod chain;
 mod choice;
@@ -300,7 +301,7 @@ pub(crate) fn solve_lp(
             None => remaining,
         };
         let options = SolveOptions { limits: Limits { seconds: remaining, ..options.limits }, ..options.clone() };
-        match strategy::run(problem, choice, &options) {
+        match attempt::run(problem, choice, &options) {
             Ok(j) if j.raw.status == Status::TimeLimit => {
                 tried.push((j.solver, format!("{}: {} ({})", j.solver, j.raw.status, j.raw.detail)));
                 keep_certified(&mut stopped, j);

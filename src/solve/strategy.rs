@@ -1,14 +1,14 @@
-//! How each backend is run on one LP: output generation where it applies (the LP restricted to
-//! the outputs the optimum uses, [`outputs`]), else the whole LP; its attempts (Clarabel's
-//! regularisation ladder, the active-set polish of an unconfirmed answer within a time budget),
-//! each candidate judged once by [`Assessment::of`], the best-ranked kept.
+//! How a backend is run on one whole LP: its attempts (Clarabel's regularisation ladder, the
+//! active-set polish of an unconfirmed answer within a time budget), each candidate judged once by
+//! [`Assessment::of`], the best-ranked kept. Output generation ([`super::outputs`]) runs this on
+//! its restricted LPs; [`super::attempt`] decides between the two.
 
 use std::time::{Duration, Instant};
 
 use super::assess::{Assessment, CHECK_TOLERANCE};
 use super::backend::{Limits, Producer, RawSolution};
-use super::progress::{Phase, Progress};
-use super::{outputs, polish, reprice, SolveError, SolveOptions, SolverChoice, Status};
+use super::progress::Progress;
+use super::{polish, reprice, SolveError, SolverChoice, Status};
 use crate::lp::Problem;
 
 /// A backend's kept answer with our assessment of it.
@@ -41,51 +41,6 @@ pub(crate) const CLARABEL_REGULARISATION: [f64; 3] = [1e-13, 1e-10, 1e-8];
 /// 6.5e-9), so starting there saves two interior points.
 #[cfg(feature = "clarabel")]
 pub(crate) const CLARABEL_REGULARISATION_GRAPH: [f64; 3] = [1e-8, 1e-10, 1e-13];
-
-/// Run `choice`'s backend on `problem`: by output generation ([`outputs`]) where it applies, is
-/// on in `options` and certifies its answer, else on the whole LP ([`run_whole`]).
-pub(crate) fn run(problem: &Problem, choice: SolverChoice, options: &SolveOptions) -> Result<Judged, SolveError> {
-    let (limits, polish, progress) = (options.limits, options.polish, &options.progress);
-    if !(options.output_generation && outputs::applies(problem)) {
-        progress.phase(Phase::WholeLp);
-        return run_whole(problem, choice, limits, polish, progress);
-    }
-    let started = Instant::now();
-    let why = match outputs::run(problem, choice, limits, polish, progress) {
-        Ok(g) if g.judged.raw.status == Status::TimeLimit => return Ok(g.judged),
-        Ok(g) if g.judged.assessment.confirmed => {
-            let mut judged = g.judged;
-            judged.raw.detail = format!(
-                "{}; by output generation: {} of {} outputs in {} round(s)",
-                judged.raw.detail,
-                g.outputs_used,
-                problem.n_outputs(),
-                g.rounds
-            );
-            return Ok(judged);
-        }
-        // Every output was in the restricted LP: it was the whole LP, solved by the same backend.
-        Ok(g) if g.outputs_used == problem.n_outputs() => {
-            let mut judged = g.judged;
-            judged.raw.detail = format!("{}; all {} outputs were needed", judged.raw.detail, g.outputs_used);
-            return Ok(judged);
-        }
-        Ok(g) => format!(
-            "output generation on {} of {} outputs not confirmed (gap {:.1e})",
-            g.outputs_used,
-            problem.n_outputs(),
-            g.judged.assessment.checks.relative_gap.unwrap_or(f64::INFINITY)
-        ),
-        Err(why) => format!("output generation stopped: {why}"),
-    };
-    let limits = Limits { seconds: limits.remaining_after(started.elapsed()), ..limits };
-    if limits.seconds != Some(0.0) {
-        progress.phase(Phase::WholeLp);
-    }
-    let mut judged = run_whole(problem, choice, limits, polish, progress)?;
-    judged.raw.detail = format!("{}; {why}, so the whole LP", judged.raw.detail);
-    Ok(judged)
-}
 
 /// Judge a backend's answer with no polish.
 pub(crate) fn assess(problem: &Problem, raw: RawSolution, solver: Producer) -> Judged {
