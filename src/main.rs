@@ -76,51 +76,10 @@ enum Command {
     /// Re-derive a mechanism file's ε certificate from its integer weights; exit 2 if it fails.
     Verify(cli::verify::Args),
     /// Release values from a verified mechanism file for an observation y (exact sampler).
-    Sample {
-        /// Mechanism file written by `ubapp solve --out`.
-        file: PathBuf,
-        /// The observation: a number (e.g. 37 successes), or comma-separated coordinates for a
-        /// vector observation (e.g. 3,5,12 for a 3-category count).
-        #[arg(long, allow_negative_numbers = true)]
-        y: String,
-        /// How many independent releases to draw (a whole number ≥ 1; 1e6 is accepted). They are
-        /// written as drawn, so any N runs in constant memory.
-        #[arg(long, default_value_t = 1, value_parser = cli::sample::parse_count, allow_negative_numbers = true)]
-        n: u64,
-        /// Seed for reproducible tests only; without it fresh OS randomness is used (as a real
-        /// release must).
-        #[arg(long, allow_negative_numbers = true)]
-        seed: Option<u64>,
-        /// Print a JSON array instead of one value per line.
-        #[arg(long)]
-        json: bool,
-        /// The total ε this request may spend: n releases from the same data spend n·ε (basic
-        /// composition); required when n·ε exceeds the mechanism's ε (or --allow-composition).
-        #[arg(long, allow_negative_numbers = true)]
-        budget: Option<f64>,
-        /// Spend n·ε without stating a budget.
-        #[arg(long)]
-        allow_composition: bool,
-        #[command(flatten)]
-        trust: cli::trust::TrustArgs,
-    },
+    Sample(cli::sample::Args),
     /// The exact posterior of θ on the model's grid given released values of a mechanism file:
     /// its mean and an equal-tailed credible interval.
-    Posterior {
-        /// Mechanism file written by `ubapp solve --out`.
-        file: PathBuf,
-        /// A released value (repeat for independent releases of the same mechanism).
-        #[arg(long, required = true, allow_negative_numbers = true)]
-        release: Vec<String>,
-        /// Credibility level of the interval.
-        #[arg(long, default_value_t = 0.95, allow_negative_numbers = true)]
-        level: f64,
-        /// Print the result as JSON.
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        trust: cli::trust::TrustArgs,
-    },
+    Posterior(cli::posterior::Args),
     /// The smallest ε (to 1 %), or number of trials K at a given ε, whose certified optimal Bayes
     /// risk meets a target; and the risk-vs-ε curve (--curve DIR).
     Plan(cli::plan::Args),
@@ -189,13 +148,8 @@ fn main() -> ExitCode {
             cli::models::run(&dir.unwrap_or_else(|| PathBuf::from("models")), named).map_err(Into::into)
         }
         Command::Verify(args) => cli::verify::run(args).map_err(Into::into),
-        Command::Sample { file, y, n, seed, json, budget, allow_composition, trust } => {
-            let budget = cli::sample::Budget { eps_total: budget, allow_composition };
-            cli::sample::run(&file, &y, n, seed, json, budget, &trust).map_err(Into::into)
-        }
-        Command::Posterior { file, release, level, json, trust } => {
-            cli::posterior::run(&file, &release, level, json, &trust).map_err(Into::into)
-        }
+        Command::Sample(args) => cli::sample::run(args).map_err(Into::into),
+        Command::Posterior(args) => cli::posterior::run(args).map_err(Into::into),
         Command::Plan(args) => cli::plan::run(args).map_err(Into::into),
         Command::Report(args) => cli::report::run(args).map_err(Into::into),
         Command::Audit(args) => cli::audit::run(args).map_err(Into::into),
