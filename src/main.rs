@@ -33,37 +33,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Solve the UBaPP LP of a model file for each ε and report the optimal Bayes risk.
-    Solve {
-        /// Model file (TOML), e.g. models/bernoulli-k100.toml.
-        model: PathBuf,
-        /// Comma-separated privacy levels; default: the model's `epsilon` list.
-        #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
-        eps: Option<Vec<f64>>,
-        /// Solver (auto = the exact chain solver when the neighbour relation is y ~ y ± 1 and the
-        /// program is the plain Bayes one, else Clarabel then HiGHS; HiGHS interior point first on explicit graphs).
-        #[arg(long, value_enum, default_value_t = SolverChoice::Auto)]
-        solver: SolverChoice,
-        /// Print only a JSON array, one object per ε.
-        #[arg(long)]
-        json: bool,
-        /// Write the certified mechanism as a JSON artifact (one ε only; see `ubapp verify`): the
-        /// dense weights, or for a large chain model solved in compact form the geometric noise
-        /// and remap table.
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Print the LP's size, the route `auto` (or --solver) takes, the memory it needs and a
-        /// rough time, and exit without solving.
-        #[arg(long)]
-        dry_run: bool,
-        /// Run for at most S seconds (shared among the ε): a solve stopped by the limit returns
-        /// the best certified mechanism found by then, with status time-limit and its gap.
-        /// Without it, a solve estimated (see --dry-run) to take more than 10 minutes is refused.
-        #[arg(long, value_name = "S")]
-        max_seconds: Option<f64>,
-        /// No progress on stderr (the results are printed as usual).
-        #[arg(long, short)]
-        quiet: bool,
-    },
+    Solve(cli::solve::Args),
     /// Compare UBaPP with the baselines of the literature over ε and K: risk.csv, plots, table.
     Compare(cli::compare::Args),
     /// Join the shards of a `compare --shard I/N` sweep into its risk.csv, plots and table.
@@ -137,10 +107,7 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(e),
     };
     let result: cli::CliResult<()> = match cli.command {
-        Command::Solve { model, eps, solver, json, out, dry_run, max_seconds, quiet } => {
-            let flags = cli::solve::Flags { solver, json, dry_run, max_seconds, quiet };
-            cli::solve::run(&model, eps.as_deref(), out.as_deref(), flags).map_err(Into::into)
-        }
+        Command::Solve(args) => cli::solve::run(args).map_err(Into::into),
         Command::Compare(args) => cli::compare::run(args).map_err(Into::into),
         Command::Merge(args) => cli::merge::run(args).map_err(Into::into),
         Command::Models { dir } => {
