@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use ubapp::compare::parties::{compare_parties, validate_party_options, PartyOptions};
+use ubapp::compare::parties::{compare_parties, validate_party_options, PartyComparison, PartyOptions};
 use ubapp::compare::Method;
 use ubapp::model::Model;
 use ubapp::parties::RiskOptions;
@@ -24,36 +24,59 @@ pub struct PartyArgs {
     pub solver: SolverChoice,
 }
 
-/// Run the party comparison.
-pub fn run(a: PartyArgs, model: Model) -> Result<()> {
-    if a.trials.is_some() {
-        return Err(Error::argument(
-            "--trials",
-            "applies to the binomial comparison without parties; with parties the records in all stay the model's and --parties splits them",
-        ));
+/// A party comparison as asked for: the library's options checked, and what to do with the result.
+struct PartyRequest {
+    opts: PartyOptions,
+    methods: Option<Vec<Method>>,
+    out: Option<PathBuf>,
+    json: bool,
+}
+
+impl PartyArgs {
+    /// The flags as checked library options for `model` (each error names its flag).
+    fn validate(self, model: &Model) -> Result<PartyRequest> {
+        if self.trials.is_some() {
+            return Err(Error::argument(
+                "--trials",
+                "applies to the binomial comparison without parties; with parties the records in all stay the model's and --parties splits them",
+            ));
+        }
+        let eps = self.eps.unwrap_or_else(|| model.epsilons().to_vec());
+        validate_party_options(&eps, self.delta)?;
+        let opts = PartyOptions {
+            eps,
+            parties: self.parties.unwrap_or_else(|| vec![model.parties()]),
+            delta: self.delta,
+            seed: self.seed,
+            solver: self.solver,
+            risk: RiskOptions { seed: self.seed, ..RiskOptions::default() },
+        };
+        Ok(PartyRequest { opts, methods: self.methods, out: self.out, json: self.json })
     }
-    let eps = a.eps.unwrap_or_else(|| model.epsilons().to_vec());
-    validate_party_options(&eps, a.delta)?;
-    let opts = PartyOptions {
-        eps,
-        parties: a.parties.unwrap_or_else(|| vec![model.parties()]),
-        delta: a.delta,
-        seed: a.seed,
-        solver: a.solver,
-        risk: RiskOptions { seed: a.seed, ..RiskOptions::default() },
-    };
-    let mut cmp = compare_parties(&model, &opts, &mut |line| eprintln!("{line}"))?;
-    if let Some(methods) = &a.methods {
+}
+
+/// Run the party comparison: the flags checked, the comparison run, its files written and its
+/// rows printed.
+pub fn run(a: PartyArgs, model: Model) -> Result<()> {
+    let r = a.validate(&model)?;
+    let mut cmp = compare_parties(&model, &r.opts, &mut |line| eprintln!("{line}"))?;
+    if let Some(methods) = &r.methods {
         cmp.keep_methods(methods, &model);
     }
-    if let Some(dir) = &a.out {
+    if let Some(dir) = &r.out {
         let files = write_party_comparison(dir, &cmp, &model)?;
         eprintln!("wrote {} file(s) to {}", files.len(), dir.display());
     }
-    if a.json {
+    if r.json {
         outln!("{}", serde_json::to_string_pretty(&cmp).expect("rows serialise"));
-        return Ok(());
+    } else {
+        print_rows(&cmp);
     }
+    Ok(())
+}
+
+/// The rows as a table, then the notes.
+fn print_rows(cmp: &PartyComparison) {
     outln!(
         "{:<22} {:>9} {:>8} {:>7} {:>7} {:>14} {:>14} {:>12}",
         "method",
@@ -84,5 +107,4 @@ pub fn run(a: PartyArgs, model: Model) -> Result<()> {
     for n in &cmp.notes {
         outln!("note: {n}");
     }
-    Ok(())
 }
