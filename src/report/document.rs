@@ -7,8 +7,9 @@
 
 use std::path::Path;
 
+use super::comparison_plots::{comparison_plots, PlotKind};
 use super::mechanism_heatmap_svg;
-use super::plot::{comparison_plots, heatmap_svg, line_plot_svg, LinePlot, PlotKind, Reference, Series, Shade};
+use super::plot::{heatmap_svg, line_plot_svg, LinePlot, Reference, Series, Shade};
 use super::Result;
 use crate::compare::parties::{compare_parties, PartyComparison, PartyOptions};
 use crate::compare::{check_model, compare, CompareOptions, Comparison, Heatmap};

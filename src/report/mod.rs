@@ -3,6 +3,7 @@
 //! embedded DejaVu Sans font, so no system font library is needed), and a dependency-free SVG heat
 //! map of a mechanism over the 2-simplex. Every file is written atomically.
 
+mod comparison_plots;
 mod curve;
 mod document;
 mod html;
@@ -14,12 +15,13 @@ mod simplex_svg;
 
 use std::path::{Path, PathBuf};
 
+pub use comparison_plots::{reference_lines, risk_series};
 pub use curve::{curve_csv, write_risk_curve, RiskCurve};
 pub use document::{CertificateRow, Figure, Report, ReportOptions, Reproduce, RiskRow};
 pub use parties::write_party_comparison;
 pub use plot::{
-    coinciding, heatmap_svg, line_plot_svg, reference_lines, risk_series, write_heatmap, write_line_plot, Formats,
-    LinePlot, Reference, Series, Shade, COINCIDE_RELATIVE, REFERENCE_COLOR,
+    coinciding, heatmap_svg, line_plot_svg, write_heatmap, write_line_plot, Formats, LinePlot, Reference, Series,
+    Shade, COINCIDE_RELATIVE, REFERENCE_COLOR,
 };
 pub use render::num;
 pub use simplex_svg::{default_panels, mechanism_heatmap_svg};
@@ -179,7 +181,7 @@ fn fill_comparison(dir: &Path, cmp: &Comparison, model: &Model) -> Result<Vec<St
     let mut files = vec!["risk.csv".to_string(), "data/mse_theta.csv".to_string()];
     write_atomic(&dir.join("risk.csv"), rows_csv(&cmp.rows).as_bytes())?;
     write_atomic(&data.join("mse_theta.csv"), curves_csv(&cmp.curves).as_bytes())?;
-    files.extend(plot::write_all(dir, cmp)?);
+    files.extend(comparison_plots::write_all(dir, cmp)?);
     let index = html::comparison_index(cmp, &files, model);
     write_atomic(&dir.join("index.html"), index.as_bytes())?;
     files.push("index.html".to_string());

@@ -5,7 +5,8 @@
 
 use std::path::Path;
 
-use super::plot::{risk_series, write_line_plot, Formats, LinePlot, Series};
+use super::comparison_plots::risk_series;
+use super::plot::{write_line_plot, Formats, LinePlot, Series};
 use super::Result;
 use crate::compare::parties::PartyComparison;
 use crate::compare::{rows_csv, Method};
