@@ -1,8 +1,29 @@
-//! The crate's error: one `thiserror` enum per layer, joined here by `#[from]`.
+//! The crate's error: each layer returns its own `thiserror` type ([`ModelError`],
+//! [`SolveError`], [`MechanismError`], [`CompareError`], …), joined here by `From`, so `?` turns
+//! any of them into an [`Error`]. The variants layers share (an argument, a size, a model, a
+//! certification, a file) become the crate's own.
 //!
 //! Whom to blame is a property of the variant, never of a message's text: [`Error::is_input`]
 //! is true for anything the user can fix (a model file, a flag, an artifact, a size), and the
 //! binary maps that to exit code 2 ([`Error::exit_code`]).
+//!
+//! ```
+//! use ubapp::model::{Model, ModelSpec};
+//! use ubapp::solve::{solve_model, SolveError, SolverChoice};
+//!
+//! let text = "name = \"coin\"\nepsilon = [1.0]\n[parameter]\ngrid = { kind = \"midpoint\", points = 5 }\n\
+//!             prior = { kind = \"uniform\" }\n[observation]\nfamily = \"binomial\"\ntrials = 4\n\
+//!             [loss]\nkind = \"squared\"\n";
+//! let model = Model::from_spec(ModelSpec::from_toml(text, "coin").unwrap()).unwrap();
+//! // The solve layer's own error names the flag…
+//! let e = solve_model(&model, Some(&[-1.0]), SolverChoice::Auto).unwrap_err();
+//! assert!(matches!(e, SolveError::Argument(_)) && e.is_input());
+//! // …and joined into the crate's error it is the same argument error, exit code 2.
+//! let e = ubapp::Error::from(e);
+//! assert!(matches!(e, ubapp::Error::Argument { .. }));
+//! assert_eq!(e.exit_code(), 2);
+//! assert_eq!(e.to_string(), "--eps[0] must be a finite number > 0 (got -1)");
+//! ```
 
 use std::path::PathBuf;
 
