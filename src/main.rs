@@ -2,11 +2,9 @@
 //! 1 any other failure.
 
 use std::io::Write as _;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use ubapp::solve::SolverChoice;
 
 /// `println!` for results: a standard output that cannot be written (a full disk, `> /dev/full`)
 /// ends the process with one line on stderr and exit code 1, never a panic. (A closed pipe ends it
@@ -39,10 +37,7 @@ enum Command {
     /// Join the shards of a `compare --shard I/N` sweep into its risk.csv, plots and table.
     Merge(cli::merge::Args),
     /// List the model files in a directory with a one-line description of each.
-    Models {
-        /// Directory of model files (default: ./models, else the models bundled with ubapp).
-        dir: Option<PathBuf>,
-    },
+    Models(cli::models::Args),
     /// Re-derive a mechanism file's ε certificate from its integer weights; exit 2 if it fails.
     Verify(cli::verify::Args),
     /// Release values from a verified mechanism file for an observation y (exact sampler).
@@ -62,39 +57,7 @@ enum Command {
     Audit(cli::audit::Args),
     /// Time the LP path and the chain solver on the Bernoulli model from (K, M) = (100, 100) to
     /// (10⁶, 10³) (each case in a child process; medians; peak memory from VmHWM).
-    Bench {
-        /// Privacy level of every case.
-        #[arg(long, default_value_t = 0.1, allow_negative_numbers = true)]
-        eps: f64,
-        /// LP backend for the LP path.
-        #[arg(long, value_enum, default_value_t = SolverChoice::Clarabel)]
-        lp_solver: SolverChoice,
-        /// Runs per case; the median is printed (LP cases above 5e4 variables run once).
-        #[arg(long, default_value_t = 3)]
-        repeat: usize,
-        /// Only the two smallest sizes.
-        #[arg(long)]
-        quick: bool,
-        /// Skip the LP path.
-        #[arg(long)]
-        no_lp: bool,
-        /// Skip LP cases with more than this many variables (K·M).
-        #[arg(long, default_value_t = 1_000_000)]
-        lp_max_vars: usize,
-        /// Print JSON rows instead of the table.
-        #[arg(long)]
-        json: bool,
-        /// Internal: run one case K,M,PATH in this process and print its JSON row.
-        #[arg(long, hide = true)]
-        single: Option<String>,
-        /// Time `ubapp solve` on these model files instead (each run a child process, at the
-        /// model's own ε list; e.g. the general-graph cases in benches/models/).
-        #[arg(long, num_args = 1.., value_name = "MODEL")]
-        model: Vec<PathBuf>,
-        /// Solver for `--model` runs.
-        #[arg(long, value_enum, default_value_t = SolverChoice::Auto)]
-        solver: SolverChoice,
-    },
+    Bench(cli::bench::Args),
 }
 
 fn main() -> ExitCode {
@@ -110,32 +73,14 @@ fn main() -> ExitCode {
         Command::Solve(args) => cli::solve::run(args).map_err(Into::into),
         Command::Compare(args) => cli::compare::run(args).map_err(Into::into),
         Command::Merge(args) => cli::merge::run(args).map_err(Into::into),
-        Command::Models { dir } => {
-            let named = dir.is_some();
-            cli::models::run(&dir.unwrap_or_else(|| PathBuf::from("models")), named).map_err(Into::into)
-        }
+        Command::Models(args) => cli::models::run(args).map_err(Into::into),
         Command::Verify(args) => cli::verify::run(args).map_err(Into::into),
         Command::Sample(args) => cli::sample::run(args).map_err(Into::into),
         Command::Posterior(args) => cli::posterior::run(args).map_err(Into::into),
         Command::Plan(args) => cli::plan::run(args).map_err(Into::into),
         Command::Report(args) => cli::report::run(args).map_err(Into::into),
         Command::Audit(args) => cli::audit::run(args).map_err(Into::into),
-        Command::Bench { eps, lp_solver, repeat, quick, no_lp, lp_max_vars, json, single, model, solver } => {
-            if !model.is_empty() {
-                cli::bench_models::run(&model, solver, repeat, json)
-            } else {
-                cli::bench::run(&cli::bench::Options {
-                    eps,
-                    lp_solver,
-                    repeat,
-                    quick,
-                    no_lp,
-                    lp_max_vars,
-                    json,
-                    single: single.as_deref(),
-                })
-            }
-        }
+        Command::Bench(args) => cli::bench::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
