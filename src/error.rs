@@ -28,7 +28,7 @@
 use std::path::PathBuf;
 
 pub use crate::certify::CertifyError;
-pub use crate::compare::{CompareError, ShardError};
+pub use crate::compare::CompareError;
 pub use crate::guard::ArgumentError;
 pub use crate::lp::{LpError, SizeError};
 pub use crate::mechanism::{ArtifactError, AuditError, MechanismError};
@@ -79,6 +79,9 @@ pub enum Error {
     /// A comparison that cannot be run as asked (`compare`).
     #[error(transparent)]
     Compare(CompareError),
+    /// A `--shard` request, or shards given to `merge`, that cannot be used as given.
+    #[error(transparent)]
+    Sweep(crate::sweep::ShardError),
     /// A report that could not be drawn or encoded (`report`).
     #[error(transparent)]
     Report(ReportError),
@@ -152,9 +155,23 @@ impl From<CompareError> for Error {
     }
 }
 
-impl From<ShardError> for Error {
-    fn from(e: ShardError) -> Error {
-        Error::Compare(e.into())
+impl From<crate::sweep::ShardError> for Error {
+    fn from(e: crate::sweep::ShardError) -> Self {
+        Error::Sweep(e)
+    }
+}
+
+impl From<crate::sweep::SweepError> for Error {
+    fn from(e: crate::sweep::SweepError) -> Self {
+        use crate::sweep::SweepError;
+        match e {
+            SweepError::Shard(e) => Error::Sweep(e),
+            SweepError::Argument(e) => e.into(),
+            SweepError::Model(e) => Error::Model(*e),
+            SweepError::Compare(e) => (*e).into(),
+            SweepError::Solve(e) => (*e).into(),
+            SweepError::Output(e) => e.into(),
+        }
     }
 }
 
@@ -196,6 +213,7 @@ impl Error {
             Error::Solve(e) => e.is_input(),
             Error::Audit(e) => e.is_input(),
             Error::Compare(e) => e.is_input(),
+            Error::Sweep(e) => e.is_input(),
             Error::Certify(_) | Error::Report(_) | Error::Io { .. } => false,
         }
     }

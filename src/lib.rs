@@ -92,6 +92,7 @@ pub mod parties;
 mod python;
 pub mod report;
 pub mod solve;
+pub mod sweep;
 
 pub use error::{Error, Result};
 pub use lp::MemoryBudget;

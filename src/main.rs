@@ -34,7 +34,7 @@ enum Command {
     Solve(cli::solve::Args),
     /// Compare UBaPP with the baselines of the literature over ε and K: risk.csv, plots, table.
     Compare(cli::compare::Args),
-    /// Join the shards of a `compare --shard I/N` sweep into its risk.csv, plots and table.
+    /// Join the shards of a `compare --shard I/N` or `solve --shard I/N` sweep into the unsharded run's files and rows.
     Merge(cli::merge::Args),
     /// List the model files in a directory with a one-line description of each.
     Models(cli::models::Args),

@@ -212,3 +212,10 @@ pub(crate) fn write_dir_atomic<E: From<OutputError>>(
     }
     Ok(())
 }
+
+/// Write the directory `dir` holding the one file `name` with `bytes`, whole: built in a temporary
+/// directory beside it, then renamed into place (`dir` must not exist, be empty or hold an earlier
+/// output of ubapp; `flag` names the option in the error).
+pub fn write_one_file_dir(dir: &Path, flag: &str, name: &str, bytes: &[u8]) -> Result<()> {
+    write_dir_atomic(dir, flag, &mut |tmp| write_atomic(&tmp.join(name), bytes))
+}

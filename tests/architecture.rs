@@ -19,6 +19,7 @@ const LAYERS: &[&str] = &[
     "baselines",
     "parties",
     "compare",
+    "sweep",
     "report",
     "error",
     "python",

@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use ubapp::compare::{case_hash, Shard};
+use ubapp::sweep::{case_hash, Shard};
 
 fn ubapp() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_ubapp"));
@@ -178,8 +178,9 @@ fn merging_shards_of_different_sweeps_or_an_incomplete_set_is_refused() {
 
 #[test]
 fn a_case_keeps_its_slice_when_the_grid_grows_and_slices_are_balanced() {
-    use ubapp::compare::{compare_shard, CompareOptions, Method};
+    use ubapp::compare::{CompareOptions, Method};
     use ubapp::model::{Model, ModelSpec};
+    use ubapp::sweep::compare::compare_shard;
     // The hash is pinned: a change would move the cases of sweeps already running to other slices.
     assert_eq!(case_hash(100, 1.0), PINNED_HASH);
     let text = std::fs::read_to_string(model(tempfile::tempdir().unwrap().path(), 8)).unwrap();

@@ -6,13 +6,12 @@
 
 use std::path::PathBuf;
 
-use ubapp::compare::{
-    check_model, compare, compare_shard, validate, BaselineOptions, CompareOptions, Comparison, Method, Row, Shard,
-    ShardError,
-};
+use ubapp::compare::{check_model, compare, validate, BaselineOptions, CompareOptions, Comparison, Method, Row};
 use ubapp::model::Model;
 use ubapp::report::write_comparison;
 use ubapp::solve::SolverChoice;
+use ubapp::sweep::compare::compare_shard;
+use ubapp::sweep::{Shard, ShardError, SHARD_FILE};
 use ubapp::Result;
 
 /// Flags of `compare`.
@@ -49,10 +48,11 @@ pub struct Args {
     /// LP solver for UBaPP (as for `solve`).
     #[arg(long, value_enum, default_value_t = SolverChoice::Auto)]
     solver: SolverChoice,
-    /// Run only slice I of N (0-based) of the (K, ε) cases and write DIR/shard.json for `ubapp
-    /// merge` (needs --out). `env` takes I and N from a job array's environment (Slurm
-    /// SLURM_ARRAY_TASK_ID/COUNT; Kubernetes JOB_COMPLETION_INDEX or HyperQueue HQ_TASK_ID with
-    /// UBAPP_SHARD_COUNT), `env/N` takes I from it and N as given.
+    /// Run only slice I of N (0-based) of the cases ((K, ε); for a party comparison each ε's
+    /// one-curator row and each (M, ε)) and write DIR/shard.json for `ubapp merge` (needs --out).
+    /// `env` takes I and N from a job array's environment (Slurm SLURM_ARRAY_TASK_ID/COUNT;
+    /// Kubernetes JOB_COMPLETION_INDEX or HyperQueue HQ_TASK_ID with UBAPP_SHARD_COUNT), `env/N`
+    /// takes I from it and N as given.
     #[arg(long, value_name = "I/N|env|env/N")]
     shard: Option<String>,
 }
@@ -69,8 +69,16 @@ impl Args {
             delta: self.delta,
             parties: self.parties,
             solver: self.solver,
+            shard: self.shard,
         }
     }
+}
+
+/// The slice `--shard` asks for, with the directory it writes (both checked before any work).
+pub fn shard_and_dir<'a>(given: &str, out: Option<&'a std::path::Path>) -> Result<(Shard, &'a std::path::Path)> {
+    let shard = Shard::parse(given, &|name| std::env::var(name).ok())?;
+    let Some(dir) = out else { return Err(ShardError::NoOutput.into()) };
+    Ok((shard, dir))
 }
 
 /// Run the command (an error about the model as a whole names its file).
@@ -88,12 +96,6 @@ fn run_named(a: Args) -> Result<()> {
     }
     let single_holder = check_model(&model, &a.model.display().to_string());
     if a.parties.is_some() || model.parties() > 1 || single_holder.is_err() {
-        if a.shard.is_some() {
-            return Err(ubapp::Error::argument(
-                "--shard",
-                "slices the single-holder comparison of a binomial model only (not a party comparison)",
-            ));
-        }
         return super::compare_parties::run(a.into_party_args(), model);
     }
     let setting = single_holder?;
@@ -113,8 +115,7 @@ fn run_named(a: Args) -> Result<()> {
     };
     validate(&opts)?;
     if let Some(given) = &a.shard {
-        let shard = Shard::parse(given, &|name| std::env::var(name).ok())?;
-        let Some(dir) = &a.out else { return Err(ShardError::NoOutput.into()) };
+        let (shard, dir) = shard_and_dir(given, a.out.as_deref())?;
         let file = compare_shard(&model, &opts, shard, &mut |line| eprintln!("{line}"))?;
         file.write(dir)?;
         eprintln!(
@@ -122,7 +123,7 @@ fn run_named(a: Args) -> Result<()> {
             shard.index,
             shard.count,
             file.rows().len(),
-            dir.join(ubapp::compare::SHARD_FILE).display()
+            dir.join(SHARD_FILE).display()
         );
         print_rows(&file.rows(), &[], a.json);
         return Ok(());

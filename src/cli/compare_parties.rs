@@ -9,6 +9,8 @@ use ubapp::model::Model;
 use ubapp::parties::RiskOptions;
 use ubapp::report::write_party_comparison;
 use ubapp::solve::SolverChoice;
+use ubapp::sweep::parties::party_shard;
+use ubapp::sweep::SHARD_FILE;
 use ubapp::{Error, Result};
 
 /// The `compare` flags, as the party comparison reads them (see `compare::Args`).
@@ -22,6 +24,7 @@ pub struct PartyArgs {
     pub delta: f64,
     pub parties: Option<Vec<u64>>,
     pub solver: SolverChoice,
+    pub shard: Option<String>,
 }
 
 /// A party comparison as asked for: the library's options checked, and what to do with the result.
@@ -30,6 +33,7 @@ struct PartyRequest {
     methods: Option<Vec<Method>>,
     out: Option<PathBuf>,
     json: bool,
+    shard: Option<String>,
 }
 
 impl PartyArgs {
@@ -43,22 +47,32 @@ impl PartyArgs {
         }
         let eps = self.eps.unwrap_or_else(|| model.epsilons().to_vec());
         validate_party_options(&eps, self.delta)?;
+        // Each M once, in the order given (a repeated M would repeat its rows).
+        let mut parties: Vec<u64> = Vec::new();
+        for m in self.parties.unwrap_or_else(|| vec![model.parties()]) {
+            if !parties.contains(&m) {
+                parties.push(m);
+            }
+        }
         let opts = PartyOptions {
             eps,
-            parties: self.parties.unwrap_or_else(|| vec![model.parties()]),
+            parties,
             delta: self.delta,
             seed: self.seed,
             solver: self.solver,
             risk: RiskOptions { seed: self.seed, ..RiskOptions::default() },
         };
-        Ok(PartyRequest { opts, methods: self.methods, out: self.out, json: self.json })
+        Ok(PartyRequest { opts, methods: self.methods, out: self.out, json: self.json, shard: self.shard })
     }
 }
 
-/// Run the party comparison: the flags checked, the comparison run, its files written and its
-/// rows printed.
+/// Run the party comparison: the flags checked, then one shard of it (`--shard`) or the whole,
+/// its files written and its rows printed.
 pub fn run(a: PartyArgs, model: Model) -> Result<()> {
     let r = a.validate(&model)?;
+    if let Some(given) = &r.shard {
+        return run_shard(&r, &model, given);
+    }
     let mut cmp = compare_parties(&model, &r.opts, &mut |line| eprintln!("{line}"))?;
     if let Some(methods) = &r.methods {
         cmp.keep_methods(methods, &model);
@@ -67,16 +81,33 @@ pub fn run(a: PartyArgs, model: Model) -> Result<()> {
         let files = write_party_comparison(dir, &cmp, &model)?;
         eprintln!("wrote {} file(s) to {}", files.len(), dir.display());
     }
-    if r.json {
-        outln!("{}", serde_json::to_string_pretty(&cmp).expect("rows serialise"));
-    } else {
-        print_rows(&cmp);
-    }
+    print_party_comparison(&cmp, r.json);
     Ok(())
 }
 
-/// The rows as a table, then the notes.
-fn print_rows(cmp: &PartyComparison) {
+/// `--shard`: one slice of the party comparison's cases, written as `DIR/shard.json`.
+fn run_shard(r: &PartyRequest, model: &Model, given: &str) -> Result<()> {
+    let (shard, dir) = super::compare::shard_and_dir(given, r.out.as_deref())?;
+    let file = party_shard(model, &r.opts, r.methods.as_deref(), shard, &mut |line| eprintln!("{line}"))?;
+    file.write(dir)?;
+    let rows = file.rows();
+    eprintln!(
+        "wrote shard {}/{} ({} row(s)) to {}; join every shard's directory with `ubapp merge`",
+        shard.index,
+        shard.count,
+        rows.len(),
+        dir.join(SHARD_FILE).display()
+    );
+    print_party_comparison(&PartyComparison { rows, notes: Vec::new() }, r.json);
+    Ok(())
+}
+
+/// The party comparison's table (or `--json`) and its notes on stdout.
+pub fn print_party_comparison(cmp: &PartyComparison, json: bool) {
+    if json {
+        outln!("{}", serde_json::to_string_pretty(&cmp).expect("rows serialise"));
+        return;
+    }
     outln!(
         "{:<22} {:>9} {:>8} {:>7} {:>7} {:>14} {:>14} {:>12}",
         "method",

@@ -54,6 +54,11 @@ pub struct Args {
     /// No progress on stderr (the results are printed as usual).
     #[arg(long, short)]
     quiet: bool,
+    /// Solve only slice I of N (0-based) of the ε list and write DIR/shard.json (--out DIR)
+    /// for `ubapp merge`, which joins the slices into this command's --json. `env` and `env/N`
+    /// take I (and N) from a job array's environment, as for `compare --shard`.
+    #[arg(long, value_name = "I/N|env|env/N", conflicts_with = "dry_run")]
+    shard: Option<String>,
 }
 
 /// A solve as asked for: the flags checked, the model loaded and checked against them, the
@@ -106,6 +111,11 @@ impl Args {
 }
 
 impl Request {
+    /// The ε to solve: `--eps`, else the model's list.
+    fn eps_list(&self) -> Vec<f64> {
+        self.eps.clone().unwrap_or_else(|| self.model.epsilons().to_vec())
+    }
+
     fn n_eps(&self) -> usize {
         self.eps.as_ref().map_or(self.model.epsilons().len(), Vec::len)
     }
@@ -120,9 +130,12 @@ impl Request {
 /// before the header, the solve (rows streamed as each ε is solved), the certified release
 /// written.
 pub fn run(args: Args) -> Result<()> {
+    if args.shard.is_some() {
+        return run_shard(args);
+    }
     let mut r = args.validate()?;
     if r.dry_run {
-        let est = estimate(&r.model, &r.options).map_err(|e| r.name_file(e))?;
+        let est = estimate(&r.model, &r.eps_list(), &r.options).map_err(|e| r.name_file(e))?;
         print_estimate(&r.model, &est, r.n_eps(), r.json);
         return Ok(());
     }
@@ -145,9 +158,9 @@ pub fn run(args: Args) -> Result<()> {
 /// route, the size and the default time budget, priced by the same estimate as `--dry-run`.
 /// Returns the estimate (the header's sizes, the ETA).
 fn check_before_header(r: &Request) -> Result<Estimate> {
-    let eps_list: Vec<f64> = r.eps.clone().unwrap_or_else(|| r.model.epsilons().to_vec());
+    let eps_list = r.eps_list();
     ubapp::solve::check_solve(&r.model, &eps_list, &r.options)?;
-    let est = estimate(&r.model, &r.options).map_err(|e| r.name_file(e))?;
+    let est = estimate(&r.model, &eps_list, &r.options).map_err(|e| r.name_file(e))?;
     let estimated = est.seconds_per_eps * r.n_eps() as f64;
     if !est.fits {
         return Err(r.name_file(Error::TooLarge(est.size_error())));
@@ -272,6 +285,67 @@ fn write_release(r: &Request, path: &Path, release: &Release, solution: &Solutio
     Ok(())
 }
 
+/// `solve --shard`: solve the ε of one slice of the list and write `DIR/shard.json` (`out`, a
+/// directory here) for `ubapp merge`. The same checks as [`run`], before any work; the time
+/// budget is the slice's.
+fn run_shard(a: Args) -> Result<()> {
+    let Args { model: model_path, eps, solver, json, out, max_seconds, quiet, shard, .. } = a;
+    let (model_path, eps) = (model_path.as_path(), eps.as_deref());
+    let given = shard.as_deref().unwrap_or_default();
+    let (shard, dir) = super::compare::shard_and_dir(given, out.as_deref())?;
+    if let Some(s) = max_seconds {
+        if !(s.is_finite() && s > 0.0) {
+            return Err(Error::argument("--max-seconds", format!("must be a number of seconds > 0 (got {s})")));
+        }
+    }
+    ubapp::report::check_report_dir(dir, "--out")?;
+    let model = Model::load(model_path)?;
+    let name_file = |e: Error| name_model_file(e, model_path);
+    let eps_list: Vec<f64> = eps.map_or_else(|| model.epsilons().to_vec(), <[f64]>::to_vec);
+    let limits = ubapp::solve::Limits { seconds: max_seconds, ..Default::default() };
+    let mut options = SolveOptions { solver, memory: memory_budget(), limits, ..SolveOptions::default() };
+    ubapp::solve::check_solve(&model, &eps_list, &options)?;
+    let mine = ubapp::sweep::solve::shard_eps(&eps_list, shard);
+    let est = estimate(&model, &mine, &options).map_err(Error::from).map_err(name_file)?;
+    let estimated = est.seconds_per_eps * mine.len() as f64;
+    if !est.fits {
+        return Err(name_file(Error::TooLarge(est.size_error())));
+    }
+    if max_seconds.is_none() && estimated > DEFAULT_TIME_BUDGET_SECONDS {
+        let fields = est.fields.clone();
+        return Err(SolveError::TooSlow {
+            estimated_seconds: estimated,
+            limit_seconds: DEFAULT_TIME_BUDGET_SECONDS,
+            fields,
+        }
+        .into());
+    }
+    let shown = if json { Shown::Silent } else { Shown::for_stderr(quiet) };
+    if !matches!(shown, Shown::Silent) {
+        eprintln!("shard {}/{}: {} of the list's {} ε", shard.index, shard.count, mine.len(), eps_list.len());
+    }
+    let mut progress = SolveProgress::new(mine.len(), Some(estimated), shown);
+    options.progress = progress.handle();
+    let file = ubapp::sweep::solve::solve_shard(&model, &eps_list, options, shard, &mut |_| {})
+        .map_err(Error::from)
+        .map_err(name_file)?;
+    progress.finish();
+    file.write(dir)?;
+    let rows = file.rows();
+    if json {
+        outln!("{}", serde_json::to_string_pretty(&rows).expect("rows serialise"));
+    } else {
+        outln!(
+            "wrote shard {}/{} ({} row(s)) to {}; join every shard's directory with `ubapp merge`",
+            shard.index,
+            shard.count,
+            rows.len(),
+            dir.join(ubapp::sweep::SHARD_FILE).display()
+        );
+    }
+    Ok(())
+}
+
 /// An error about the model as a whole (its size, its costs) names the model's file.
 pub fn name_model_file(e: impl Into<Error>, model_path: &Path) -> Error {
     let e: Error = e.into();
@@ -370,7 +444,11 @@ fn print_estimate(model: &Model, est: &Estimate, n_eps: usize, json: bool) {
         est.size.variables,
         est.size.rows
     );
-    let how = if est.output_generation { ", by output generation" } else { "" };
+    let how = match (est.output_generation, est.restricted_outputs) {
+        (true, Some(n)) => format!(", by output generation (starting from {n} of {} outputs)", est.size.outputs),
+        (true, None) => ", by output generation".to_string(),
+        _ => String::new(),
+    };
     outln!("route: {} via {}{how} ({})", est.solvers.join(" then "), est.path, est.reason);
     let fits = if est.fits {
         "fits".to_string()

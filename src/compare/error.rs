@@ -73,9 +73,6 @@ pub enum CompareError {
         /// Its loss, as named in model files.
         loss: &'static str,
     },
-    /// A `--shard` request, or shards given to `merge`, that cannot be used as given.
-    #[error(transparent)]
-    Shard(#[from] super::ShardError),
     /// A caller's value out of range.
     #[error(transparent)]
     Argument(#[from] ArgumentError),
@@ -147,7 +144,6 @@ impl CompareError {
             | CompareError::TooFewCurvePoints { .. }
             | CompareError::UnsupportedFamily { .. }
             | CompareError::UnsupportedLoss { .. }
-            | CompareError::Shard(_)
             | CompareError::Argument(_)
             | CompareError::Model(_)
             | CompareError::TooLarge(_) => true,

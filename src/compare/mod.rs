@@ -32,7 +32,6 @@ mod error;
 mod method;
 pub mod parties;
 mod rows;
-mod shard;
 #[cfg(test)]
 mod tests;
 
@@ -41,9 +40,6 @@ pub use method::{build, Method};
 pub use rows::{
     curves_csv, rows_csv, Comparison, CurveSeries, Curves, DpCheck, Heatmap, Note, PartyNote, Row, SolveNote,
     TrialsReference,
-};
-pub use shard::{
-    case_hash, compare_shard, merge, model_fingerprint, Shard, ShardError, ShardFile, SweepGrid, SHARD_FILE,
 };
 
 pub use crate::baselines::BaselineOptions;

@@ -29,7 +29,7 @@ use crate::model::spec::ObservationSpec;
 use crate::model::{Family, Model};
 use crate::parties::shares::{share_alpha, share_eps};
 use crate::parties::{party_risk, Aggregate, LocalMechanism, PartyRisk, RiskOptions};
-use crate::solve::{solve_model, SolverChoice};
+use crate::solve::{solve_model, Solution, SolverChoice};
 
 /// What the party comparison runs.
 #[derive(Debug, Clone)]
@@ -147,103 +147,154 @@ pub fn not_applicable(model: &Model) -> Vec<(Method, String)> {
     out
 }
 
-/// Run the party comparison. `progress` receives one line per step.
-pub fn compare_parties(model: &Model, opts: &PartyOptions, progress: &mut dyn FnMut(&str)) -> Result<PartyComparison> {
-    if opts.parties.is_empty() {
-        return Err(CompareError::EmptyList { flag: "--parties", what: "number of parties M ≥ 1" });
-    }
-    if opts.parties.contains(&0) {
-        return Err(CompareError::ZeroParties);
-    }
-    if !model.is_plain_program() {
-        return Err(CompareError::argument(
-            "--parties",
-            format!(
-                "needs a pure ε-DP (delta = 0) Bayes (objective = \"bayes\") model; model \"{}\" is not",
-                model.name()
-            ),
+/// What a party comparison knows before any row: the models it evaluates and the notes that do
+/// not depend on the rows. Built by [`PartyPlan::new`], which checks every option first.
+#[derive(Debug, Clone)]
+pub struct PartyPlan {
+    /// The model with one party holding every record (the curator's).
+    pooled: Model,
+    /// The model split among each M of the options, in order.
+    splits: Vec<Model>,
+    /// The records in all (`None` for a table family).
+    total: Option<u64>,
+    /// The methods that do not apply, with the reason.
+    skipped: Vec<(Method, String)>,
+    /// How the aggregator combines the parties' releases.
+    rule: Aggregate,
+    /// The notes known before any row.
+    notes: Vec<String>,
+}
+
+impl PartyPlan {
+    /// Check `opts` against `model` (before any work) and plan the comparison.
+    pub fn new(model: &Model, opts: &PartyOptions) -> Result<PartyPlan> {
+        if opts.parties.is_empty() {
+            return Err(CompareError::EmptyList { flag: "--parties", what: "number of parties M ≥ 1" });
+        }
+        if opts.parties.contains(&0) {
+            return Err(CompareError::ZeroParties);
+        }
+        if !model.is_plain_program() {
+            return Err(CompareError::argument(
+                "--parties",
+                format!(
+                    "needs a pure ε-DP (delta = 0) Bayes (objective = \"bayes\") model; model \"{}\" is not",
+                    model.name()
+                ),
+            ));
+        }
+        if model.exact().is_some() {
+            return Err(CompareError::argument(
+                "--parties",
+                format!(
+                    "needs a finite parameter grid (the aggregate is a posterior over it); model \"{}\" has parameter.grid.kind = \"exact\"",
+                    model.name()
+                ),
+            ));
+        }
+        // Every M must split the records before any work.
+        let splits: Vec<Model> = opts.parties.iter().map(|&m| split(model, m)).collect::<Result<_>>()?;
+        let total = total_records(model);
+        let skipped = not_applicable(model);
+        let mut notes: Vec<String> = skipped.iter().map(|(m, why)| format!("{m} {why}")).collect();
+        if matches!(model.family(), Family::Table { .. }) && opts.parties.iter().any(|&m| m > 1) {
+            notes.push("a table family's records cannot be split: every party holds the table's observation, so the records in all grow with M".into());
+        }
+        let rule = Aggregate::for_loss(model.loss());
+        notes.push(format!(
+            "party aggregates: the {} of θ given the M releases (the exact posterior on the parameter grid)",
+            rule.name()
         ));
+        if total.is_none() {
+            notes.push(
+                "ubapp (one curator) needs the pooled records' likelihood, which a table family does not give: no row"
+                    .into(),
+            );
+        }
+        Ok(PartyPlan { pooled: split(model, 1)?, splits, total, skipped, rule, notes })
     }
-    if model.exact().is_some() {
-        return Err(CompareError::argument(
-            "--parties",
-            format!(
-                "needs a finite parameter grid (the aggregate is a posterior over it); model \"{}\" has parameter.grid.kind = \"exact\"",
-                model.name()
-            ),
-        ));
+
+    /// True when the comparison has a one-curator `ubapp` row (every family but the table).
+    pub fn has_curator(&self) -> bool {
+        self.total.is_some()
     }
-    // Every M must split the records before any work.
-    let splits: Vec<Model> = opts.parties.iter().map(|&m| split(model, m)).collect::<Result<_>>()?;
-    let total = total_records(model);
-    let skipped = not_applicable(model);
-    let applies = |m: Method| !skipped.iter().any(|(s, _)| *s == m);
-    let mut notes: Vec<String> = skipped.iter().map(|(m, why)| format!("{m} {why}")).collect();
-    if matches!(model.family(), Family::Table { .. }) && opts.parties.iter().any(|&m| m > 1) {
-        notes.push("a table family's records cannot be split: every party holds the table's observation, so the records in all grow with M".into());
+
+    fn applies(&self, m: Method) -> bool {
+        !self.skipped.iter().any(|(s, _)| *s == m)
     }
-    let rule = Aggregate::for_loss(model.loss());
-    notes.push(format!(
-        "party aggregates: the {} of θ given the M releases (the exact posterior on the parameter grid)",
-        rule.name()
-    ));
-    if total.is_none() {
-        notes.push(
-            "ubapp (one curator) needs the pooled records' likelihood, which a table family does not give: no row"
-                .into(),
-        );
+
+    /// The curator's UBaPP designs, one per ε of `eps`.
+    pub fn solve_curator(&self, eps: &[f64], solver: SolverChoice) -> Result<Vec<Solution>> {
+        Ok(solve_model(&self.pooled, Some(eps), solver)?)
     }
-    let mut rows = Vec::new();
-    let pooled = split(model, 1)?;
-    progress(&format!("one curator: solving UBaPP for {} value(s) of ε", opts.eps.len()));
-    let central = solve_model(&pooled, Some(&opts.eps), opts.solver)?;
-    if let Some(t) = total {
-        for (ei, &eps) in opts.eps.iter().enumerate() {
-            let lp = LocalMechanism::ubapp(&pooled, &central[ei])?;
-            let r = party_risk(&pooled, &lp, Aggregate::GridAction, 1, &opts.risk);
-            rows.push(row(Method::Ubapp, eps, 0.0, t, None, &r, PartyNote::Curator));
+
+    /// The UBaPP designs of one party when `opts.parties[m_index]` parties share the records, one
+    /// per ε of `eps` (`central`: the curator's, reused when one party holds everything).
+    pub fn solve_party(
+        &self,
+        m_index: usize,
+        eps: &[f64],
+        solver: SolverChoice,
+        central: Option<&[Solution]>,
+    ) -> Result<Vec<Solution>> {
+        let single = self.splits[m_index].with_parties(1)?;
+        match central {
+            // One party holding everything is the curator: its designs are solved already.
+            Some(c) if single.spec() == self.pooled.spec() => Ok(c.to_vec()),
+            _ => Ok(solve_model(&single, Some(eps), solver)?),
         }
     }
-    for (mi, (&m, per_party)) in opts.parties.iter().zip(&splits).enumerate() {
+
+    /// The one-curator `ubapp` rows of the ε of `eps` (`central`: their designs, in order).
+    pub fn curator_rows(&self, eps: &[f64], central: &[Solution], risk: &RiskOptions) -> Result<Vec<Row>> {
+        let Some(t) = self.total else { return Ok(Vec::new()) };
+        let mut rows = Vec::with_capacity(eps.len());
+        for (&e, s) in eps.iter().zip(central) {
+            let lp = LocalMechanism::ubapp(&self.pooled, s)?;
+            let r = party_risk(&self.pooled, &lp, Aggregate::GridAction, 1, risk);
+            rows.push(row(Method::Ubapp, e, 0.0, t, None, &r, PartyNote::Curator));
+        }
+        Ok(rows)
+    }
+
+    /// The rows of `opts.parties[m_index]` parties at each ε of `eps`, in table order (`local`:
+    /// one party's designs, as [`PartyPlan::solve_party`] gives them).
+    pub fn party_rows(&self, opts: &PartyOptions, m_index: usize, eps: &[f64], local: &[Solution]) -> Result<Vec<Row>> {
+        let (m, per_party) = (opts.parties[m_index], &self.splits[m_index]);
+        let (pooled, rule) = (&self.pooled, self.rule);
         let t = total_records(per_party).unwrap_or(0);
-        progress(&format!("[{}/{}] M = {m}: solving each party's UBaPP design", mi + 1, opts.parties.len()));
         let single = per_party.with_parties(1)?;
-        // One party holding everything is the curator: its designs are solved already.
-        let local = if single.spec() == pooled.spec() {
-            central.clone()
-        } else {
-            solve_model(&single, Some(&opts.eps), opts.solver)?
-        };
-        for (ei, &eps) in opts.eps.iter().enumerate() {
-            let u = LocalMechanism::ubapp(&single, &local[ei])?;
+        let mut rows = Vec::new();
+        for (&eps, design) in eps.iter().zip(local) {
+            let u = LocalMechanism::ubapp(&single, design)?;
             let r = party_risk(per_party, &u, rule, m, &opts.risk);
             rows.push(row(Method::UbappLocal, eps, 0.0, t, Some(m), &r, certified_note(&u, &r)));
             let g = LocalMechanism::geometric(&single, eps)?;
             let r = party_risk(per_party, &g, rule, m, &opts.risk);
             rows.push(row(Method::GeometricLocal, eps, 0.0, t, Some(m), &r, certified_note(&g, &r)));
-            if applies(Method::GeometricCount) {
+            if self.applies(Method::GeometricCount) {
                 let r = party_risk(per_party, &g, Aggregate::PlugIn, m, &opts.risk);
                 rows.push(row(Method::GeometricCount, eps, 0.0, t, Some(m), &r, certified_note(&g, &r)));
             }
-            if applies(Method::GeometricShares) {
-                let sensitivity = match model.family() {
+            if self.applies(Method::GeometricShares) {
+                let sensitivity = match pooled.family() {
                     Family::Poisson { cap, .. } => *cap,
                     _ => 1,
                 };
                 let alpha = share_alpha(eps, sensitivity);
                 let eps_shares = share_eps(alpha) * sensitivity as f64;
-                let central_geometric = LocalMechanism::geometric(&pooled, eps_shares)?;
-                let r = party_risk(&pooled, &central_geometric, rule, 1, &opts.risk);
+                let central_geometric = LocalMechanism::geometric(pooled, eps_shares)?;
+                let r = party_risk(pooled, &central_geometric, rule, 1, &opts.risk);
                 let note = PartyNote::Shares { alpha, eps: eps_shares };
                 rows.push(row(Method::GeometricShares, eps, 0.0, t, Some(m), &r, note));
             }
             let baseline = BaselineOptions { delta: opts.delta, parties: Some(m), seed: opts.seed };
             for method in [Method::Dssa, Method::Dsaa, Method::GaussianConventional, Method::Cape] {
-                if !applies(method) {
+                if !self.applies(method) {
                     continue;
                 }
-                let Some(est) = build(method, &pooled, eps, &baseline)? else { continue };
-                let (b, tr) = (bayes_risk(est.as_ref(), &pooled), true_risk(est.as_ref(), &pooled));
+                let Some(est) = build(method, pooled, eps, &baseline)? else { continue };
+                let (b, tr) = (bayes_risk(est.as_ref(), pooled), true_risk(est.as_ref(), pooled));
                 let privacy = est.privacy();
                 rows.push(Row {
                     method,
@@ -261,11 +312,31 @@ pub fn compare_parties(model: &Model, opts: &PartyOptions, progress: &mut dyn Fn
                 });
             }
         }
+        Ok(rows)
     }
-    if rule != Aggregate::GridAction {
-        notes.extend(off_grid_notes(&rows, pooled.outputs().len(), rule.name()));
+
+    /// The comparison of every row (in table order: the curator's, then each M's), with the notes.
+    pub fn finish(&self, rows: Vec<Row>) -> PartyComparison {
+        let mut notes = self.notes.clone();
+        if self.rule != Aggregate::GridAction {
+            notes.extend(off_grid_notes(&rows, self.pooled.outputs().len(), self.rule.name()));
+        }
+        PartyComparison { rows, notes }
     }
-    Ok(PartyComparison { rows, notes })
+}
+
+/// Run the party comparison. `progress` receives one line per step.
+pub fn compare_parties(model: &Model, opts: &PartyOptions, progress: &mut dyn FnMut(&str)) -> Result<PartyComparison> {
+    let plan = PartyPlan::new(model, opts)?;
+    progress(&format!("one curator: solving UBaPP for {} value(s) of ε", opts.eps.len()));
+    let central = plan.solve_curator(&opts.eps, opts.solver)?;
+    let mut rows = plan.curator_rows(&opts.eps, &central, &opts.risk)?;
+    for (mi, &m) in opts.parties.iter().enumerate() {
+        progress(&format!("[{}/{}] M = {m}: solving each party's UBaPP design", mi + 1, opts.parties.len()));
+        let local = plan.solve_party(mi, &opts.eps, opts.solver, Some(&central))?;
+        rows.extend(plan.party_rows(opts, mi, &opts.eps, &local)?);
+    }
+    Ok(plan.finish(rows))
 }
 
 /// Why an aggregate can beat the one-curator `ubapp` row: `ubapp` is optimal among mechanisms

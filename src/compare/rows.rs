@@ -26,18 +26,28 @@ pub struct Row {
     /// Parties / sites for the distributed methods (empty otherwise).
     pub parties: Option<u64>,
     /// Σ_j π_j risk(θ_j) under the model's discretised prior.
+    #[serde(deserialize_with = "nan_from_null")]
     pub bayes_risk: f64,
     /// Its standard error (0 unless Monte Carlo).
+    #[serde(deserialize_with = "nan_from_null")]
     pub bayes_risk_se: f64,
     /// ∫ risk(θ) π(θ) dθ under the continuous prior.
+    #[serde(deserialize_with = "nan_from_null")]
     pub true_risk: f64,
     /// Its standard error.
+    #[serde(deserialize_with = "nan_from_null")]
     pub true_risk_se: f64,
     /// How the risks were computed (the least exact of the two).
     pub risk_method: RiskMethod,
     /// What the row says beside its risks (the CSV's `note` column is [`Note`]'s text).
     #[serde(default, skip_serializing_if = "Note::is_empty")]
     pub note: Note,
+}
+
+/// A risk read back from JSON, where a risk that does not exist (NaN, e.g. the true risk of a
+/// table family's row) was written as `null`.
+fn nan_from_null<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 /// What a row says beside its risks, typed; its `Display` is the CSV's `note` text.

@@ -2,10 +2,12 @@
 //! time, from the model's sizes alone (no cost matrix, no neighbour list, no LP), so that a model
 //! too large for the machine is refused in well under a second, naming the model's own fields.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
 use super::chain;
-use super::{LpSize, Route, SolveOptions};
+use super::{LpSize, Route, SolveOptions, SolverChoice};
 use crate::lp::{size_fields, SizeError};
 use crate::model::{Family, Model};
 
@@ -24,8 +26,12 @@ pub struct Estimate {
     /// How the route runs: `compact chain (no |Θ̃| × |Y| matrix)`, `dense chain` or `LP`.
     pub path: &'static str,
     /// The LP route solves by output generation (the outputs the optimum uses, the others
-    /// priced); the time estimate is then an upper bound.
+    /// priced).
     pub output_generation: bool,
+    /// By output generation: the outputs the first restricted LP holds (the mean over the ε),
+    /// which the time estimate is scaled to; `None` where the LP was too large to find them
+    /// before solving (the time is then the whole LP's, an upper bound).
+    pub restricted_outputs: Option<usize>,
     /// Bytes the solve allocates at its peak: the large arrays and, on the LP route, the
     /// solver's factorisation of the whole LP (what output generation falls back to); checked
     /// against measured peaks in `tests/memory_estimate.rs`.
@@ -85,15 +91,57 @@ pub(crate) fn edge_count(family: &Family) -> u128 {
 ///   bound: 11x above the asymmetric K = 20, which uses 29 of its 66 outputs).
 /// - **Bands** (clipped Poisson): nonzeros^1.82, fitted to 60 records (1.6 s) and 200 (14.7 s).
 /// - **Chains on the LP route** (minimax, (ε, δ)): nonzeros^1.2, fitted to (1000, 300) at 16.5 s.
-fn lp_seconds(model: &Model, nnz: f64) -> f64 {
+///
+/// By output generation the LP shrinks to the outputs the first restricted LP holds, a share s of
+/// |Θ̃| (found by [`restricted_share`]); the work is scaled by s^2.5 on graphs and s^1.82 on bands
+/// (s³ would be the separator argument's; the rounds and the pricing of the other outputs cost
+/// the rest — measured: 29 of 66 outputs at K = 20, Dirichlet(1, 2, 3), 4.6 s against 54 s for
+/// the whole LP).
+fn lp_seconds(model: &Model, nnz: f64, share: f64) -> f64 {
     let (n_obs, n_out) = (model.family.observation_count() as f64, model.outputs.len() as f64);
     match model.family {
         Family::Multinomial { .. } | Family::Table { .. } => {
-            0.1 + 5.3e-8 * n_out.powi(3) * n_obs.powf(1.5) / symmetry_order(model).powf(2.25)
+            0.1 + 5.3e-8 * n_out.powi(3) * n_obs.powf(1.5) / symmetry_order(model).powf(2.25) * share.powf(2.5)
         }
-        Family::Poisson { .. } => 1.63 * (nnz / 1.4e5).powf(1.82),
+        Family::Poisson { .. } => 1.63 * (nnz / 1.4e5).powf(1.82) * share.powf(1.82),
         Family::Binomial { .. } => 16.5 * (nnz / 1.5e6).powf(1.2),
     }
+}
+
+/// The largest LP whose first restricted output set [`restricted_share`] computes for the
+/// estimate (variables), and the most work it may take doing so (multiply-adds: about a second here).
+const SHARE_MAX_VARIABLES: u128 = 2_000_000;
+const SHARE_MAX_WORK: f64 = 3e8;
+
+/// The share of the outputs output generation starts from at `eps` (the outputs of the geometric
+/// mechanism + Bayes remap, closed under the symmetries: [`super::outputs`]); on the measured
+/// models the optimum used exactly those. Computed from the cost matrix where that is cheap
+/// (at most [`SHARE_MAX_VARIABLES`] variables and [`SHARE_MAX_WORK`]), else `None` (the whole LP).
+fn restricted_share(model: &Model, eps: f64, options: &SolveOptions) -> Option<f64> {
+    crate::lp::check_lp_eps(eps).ok()?;
+    let (n_obs, n_out) = (model.family.observation_count(), model.outputs.len());
+    if n_obs as u128 * n_out as u128 > SHARE_MAX_VARIABLES
+        || super::outputs::initial_work(n_obs, n_out) > SHARE_MAX_WORK
+    {
+        return None;
+    }
+    let cost = std::sync::Arc::new(crate::lp::cost_matrix(model, options.memory).ok()?);
+    let neighbours = model.family.neighbours();
+    let mut problem = crate::lp::Problem::new(cost.clone(), neighbours.clone(), eps);
+    if symmetry_order(model) > 1.0 {
+        problem.symmetry =
+            crate::lp::Symmetry::find(&cost, &model.family.observations(), &model.outputs, &neighbours).map(Arc::new);
+    }
+    Some(super::outputs::initial_count(&problem) as f64 / n_out as f64)
+}
+
+/// Bytes an interior point's factorisation of the LP takes: each observation's column-sum row
+/// couples its |Θ̃| outputs, so the factor holds about one dense |Θ̃| × |Θ̃| block per
+/// observation (per observation orbit on the orbit LP of a group of order `group`), filled in
+/// along the neighbour graph; bytes per block entry fitted to measured peaks (see
+/// [`estimate_route`]).
+pub(crate) fn factorisation_bytes(n_obs: u128, n_out: u128, on_graph: bool, group: u128) -> u128 {
+    (if on_graph { 340 } else { 200 }) * n_obs.div_ceil(group.max(1)) * n_out * n_out
 }
 
 /// The order of the symmetry group the LP will likely have, from the spec alone: a multinomial
@@ -102,7 +150,11 @@ fn lp_seconds(model: &Model, nnz: f64) -> f64 {
 /// of the categories, which `lp::Symmetry::find` then finds on the costs. 1 otherwise.
 fn symmetry_order(model: &Model) -> f64 {
     use crate::model::spec::{LossSpec, PriorSpec};
+    // The orbit LP is solved for the plain program only (the δ and minimax rows are not reduced).
     let Family::Multinomial { categories, .. } = model.family else { return 1.0 };
+    if !model.is_plain_program() {
+        return 1.0;
+    }
     let spec = model.spec();
     let exchangeable = match &spec.parameter.prior {
         PriorSpec::Uniform => true,
@@ -118,13 +170,32 @@ fn symmetry_order(model: &Model) -> f64 {
     }
 }
 
-/// The estimate for `model` under `options` (the route [`Route::for_model`] picks).
-pub fn estimate(model: &Model, options: &SolveOptions) -> super::error::Result<Estimate> {
+/// The estimate for `model` at `epsilons` under `options` (the route [`Route::for_model`] picks).
+/// Where output generation applies and the LP is small enough, the time is the restricted LP's
+/// (the outputs it starts from, found from the cost matrix: up to about a second); else the
+/// whole LP's, from the sizes alone.
+pub fn estimate(model: &Model, epsilons: &[f64], options: &SolveOptions) -> super::error::Result<Estimate> {
     let route = Route::for_model(model, options.solver)?;
-    Ok(estimate_route(model, &route, options))
+    Ok(estimate_route(model, &route, options, Some(epsilons)))
 }
 
-pub(crate) fn estimate_route(model: &Model, route: &Route, options: &SolveOptions) -> Estimate {
+/// [`estimate`] on `route`; `epsilons` `None`: from the sizes alone (the whole LP's time), as the
+/// memory check before a solve needs.
+pub(crate) fn estimate_route(
+    model: &Model,
+    route: &Route,
+    options: &SolveOptions,
+    epsilons: Option<&[f64]>,
+) -> Estimate {
+    let output_generation = matches!(route, Route::Lp { .. })
+        && options.output_generation
+        && super::outputs::applies_to(model.is_plain_program(), model.outputs.len());
+    // The share of outputs the restricted LP starts from, averaged over the ε.
+    let shares: Vec<f64> = match epsilons {
+        Some(eps) if output_generation => eps.iter().filter_map(|&e| restricted_share(model, e, options)).collect(),
+        _ => Vec::new(),
+    };
+    let share = if shares.is_empty() { 1.0 } else { shares.iter().sum::<f64>() / shares.len() as f64 };
     let n_obs = model.family.observation_count() as u128;
     let n_out = model.outputs.len() as u128;
     let m = model.theta.len() as u128;
@@ -167,9 +238,21 @@ pub(crate) fn estimate_route(model: &Model, route: &Route, options: &SolveOption
             // K = 10…60); the estimate takes the top of each range. Output generation usually
             // needs far less, but falls back to the whole LP when it cannot certify: this is
             // the route's peak either way.
-            let factor_bytes = if on_graph { 340 } else { 200 } * n_obs * n_out * n_out;
-            let bytes = 8 * cost + 3 * (nnz * 16 + (2 * n_vars + 2 * n_dp + n_obs) * 32) + factor_bytes;
-            let secs = lp_seconds(model, nnz as f64);
+            //
+            // HiGHS solves the orbit LP of a symmetric model: one column-sum row per observation
+            // orbit, so the factor shrinks by the group's order (poll of 60, resolution 12: see
+            // docs/benchmarks.md). A later backend whose whole LP does not fit is not started
+            // (`solve_lp`), so the route's peak is its first backend's.
+            let group = match backends.first() {
+                Some(SolverChoice::Highs | SolverChoice::HighsSimplex | SolverChoice::HighsIpm) => {
+                    symmetry_order(model) as u128
+                }
+                _ => 1,
+            };
+            let bytes = 8 * cost
+                + 3 * (nnz * 16 + (2 * n_vars + 2 * n_dp + n_obs) * 32)
+                + factorisation_bytes(n_obs, n_out, on_graph, group);
+            let secs = lp_seconds(model, nnz as f64, share);
             ("LP", bytes, secs, backends.iter().map(|b| b.to_string()).collect())
         }
     };
@@ -184,13 +267,9 @@ pub(crate) fn estimate_route(model: &Model, route: &Route, options: &SolveOption
             _ => 0.0,
         };
     let available = options.memory.in_bytes();
-    // Output generation solves a smaller LP when the optimum leaves outputs unused; the time
-    // estimate stays the whole LP's, an upper bound.
-    let output_generation = matches!(route, Route::Lp { .. })
-        && options.output_generation
-        && super::outputs::applies_to(model.is_plain_program(), model.outputs.len());
     Estimate {
         output_generation,
+        restricted_outputs: (!shares.is_empty()).then(|| (share * n_out as f64).round() as usize),
         size,
         edges,
         solvers,

@@ -56,7 +56,7 @@ pub use status::Status;
 pub use summary::{RowSummary, SolveSummary};
 
 use crate::lp::{cost_matrix, MemoryBudget, Problem, Program, Symmetry};
-use crate::model::{Model, Objective};
+use crate::model::{Model, Neighbours, Objective};
 use error::Result;
 
 /// How to solve: the solver, the memory budget, limits and where progress goes.
@@ -118,7 +118,7 @@ pub fn solve_model_each(
     let route = Route::for_model(model, options.solver)?;
     check_route_eps(&route, eps_list)?;
     // Answer before working: priced from the sizes alone, before any allocation.
-    let planned = estimate::estimate_route(model, &route, &options);
+    let planned = estimate::estimate_route(model, &route, &options, None);
     if !planned.fits {
         return Err(planned.size_error().into());
     }
@@ -270,6 +270,19 @@ const FALLBACK_MIN_SECONDS: f64 = 60.0;
 /// backend before a usable answer, the best certified mechanism seen so far — a stopped
 /// backend's point or an output-generation round, repaired and certified by our checks, else the
 /// best constant release — is returned with status [`Status::TimeLimit`] and its measured gap.
+/// The peak bytes of `choice` on the whole of `problem` (its orbit LP where HiGHS has one):
+/// the LP's arrays and the interior point's factorisation ([`estimate::factorisation_bytes`]).
+fn whole_lp_bytes(problem: &Problem, choice: SolverChoice) -> u128 {
+    let (n_obs, n_out) = (problem.n_obs() as u128, problem.n_outputs() as u128);
+    let group = match (choice, &problem.symmetry) {
+        (SolverChoice::Highs | SolverChoice::HighsSimplex | SolverChoice::HighsIpm, Some(s)) => s.group_order as u128,
+        _ => 1,
+    };
+    let on_graph = matches!(problem.neighbours, Neighbours::Graph { .. });
+    let arrays = 3 * (problem.n_p() as u128 + problem.n_rows() as u128) * 48;
+    arrays + estimate::factorisation_bytes(n_obs, n_out, on_graph, group)
+}
+
 pub(crate) fn solve_lp(
     problem: &Problem,
     backends: &[SolverChoice],
@@ -292,6 +305,22 @@ pub(crate) fn solve_lp(
         if remaining == Some(0.0) {
             tried.push((Producer::Solver(choice), format!("{choice}: not started, the time limit was reached")));
             break;
+        }
+        if best.is_some() {
+            // A fallback that would not fit the memory budget is not started: the answer in hand
+            // stands, with its measured gap.
+            let needed = whole_lp_bytes(problem, choice);
+            if needed > options.memory.in_bytes() as u128 {
+                tried.push((
+                    Producer::Solver(choice),
+                    format!(
+                        "{choice}: not started, its LP needs about {:.1} GiB, more than the {:.1} GiB memory budget",
+                        needed as f64 / 2f64.powi(30),
+                        options.memory.in_bytes() as f64 / 2f64.powi(30)
+                    ),
+                ));
+                continue;
+            }
         }
         let remaining = match &best {
             Some(_) => {

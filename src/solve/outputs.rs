@@ -207,6 +207,24 @@ pub(crate) fn run(
 /// The first restricted set: the outputs of the geometric mechanism on the neighbour graph
 /// followed by the Bayes remap ([`GeometricRemap::at`] at the LP's ε, a good guess of the outputs
 /// the optimum uses) and the best constant output (the optimum as ε → 0).
+/// How many outputs the first restricted LP of `problem` holds (closed under its symmetries):
+/// what the time estimate scales the LP by.
+pub(crate) fn initial_count(problem: &Problem) -> usize {
+    let mut in_set = vec![false; problem.n_outputs()];
+    for k in initial_outputs(problem, &DpRows::new(problem)) {
+        in_set[k] = true;
+    }
+    if let Some(group) = problem.symmetry.as_deref() {
+        group.close_outputs(&mut in_set);
+    }
+    in_set.iter().filter(|&&b| b).count()
+}
+
+/// Work of [`initial_outputs`] (multiply-adds, about |Y|·min(|Y|, MAX_BALL)·|Θ̃|).
+pub(crate) fn initial_work(n_obs: usize, n_out: usize) -> f64 {
+    n_obs as f64 * n_obs.min(MAX_BALL) as f64 * n_out as f64
+}
+
 fn initial_outputs(problem: &Problem, dp: &DpRows) -> Vec<usize> {
     let n_out = problem.n_outputs();
     let mut chosen = vec![false; n_out];
