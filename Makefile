@@ -1,8 +1,9 @@
-# Two commands on a fresh machine: `make demo` and `make test`; `make python-test` for the Python package.
+# Two commands on a fresh machine: `make demo` and `make test`; `make python-test` for the Python
+# package, `make r-test` for the R package.
 CARGO ?= cargo
 MODEL ?= models/bernoulli-k100.toml
 
-.PHONY: deps build demo test lint bench bench-peers clean paper python-deps python-test
+.PHONY: deps build demo test lint bench bench-peers clean paper python-deps python-test r-deps r-test
 
 # HiGHS is built from source by the highs-sys crate: it needs cmake and libclang.
 deps:
@@ -62,6 +63,35 @@ python-test: deps python-deps
 	$(VENV)/bin/python -m pip install -q maturin numpy pytest
 	$(VENV)/bin/python -m pip install -q .
 	cd python/tests && UBAPP_BIN=$(CURDIR)/target/release/ubapp $(CURDIR)/$(VENV)/bin/python -m pytest -q
+
+# The R package (r/): R, testthat and jsonlite from the distribution's packages (apt), clippy on
+# the glue crate (with the R_HOME and R_INCLUDE_DIR R CMD INSTALL sets: extendr is built once),
+# `R CMD INSTALL r` into a library under target/ (the glue crate builds into
+# target/ beside the command line, reusing its HiGHS), then r/tests/testthat against the release
+# CLI, and against the Python package's draws when `make python-test` has built its venv.
+R_LIB ?= target/r-lib
+
+r-deps:
+	@need=""; \
+	if command -v dpkg >/dev/null 2>&1; then \
+		for p in r-base-core r-cran-testthat r-cran-jsonlite; do dpkg -s $$p >/dev/null 2>&1 || need="$$need $$p"; done; \
+	else \
+		command -v Rscript >/dev/null 2>&1 || need="r-base-core r-cran-testthat r-cran-jsonlite"; \
+	fi; \
+	if [ -n "$$need" ]; then \
+		echo "installing $${need# } (needed for the R package)"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$need >/dev/null; \
+	fi
+
+r-test: deps r-deps
+	$(CARGO) build --release
+	R_HOME=$$(R RHOME) R_INCLUDE_DIR=$$(Rscript -e 'cat(R.home("include"))') $(CARGO) clippy --release -p ubapp-r -- -D warnings
+	mkdir -p $(R_LIB)
+	R CMD INSTALL --no-multiarch -l $(R_LIB) r
+	cd r/tests/testthat && env UBAPP_ROOT=$(CURDIR) UBAPP_BIN=$(CURDIR)/target/release/ubapp \
+		$$( [ -x $(CURDIR)/$(VENV)/bin/python ] && echo UBAPP_PYTHON=$(CURDIR)/$(VENV)/bin/python ) \
+		R_LIBS=$(CURDIR)/$(R_LIB) Rscript -e 'testthat::test_dir(".", package = "ubapp", load_package = "installed", stop_on_failure = TRUE)'
 
 # The same LPs for SciPy's HiGHS, HiGHS's HiPO and IPX (highspy) and CVXPY + Clarabel, side by side with `ubapp solve` (benches/peers.py).
 PEER_VENV ?= target/peer-venv

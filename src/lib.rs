@@ -78,6 +78,7 @@
 #![warn(unreachable_pub)]
 
 pub mod baselines;
+pub mod bindings;
 pub(crate) mod certify;
 pub mod compare;
 pub mod error;

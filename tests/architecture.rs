@@ -22,6 +22,7 @@ const LAYERS: &[&str] = &[
     "sweep",
     "report",
     "error",
+    "bindings",
     "python",
 ];
 const EXEMPT: &[&str] = &["tests"];

@@ -15,16 +15,12 @@ use pyo3::prelude::*;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 
-use crate::compare::parties::{compare_parties, validate_party_options, PartyOptions};
-use crate::compare::{check_model, compare, validate, BaselineOptions, CompareOptions, Method};
-use crate::mechanism::{audit, AuditError, AuditJudgement, AuditOptions, OutputMatch, Posterior, Release};
-use crate::model::{Model, ModelSpec};
-use crate::parties::RiskOptions;
-use crate::report::{check_report_dir, write_comparison, write_party_comparison, Report, ReportOptions};
-use crate::solve::{
-    plan_eps, plan_trials, solve_model, Solution, SolveOptions, SolveSummary, SolverChoice, PLAN_TARGET,
-};
-use crate::{Error, MemoryBudget};
+use crate::bindings;
+use crate::mechanism::{audit, AuditError, AuditJudgement, AuditOptions, Release};
+use crate::model::Model;
+use crate::report::{check_report_dir, Report, ReportOptions};
+use crate::solve::{plan_eps, plan_trials, Solution, SolveOptions, SolverChoice, PLAN_TARGET};
+use crate::Error;
 
 /// The Python exceptions (named `Error` and `InputError` in Python, hence their own module).
 mod exceptions {
@@ -54,35 +50,7 @@ fn py_err(e: impl Into<Error>) -> PyErr {
 /// The library's messages name the command line's flags where the CLI passed them; in Python the
 /// same checks name the keyword arguments (`--eps[0] must be …` → `eps[0] must be …`).
 fn python_words(text: &str) -> String {
-    const NAMES: [(&str, &str); 17] = [
-        ("--target-rmse", "target_rmse"),
-        ("--target-risk", "target_risk"),
-        ("--max-pairs", "max_pairs"),
-        ("--max-seconds", "max_seconds"),
-        ("--fingerprint", "fingerprint"),
-        ("--methods", "methods"),
-        ("--parties", "parties"),
-        ("--release", "releases"),
-        ("--samples", "samples"),
-        ("--trials", "trials"),
-        ("--solver", "solver"),
-        ("--model", "model"),
-        ("--alpha", "alpha"),
-        ("--delta", "delta"),
-        ("--level", "level"),
-        ("--eps", "eps"),
-        ("--out", "out"),
-    ];
-    let mut out = text.to_string();
-    for (flag, name) in NAMES {
-        out = out.replace(flag, name);
-    }
-    out
-}
-
-/// The memory budget, as the command line decides it ([`MemoryBudget::from_env`]).
-fn memory_budget() -> MemoryBudget {
-    MemoryBudget::from_env()
+    bindings::keyword_words(text)
 }
 
 /// A validated model.
@@ -106,8 +74,7 @@ impl PyModel {
     #[staticmethod]
     #[pyo3(signature = (text, origin = "<string>"))]
     fn from_toml(text: &str, origin: &str) -> PyResult<PyModel> {
-        let spec = ModelSpec::from_toml(text, origin).map_err(py_err)?;
-        let model = Model::from_spec(spec).map_err(|e| py_err(e.in_origin(origin)))?;
+        let model = bindings::model_from_toml(text, origin).map_err(py_err)?;
         Ok(PyModel { model: Arc::new(model), path: None })
     }
 
@@ -129,35 +96,22 @@ impl PyModel {
 
     /// The model as JSON (its spec, with CSV contents inline).
     fn spec_json(&self) -> String {
-        serde_json::to_string(self.model.spec()).expect("a spec serialises")
+        bindings::spec_json(&self.model)
     }
 
     /// Solve for each ε (the model's list when `None`); the GIL is released while solving.
     #[pyo3(signature = (eps = None, solver = "auto"))]
     fn solve(&self, py: Python<'_>, eps: Option<Vec<f64>>, solver: &str) -> PyResult<Vec<PySolution>> {
-        let solver = SolverChoice::from_str(solver).map_err(py_err)?;
         let model = self.model.clone();
-        let options = SolveOptions { solver, memory: memory_budget(), ..SolveOptions::default() };
-        let (solutions, summary) = py
-            .detach(|| {
-                let solutions = solve_model(&model, eps.as_deref(), options.clone())?;
-                let summary = SolveSummary::of(&model, &solutions, options.memory);
-                Ok::<_, Error>((solutions, summary))
-            })
-            .map_err(py_err)?;
-        let rows = summary.json_rows(&solutions);
-        Ok(solutions
-            .into_iter()
-            .zip(rows)
-            .map(|(solution, row)| PySolution { model: self.model.clone(), solution, row: row.to_string() })
-            .collect())
+        let rows = py.detach(|| bindings::solve_rows(&model, eps.as_deref(), solver)).map_err(py_err)?;
+        Ok(rows.into_iter().map(|(solution, row)| PySolution { model: self.model.clone(), solution, row }).collect())
     }
 }
 
 impl PyModel {
     /// How messages name the model: its file, or its name.
     fn source(&self) -> String {
-        self.path.as_ref().map_or_else(|| format!("model \"{}\"", self.model.name()), |p| p.display().to_string())
+        bindings::model_source(&self.model, self.path.as_deref())
     }
 }
 
@@ -220,25 +174,9 @@ impl PyMechanism {
         fingerprint: Option<String>,
         max_eps: Option<f64>,
     ) -> PyResult<PyMechanism> {
-        if fingerprint.is_some() && max_eps.is_none() {
-            return Err(py_err(Error::argument(
-                "fingerprint",
-                "needs max_eps, the largest ε you deploy (the fingerprint leaves ε out)",
-            )));
-        }
-        let trusted_model = model.as_deref().map(Model::load).transpose().map_err(py_err)?;
-        let artifact = Release::load(&path).map_err(py_err)?;
-        let origin = path.display().to_string();
-        if let (Some(m), Some(p)) = (&trusted_model, &model) {
-            artifact.check_model(&origin, m, &p.display().to_string()).map_err(py_err)?;
-        }
-        if let Some(f) = &fingerprint {
-            artifact.check_fingerprint(&origin, f).map_err(py_err)?;
-        }
-        if let Some(e) = max_eps {
-            artifact.check_max_eps(&origin, e).map_err(|e| py_err(rename_flag(e, "--max-eps", "max_eps")))?;
-        }
-        Ok(PyMechanism { artifact, trusted: model.is_some() || fingerprint.is_some(), origin })
+        let loaded =
+            bindings::load_mechanism(&path, model.as_deref(), fingerprint.as_deref(), max_eps).map_err(py_err)?;
+        Ok(PyMechanism { artifact: loaded.release, trusted: loaded.trusted, origin: loaded.origin })
     }
 
     /// Whether it was solved in this process or checked against a trusted model when loaded.
@@ -309,53 +247,7 @@ impl PyMechanism {
         budget: Option<f64>,
         allow_composition: bool,
     ) -> PyResult<Vec<Vec<f64>>> {
-        let m = &self.artifact;
-        self.check_release()?;
-        if n == 0 {
-            return Err(py_err(Error::argument("n", "must be at least 1 (0 releases is not a request)")));
-        }
-        // The releases are returned as one list: priced before it is built.
-        let bytes = n as u128 * (24 + 8 * m.model().outputs().dim() as u128);
-        memory_budget().check_dense(&[], bytes).map_err(|e| py_err(e.with_fields("n".into())))?;
-        let (eps_n, _) = m.composed(n as u64);
-        match budget {
-            Some(b) if !(b.is_finite() && b > 0.0) => {
-                return Err(py_err(Error::argument("budget", format!("must be a positive ε (got {b})"))))
-            }
-            Some(b) if eps_n > b => {
-                return Err(py_err(Error::argument(
-                    "budget",
-                    format!("{n} releases spend ε = {n}·{} = {eps_n} by basic composition, over the budget {b}", m.certified_eps()),
-                )))
-            }
-            None if n > 1 && !allow_composition => {
-                return Err(py_err(Error::argument(
-                    "n",
-                    format!(
-                        "{n} releases from the same data spend ε = {n}·{} = {eps_n} by basic composition, more than the mechanism's ε; state the total with budget={eps_n} (or pass allow_composition=True)",
-                        m.certified_eps()
-                    ),
-                )))
-            }
-            _ => {}
-        }
-        let Some(i) = m.observation_index(&y) else {
-            let obs = m.model().family().observations();
-            return Err(py_err(Error::argument(
-                "y",
-                format!(
-                    "{y:?} is not an observation of model {} ({} values of dimension {})",
-                    m.model().name(),
-                    obs.len(),
-                    obs.dim()
-                ),
-            )));
-        };
-        let mut rng: StdRng = match seed {
-            Some(s) => StdRng::seed_from_u64(s),
-            None => rand::make_rng(),
-        };
-        Ok(m.sample_batch(i, n, &mut rng).into_iter().map(|k| m.output(k).to_vec()).collect())
+        bindings::sample(&self.artifact, self.trusted, &y, n, seed, budget, allow_composition).map_err(py_err)
     }
 
     /// Check the artifact against what the deployer trusts (`verify --model/--fingerprint`): its
@@ -363,21 +255,14 @@ impl PyMechanism {
     /// and `fingerprint` must be its model's. `verify --json`'s fields (JSON text).
     #[pyo3(signature = (model = None, fingerprint = None))]
     fn verify(&self, model: Option<&PyModel>, fingerprint: Option<String>) -> PyResult<String> {
-        let m = &self.artifact;
-        let mut what = Vec::new();
-        if let Some(trusted) = model {
-            let name = trusted.source();
-            m.check_model(&self.origin, &trusted.model, &name).map_err(py_err)?;
-            what.push(format!("the trusted model {name}"));
-        }
-        if let Some(f) = &fingerprint {
-            m.check_fingerprint(&self.origin, f).map_err(py_err)?;
-            what.push("the pinned fingerprint".to_string());
-        }
-        let checked = if what.is_empty() { "embedded model only".to_string() } else { what.join(" and ") };
-        let mut v = m.verified_json();
-        v.as_object_mut().expect("an object").insert("checked_against".into(), checked.into());
-        Ok(v.to_string())
+        let trusted = model.map(|t| (t.model.as_ref(), t.source()));
+        bindings::verify_json(
+            &self.artifact,
+            &self.origin,
+            trusted.as_ref().map(|(m, name)| (*m, name.as_str())),
+            fingerprint.as_deref(),
+        )
+        .map_err(py_err)
     }
 
     /// The empirical DP test of `ubapp audit` (same draws for the same seed): `audit --json`'s
@@ -406,35 +291,7 @@ impl PyMechanism {
     /// `posterior --json`'s fields (JSON text); dense mechanisms only.
     #[pyo3(signature = (releases, level = 0.95))]
     fn posterior(&self, releases: Vec<Vec<f64>>, level: f64) -> PyResult<String> {
-        self.check_release()?;
-        let Release::Dense(m) = &self.artifact else {
-            return Err(py_err(Error::argument(
-                "posterior",
-                "needs a dense mechanism (this one is the compact geometric + remap form)",
-            )));
-        };
-        let outputs = releases
-            .iter()
-            .map(|r| match m.match_output(r) {
-                // A value typed with fewer digits stands for the output it rounds to.
-                OutputMatch::Exact(k) | OutputMatch::Rounded(k) => Ok(k),
-                OutputMatch::Outside { nearest } => Err(Error::argument(
-                    "releases",
-                    format!(
-                        "{r:?} is not an output of the mechanism (|Θ̃| = {}); the nearest output is {:?}",
-                        m.n_outputs(),
-                        m.model().outputs().point(nearest).to_vec()
-                    ),
-                )),
-                OutputMatch::WrongDimension { expected } => Err(Error::argument(
-                    "releases",
-                    format!("{r:?} has {} coordinate(s); the mechanism's outputs have {expected}", r.len()),
-                )),
-            })
-            .collect::<Result<Vec<usize>, Error>>()
-            .map_err(py_err)?;
-        let post = Posterior::of(m, &outputs, level).map_err(py_err)?;
-        Ok(serde_json::to_string(&post).expect("a posterior serialises"))
+        bindings::posterior_json(&self.artifact, self.trusted, &releases, level).map_err(py_err)
     }
 }
 
@@ -457,81 +314,10 @@ fn compare_json(
     solver: &str,
     out: Option<PathBuf>,
 ) -> PyResult<String> {
-    let solver = SolverChoice::from_str(solver).map_err(py_err)?;
-    let methods = methods.map(|ids| parse_methods(&ids)).transpose()?;
-    let single_holder = check_model(&model.model, &model.source());
-    let eps = eps.unwrap_or_else(|| model.model.epsilons().to_vec());
-    let m = model.model.clone();
-    if parties.is_some() || m.parties() > 1 || single_holder.is_err() {
-        if trials.is_some() {
-            return Err(py_err(Error::argument(
-                "trials",
-                "applies to the binomial comparison without parties; with parties the records in all stay the model's and parties splits them",
-            )));
-        }
-        validate_party_options(&eps, delta).map_err(py_err)?;
-        let opts = PartyOptions {
-            eps,
-            parties: parties.unwrap_or_else(|| vec![m.parties()]),
-            delta,
-            seed,
-            solver,
-            risk: RiskOptions { seed, ..RiskOptions::default() },
-        };
-        let mut cmp = py.detach(|| compare_parties(&m, &opts, &mut |_| {})).map_err(py_err)?;
-        if let Some(methods) = &methods {
-            cmp.keep_methods(methods, &m);
-        }
-        if let Some(dir) = &out {
-            write_party_comparison(dir, &cmp, &m).map_err(py_err)?;
-        }
-        return Ok(serde_json::to_string(&cmp).expect("rows serialise"));
-    }
-    let setting = single_holder.map_err(py_err)?;
-    let methods: Vec<Method> =
-        methods.unwrap_or_else(|| Method::ALL.iter().copied().filter(|m| !m.party_only()).collect());
-    if let Some(party) = methods.iter().find(|m| m.party_only()) {
-        return Err(py_err(Error::argument(
-            "methods",
-            format!("{party} compares several parties: pass parties=[M] (M parties sharing the records)"),
-        )));
-    }
-    let opts = CompareOptions {
-        eps,
-        trials: trials.unwrap_or_else(|| vec![setting.trials]),
-        methods,
-        baseline: BaselineOptions { delta, parties: None, seed },
-        solver,
-        curve_points: 101,
-    };
-    validate(&opts).map_err(py_err)?;
-    if let Some(dir) = &out {
-        crate::report::check_report_dir(dir, "out").map_err(py_err)?;
-    }
-    let cmp = py.detach(|| compare(&m, &opts, &mut |_| {})).map_err(py_err)?;
-    if let Some(dir) = &out {
-        write_comparison(dir, &cmp, &m).map_err(py_err)?;
-    }
-    let notes = cmp.caveats();
-    Ok(serde_json::json!({ "rows": cmp.rows, "notes": notes }).to_string())
-}
-
-/// Method ids (`methods=`) to methods, in order, without repeats.
-fn parse_methods(ids: &[String]) -> PyResult<Vec<Method>> {
-    let mut list: Vec<Method> = Vec::new();
-    for id in ids {
-        let m = Method::ALL.into_iter().find(|m| m.id() == id).ok_or_else(|| {
-            let known: Vec<&str> = Method::ALL.iter().map(|m| m.id()).collect();
-            py_err(Error::argument(
-                "methods",
-                format!("names no known method \"{id}\" (expected one of {})", known.join(", ")),
-            ))
-        })?;
-        if !list.contains(&m) {
-            list.push(m);
-        }
-    }
-    Ok(list)
+    let request =
+        bindings::CompareRequest { eps, trials, methods, seed, delta, parties, solver: solver.to_string(), out };
+    let (m, source) = (model.model.clone(), model.source());
+    py.detach(|| bindings::compare_json(&m, &source, &request)).map_err(py_err)
 }
 
 /// `plan`: the smallest ε (`for_ = "eps"`) or number of trials K at `eps` (`for_ = "trials"`)
@@ -574,7 +360,7 @@ fn plan_json(
     };
     let options = SolveOptions {
         solver: SolverChoice::from_str(solver).map_err(py_err)?,
-        memory: memory_budget(),
+        memory: bindings::memory_budget(),
         ..SolveOptions::default()
     };
     let json = match for_ {
@@ -624,7 +410,7 @@ fn report(
         eps,
         solve: SolveOptions {
             solver: SolverChoice::from_str(solver).map_err(py_err)?,
-            memory: memory_budget(),
+            memory: bindings::memory_budget(),
             ..SolveOptions::default()
         },
         seed,
@@ -647,32 +433,6 @@ fn report(
         "warnings": r.warnings,
     });
     Ok(v.to_string())
-}
-
-impl PyMechanism {
-    /// The deployment mode (`UBAPP_REQUIRE_MODEL`): refuse a release from a file not checked
-    /// against a trusted model, as the command line's `sample` and `posterior` do.
-    fn check_release(&self) -> PyResult<()> {
-        if !self.trusted && crate::mechanism::DeploymentMode::from_env().requires_model() {
-            return Err(py_err(Error::argument(
-                "model",
-                format!(
-                    "or fingerprint with max_eps is required: {} is set, so releases come only from a file checked against a model you trust (Mechanism.load(path, model=...))",
-                    crate::mechanism::REQUIRE_MODEL_ENV
-                ),
-            )));
-        }
-        Ok(())
-    }
-}
-
-/// An argument error's flag in the command line's spelling, renamed for Python.
-fn rename_flag(e: impl Into<Error>, flag: &str, parameter: &str) -> Error {
-    let e: Error = e.into();
-    match e {
-        Error::Argument { name, problem } if name == flag => Error::argument(parameter, problem),
-        other => other,
-    }
 }
 
 /// The module `ubapp._native`.

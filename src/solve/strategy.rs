@@ -44,7 +44,7 @@ pub(crate) const CLARABEL_REGULARISATION_GRAPH: [f64; 3] = [1e-8, 1e-10, 1e-13];
 
 /// Judge a backend's answer with no polish.
 pub(crate) fn assess(problem: &Problem, raw: RawSolution, solver: Producer) -> Judged {
-    judge(problem, raw, solver, None, CHECK_TOLERANCE)
+    judge(problem, raw, solver, Repair::None, CHECK_TOLERANCE)
 }
 
 /// Run `choice`'s backend on the whole of `problem` with its attempts and the polish (`polish`
@@ -82,8 +82,8 @@ pub(crate) fn run_whole(
                 let started = Instant::now();
                 let raw = super::LpSolver::solve(&backend, problem)?;
                 let budget = polish_budget(started.elapsed(), limits);
-                let clarabel = Producer::Solver(SolverChoice::Clarabel);
-                let judged = judge(problem, raw, clarabel, polish.then_some(budget), polish_above);
+                let repair = if polish { Repair::RepriceAndPolish(budget) } else { Repair::None };
+                let judged = judge(problem, raw, Producer::Solver(SolverChoice::Clarabel), repair, polish_above);
                 let gap = judged.assessment.checks.relative_gap.unwrap_or(f64::INFINITY);
                 attempts.push(format!("regularisation {reg:e}: {}, gap {gap:.1e}", judged.raw.detail));
                 let done = (judged.assessment.confirmed && judged.raw.status == Status::Optimal)
@@ -101,6 +101,18 @@ pub(crate) fn run_whole(
             }
             Ok(best)
         }
+        SolverChoice::HighsIpm if polish => {
+            let backend = choice.backend(limits, progress)?;
+            let started = Instant::now();
+            let raw = backend.solve(problem)?;
+            let budget = polish_budget(started.elapsed(), limits);
+            let repairs = Instant::now();
+            let first = judge(problem, raw, Producer::Solver(backend.name()), Repair::Reprice(budget), CHECK_TOLERANCE);
+            if first.assessment.confirmed || !first.raw.status.has_solution() {
+                return Ok(first);
+            }
+            second_vertex(problem, first, budget.saturating_sub(repairs.elapsed()), progress)
+        }
         other => {
             let backend = other.backend(limits, progress)?;
             let started = Instant::now();
@@ -111,10 +123,78 @@ pub(crate) fn run_whole(
             // more than it gains on a vertex already certified (vote-share-3way at ε = 2: 10 s).
             let polishes =
                 polish && matches!(other, SolverChoice::Highs | SolverChoice::HighsSimplex | SolverChoice::HighsIpm);
-            let solver = Producer::Solver(backend.name());
-            Ok(judge(problem, raw, solver, polishes.then_some(budget), CHECK_TOLERANCE))
+            let repair = if polishes { Repair::RepriceAndPolish(budget) } else { Repair::None };
+            Ok(judge(problem, raw, Producer::Solver(backend.name()), repair, CHECK_TOLERANCE))
         }
     }
+}
+
+/// HiGHS's interior point with crossover ends at *a* vertex of an LP that has many optimal
+/// bases; where repricing its multipliers does not certify it, the dual simplex's own vertex on
+/// the same (orbit) LP often has multipliers that do (3-option poll of 60 at simplex resolution
+/// 10: the interior point's 4.7e-6 repriced to 1.7e-7 only, the dual simplex's 4.5e-7 to 4.8e-8),
+/// and costs about as much as the interior point did (docs/benchmarks.md). Within `budget`;
+/// then the polish with what is left; the better-ranked answer is kept.
+fn second_vertex(
+    problem: &Problem,
+    first: Judged,
+    budget: Duration,
+    progress: &Progress,
+) -> Result<Judged, SolveError> {
+    let started = Instant::now();
+    let limits = Limits { seconds: Some(budget.as_secs_f64()), iterations: None };
+    let simplex = SolverChoice::HighsSimplex.backend(limits, progress)?;
+    let gap = |j: &Judged| j.assessment.checks.relative_gap.unwrap_or(f64::INFINITY);
+    let second = match simplex.solve(problem) {
+        Ok(raw) if raw.status == Status::Optimal => {
+            let left = budget.saturating_sub(started.elapsed());
+            judge(
+                problem,
+                raw,
+                Producer::Solver(SolverChoice::HighsSimplex),
+                Repair::RepriceAndPolish(left),
+                CHECK_TOLERANCE,
+            )
+        }
+        Ok(raw) => {
+            let raw = RawSolution {
+                detail: format!("{}; dual simplex for a second vertex: {}", first.raw.detail, raw.status),
+                ..first.raw
+            };
+            return Ok(Judged { raw, ..first });
+        }
+        Err(e) => {
+            let raw = RawSolution {
+                detail: format!("{}; dual simplex for a second vertex: {e}", first.raw.detail),
+                ..first.raw
+            };
+            return Ok(Judged { raw, ..first });
+        }
+    };
+    let what = format!(
+        "dual simplex for a second vertex in {:.1} s: gap {:.1e} ({})",
+        started.elapsed().as_secs_f64(),
+        gap(&second),
+        second.raw.detail
+    );
+    if second.assessment.rank() < first.assessment.rank() {
+        let raw = RawSolution { detail: format!("{}; {what}", first.raw.detail), ..second.raw };
+        Ok(Judged { raw, assessment: second.assessment, solver: first.solver })
+    } else {
+        let raw = RawSolution { detail: format!("{}; not kept: {what}", first.raw.detail), ..first.raw };
+        Ok(Judged { raw, ..first })
+    }
+}
+
+/// What [`judge`] may do to an answer our checks do not confirm.
+#[derive(Debug, Clone, Copy)]
+enum Repair {
+    /// Nothing: the backend's answer as it is.
+    None,
+    /// Rebuild its multipliers ([`reprice`]) within the budget.
+    Reprice(Duration),
+    /// Reprice, then the active-set polish, both within the budget.
+    RepriceAndPolish(Duration),
 }
 
 /// What [`repriced`] ends with.
@@ -208,10 +288,15 @@ fn polish_budget(backend: Duration, limits: Limits) -> Duration {
 /// answer unconfirmed (gap above `polish_above`) and multipliers present, its polished vertex;
 /// keep the better-ranked (feasible first, then the smaller measured gap) and say what happened
 /// in the detail.
-fn judge(problem: &Problem, raw: RawSolution, solver: Producer, polish: Option<Duration>, polish_above: f64) -> Judged {
+fn judge(problem: &Problem, raw: RawSolution, solver: Producer, repair: Repair, polish_above: f64) -> Judged {
     let before = Assessment::of(problem, &raw);
     let gap_before = before.checks.relative_gap.unwrap_or(f64::INFINITY);
-    let wanted = polish.is_some()
+    let (budget, polishes) = match repair {
+        Repair::None => (None, false),
+        Repair::Reprice(b) => (Some(b), false),
+        Repair::RepriceAndPolish(b) => (Some(b), true),
+    };
+    let wanted = budget.is_some()
         && raw.status.has_solution()
         && problem.program.is_plain()
         && !(before.feasible && gap_before <= polish_above);
@@ -219,7 +304,7 @@ fn judge(problem: &Problem, raw: RawSolution, solver: Producer, polish: Option<D
         return Judged { raw, assessment: before, solver };
     }
     // One budget covers the repricing and the polish together.
-    let budget = polish.unwrap_or_default();
+    let budget = budget.unwrap_or_default();
     let started = Instant::now();
     // First the cheap repair of the certificate alone: multipliers rebuilt row by row from the
     // point's own column prices (`reprice`); the point stays, so only the bound can change.
@@ -234,6 +319,9 @@ fn judge(problem: &Problem, raw: RawSolution, solver: Producer, polish: Option<D
     let gap_before = before.checks.relative_gap.unwrap_or(f64::INFINITY);
     let mu = raw.dp_multipliers.as_deref().expect("checked above");
     let left = budget.saturating_sub(started.elapsed());
+    if !polishes {
+        return Judged { raw, assessment: before, solver };
+    }
     if left.is_zero() {
         let raw = RawSolution { detail: format!("{}; no time left to polish", raw.detail), ..raw };
         return Judged { raw, assessment: before, solver };

@@ -7,6 +7,7 @@ mod common;
 mod breadth_families;
 mod breadth_programs;
 mod chain_solver;
+mod estimate;
 #[cfg(feature = "highs")]
 mod exact_bound;
 mod mechanism_delta;

@@ -1,0 +1,423 @@
+//! What the language bindings (the Python package's `ubapp._native`, the R package's glue crate
+//! in r/src/rust) share beyond one library call: the checks and routes the command line applies,
+//! spoken in keyword arguments instead of flags, and answers as the same JSON the command line
+//! prints (`solve --json`, `verify --json`, `posterior --json`, `compare --json`), so no binding
+//! re-implements or drifts from them.
+//!
+//! Messages name keyword arguments (`n`, `budget`, `y`, `methods`, …); [`keyword_words`] renames
+//! the flags the library's own checks name (`--eps[0] must be …` → `eps[0] must be …`).
+
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+
+use crate::compare::parties::{compare_parties, validate_party_options, PartyOptions};
+use crate::compare::{check_model, compare, validate, BaselineOptions, CompareOptions, Method, Row};
+use crate::mechanism::{DeploymentMode, OutputMatch, Posterior, Release, REQUIRE_MODEL_ENV};
+use crate::model::{Model, ModelErrorKind, ModelSpec};
+use crate::parties::RiskOptions;
+use crate::report::{check_report_dir, write_comparison, write_party_comparison};
+use crate::solve::{solve_model, Solution, SolveOptions, SolveSummary, SolverChoice};
+use crate::{Error, MemoryBudget, Result};
+
+/// A message with the command line's flags renamed to the bindings' keyword arguments, outside
+/// commands quoted in backticks.
+pub fn keyword_words(text: &str) -> String {
+    const NAMES: [(&str, &str); 17] = [
+        ("--target-rmse", "target_rmse"),
+        ("--target-risk", "target_risk"),
+        ("--max-pairs", "max_pairs"),
+        ("--max-seconds", "max_seconds"),
+        ("--fingerprint", "fingerprint"),
+        ("--methods", "methods"),
+        ("--parties", "parties"),
+        ("--release", "releases"),
+        ("--samples", "samples"),
+        ("--trials", "trials"),
+        ("--solver", "solver"),
+        ("--model", "model"),
+        ("--alpha", "alpha"),
+        ("--delta", "delta"),
+        ("--level", "level"),
+        ("--eps", "eps"),
+        ("--out", "out"),
+    ];
+    // A command quoted in backticks (`ubapp solve MODEL --eps E …`) keeps its flags.
+    text.split('`')
+        .enumerate()
+        .map(|(i, part)| {
+            let mut out = part.to_string();
+            if i % 2 == 0 {
+                for (flag, name) in NAMES {
+                    out = out.replace(flag, name);
+                }
+            }
+            out
+        })
+        .collect::<Vec<_>>()
+        .join("`")
+}
+
+/// The memory budget, as the command line decides it ([`MemoryBudget::from_env`]).
+pub fn memory_budget() -> MemoryBudget {
+    MemoryBudget::from_env()
+}
+
+/// A model from TOML text; `origin` names it in messages.
+pub fn model_from_toml(text: &str, origin: &str) -> Result<Model> {
+    let spec = ModelSpec::from_toml(text, origin)?;
+    Ok(Model::from_spec(spec).map_err(|e| e.in_origin(origin))?)
+}
+
+/// A model from JSON text (a model file's fields as one object, as R's lists and Python's dicts
+/// write them): restated as TOML and read as a model file is, so messages name the same fields.
+pub fn model_from_json(text: &str, origin: &str) -> Result<Model> {
+    let value: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| Error::argument("model", format!("{origin} is not a model's fields ({e})")))?;
+    if !value.is_object() {
+        return Err(Error::argument("model", format!("{origin} must be a named list of the model file's fields")));
+    }
+    let toml = toml::to_string(&value).map_err(|e| {
+        Error::argument(
+            "model",
+            format!("{origin} has a value a model file cannot hold ({e}); leave out NULL/NA fields"),
+        )
+    })?;
+    // The field names the place; a line of the restated text would name none the caller wrote.
+    let spec = ModelSpec::from_toml(&toml, origin).map_err(|mut e| {
+        if let ModelErrorKind::Syntax { line, .. } = &mut e.kind {
+            *line = None;
+        }
+        e
+    })?;
+    Ok(Model::from_spec(spec).map_err(|e| e.in_origin(origin))?)
+}
+
+/// The model as JSON text (its spec, with CSV contents inline).
+pub fn spec_json(model: &Model) -> String {
+    serde_json::to_string(model.spec()).expect("a spec serialises")
+}
+
+/// How messages name a model: its file, or its name.
+pub fn model_source(model: &Model, path: Option<&Path>) -> String {
+    path.map_or_else(|| format!("model \"{}\"", model.name()), |p| p.display().to_string())
+}
+
+/// Solve for each ε (the model's list when `None`) with the solver named as `--solver` names it;
+/// each solution with its `solve --json` object (text).
+pub fn solve_rows(model: &Model, eps: Option<&[f64]>, solver: &str) -> Result<Vec<(Solution, String)>> {
+    let solver = SolverChoice::from_str(solver)?;
+    let options = SolveOptions { solver, memory: memory_budget(), ..SolveOptions::default() };
+    let solutions = solve_model(model, eps, options.clone())?;
+    let rows = SolveSummary::of(model, &solutions, options.memory).json_rows(&solutions);
+    Ok(solutions.into_iter().zip(rows).map(|(s, row)| (s, row.to_string())).collect())
+}
+
+/// A mechanism file read by a binding: the artifact, whether it was checked against what the
+/// deployer trusts, and the file (named in messages).
+pub struct LoadedMechanism {
+    /// The artifact, its certificate re-derived from the weights.
+    pub release: Release,
+    /// Checked against a trusted model, or a pinned fingerprint with an ε bound.
+    pub trusted: bool,
+    /// The file it was read from.
+    pub origin: String,
+}
+
+/// Read a mechanism file (re-deriving its certificate) and, with `model` or `fingerprint` and
+/// `max_eps`, check it as `verify --model` / `--fingerprint --max-eps` do.
+pub fn load_mechanism(
+    path: &Path,
+    model: Option<&Path>,
+    fingerprint: Option<&str>,
+    max_eps: Option<f64>,
+) -> Result<LoadedMechanism> {
+    if fingerprint.is_some() && max_eps.is_none() {
+        return Err(Error::argument(
+            "fingerprint",
+            "needs max_eps, the largest ε you deploy (the fingerprint leaves ε out)",
+        ));
+    }
+    let trusted_model = model.map(Model::load).transpose()?;
+    let release = Release::load(path)?;
+    let origin = path.display().to_string();
+    if let (Some(m), Some(p)) = (&trusted_model, model) {
+        release.check_model(&origin, m, &p.display().to_string())?;
+    }
+    if let Some(f) = fingerprint {
+        release.check_fingerprint(&origin, f)?;
+    }
+    if let Some(e) = max_eps {
+        release.check_max_eps(&origin, e).map_err(|e| match Error::from(e) {
+            Error::Argument { name, problem } if name == "--max-eps" => Error::argument("max_eps", problem),
+            other => other,
+        })?;
+    }
+    Ok(LoadedMechanism { release, trusted: model.is_some() || fingerprint.is_some(), origin })
+}
+
+/// The deployment mode (`UBAPP_REQUIRE_MODEL`): refuse a release from a file not checked against a
+/// trusted model, as the command line's `sample` and `posterior` do.
+pub fn check_release(trusted: bool) -> Result<()> {
+    if !trusted && DeploymentMode::from_env().requires_model() {
+        return Err(Error::argument(
+            "model",
+            format!(
+                "or fingerprint with max_eps is required: {REQUIRE_MODEL_ENV} is set, so releases come only from a file checked against a model you trust (load the mechanism with model=...)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `n` releases for observation `y` (its coordinates), as the command line's `sample` draws them:
+/// StdRng from `seed`, or from the operating system when `None`. n > 1 spends n·ε: it needs
+/// `budget` ≥ n·ε or `allow_composition`. One list of coordinates per release.
+pub fn sample(
+    m: &Release,
+    trusted: bool,
+    y: &[f64],
+    n: usize,
+    seed: Option<u64>,
+    budget: Option<f64>,
+    allow_composition: bool,
+) -> Result<Vec<Vec<f64>>> {
+    check_release(trusted)?;
+    if n == 0 {
+        return Err(Error::argument("n", "must be at least 1 (0 releases is not a request)"));
+    }
+    // The releases are returned as one list: priced before it is built.
+    let bytes = n as u128 * (24 + 8 * m.model().outputs().dim() as u128);
+    memory_budget().check_dense(&[], bytes).map_err(|e| e.with_fields("n".into()))?;
+    let (eps_n, _) = m.composed(n as u64);
+    match budget {
+        Some(b) if !(b.is_finite() && b > 0.0) => {
+            return Err(Error::argument("budget", format!("must be a positive ε (got {b})")))
+        }
+        Some(b) if eps_n > b => {
+            return Err(Error::argument(
+                "budget",
+                format!(
+                    "= {b} is less than the ε = {n}·{} = {eps_n} that {n} releases spend by basic composition",
+                    m.certified_eps()
+                ),
+            ))
+        }
+        None if n > 1 && !allow_composition => {
+            return Err(Error::argument(
+                "n",
+                format!(
+                    "= {n} releases from the same data spend ε = {n}·{} = {eps_n} by basic composition, more than the mechanism's ε; state the total with budget={eps_n} (or pass allow_composition)",
+                    m.certified_eps()
+                ),
+            ))
+        }
+        _ => {}
+    }
+    let Some(i) = m.observation_index(y) else {
+        let obs = m.model().family().observations();
+        return Err(Error::argument(
+            "y",
+            format!(
+                "{y:?} is not an observation of model {} ({} values of dimension {})",
+                m.model().name(),
+                obs.len(),
+                obs.dim()
+            ),
+        ));
+    };
+    let mut rng: StdRng = match seed {
+        Some(s) => StdRng::seed_from_u64(s),
+        None => rand::make_rng(),
+    };
+    Ok(m.sample_batch(i, n, &mut rng).into_iter().map(|k| m.output(k).to_vec()).collect())
+}
+
+/// Check the artifact against what the deployer trusts (`verify --model/--fingerprint`):
+/// `model` (with how messages name it) must define the same problem, ε no larger, and
+/// `fingerprint` must be its model's. `verify --json`'s fields with `checked_against` (JSON text).
+pub fn verify_json(
+    m: &Release,
+    origin: &str,
+    model: Option<(&Model, &str)>,
+    fingerprint: Option<&str>,
+) -> Result<String> {
+    let mut what = Vec::new();
+    if let Some((trusted, name)) = model {
+        m.check_model(origin, trusted, name)?;
+        what.push(format!("the trusted model {name}"));
+    }
+    if let Some(f) = fingerprint {
+        m.check_fingerprint(origin, f)?;
+        what.push("the pinned fingerprint".to_string());
+    }
+    let checked = if what.is_empty() { "embedded model only".to_string() } else { what.join(" and ") };
+    let mut v = m.verified_json();
+    v.as_object_mut().expect("verified_json is an object").insert("checked_against".into(), checked.into());
+    Ok(v.to_string())
+}
+
+/// The exact posterior of θ given released values (each a list of coordinates) as
+/// `posterior --json`'s fields (JSON text); dense mechanisms only.
+pub fn posterior_json(m: &Release, trusted: bool, releases: &[Vec<f64>], level: f64) -> Result<String> {
+    check_release(trusted)?;
+    let Release::Dense(m) = m else {
+        return Err(Error::argument(
+            "posterior",
+            "needs a dense mechanism (this one is the compact geometric + remap form)",
+        ));
+    };
+    let outputs = releases
+        .iter()
+        .map(|r| match m.match_output(r) {
+            // A value typed with fewer digits stands for the output it rounds to.
+            OutputMatch::Exact(k) | OutputMatch::Rounded(k) => Ok(k),
+            OutputMatch::Outside { nearest } => Err(Error::argument(
+                "releases",
+                format!(
+                    "{r:?} is not an output of the mechanism (|Θ̃| = {}); the nearest output is {:?}",
+                    m.n_outputs(),
+                    m.model().outputs().point(nearest).to_vec()
+                ),
+            )),
+            OutputMatch::WrongDimension { expected } => Err(Error::argument(
+                "releases",
+                format!("{r:?} has {} coordinate(s); the mechanism's outputs have {expected}", r.len()),
+            )),
+        })
+        .collect::<Result<Vec<usize>>>()?;
+    let post = Posterior::of(m, &outputs, level)?;
+    Ok(serde_json::to_string(&post).expect("a posterior serialises"))
+}
+
+/// `compare`'s keyword arguments, one per flag of the command line.
+#[derive(Debug, Clone)]
+pub struct CompareRequest {
+    /// Privacy levels (the model's list when `None`).
+    pub eps: Option<Vec<f64>>,
+    /// Numbers of trials K (binomial comparison without parties).
+    pub trials: Option<Vec<u64>>,
+    /// Method ids, in order (every applicable one when `None`).
+    pub methods: Option<Vec<String>>,
+    /// Seed of the randomised baselines.
+    pub seed: u64,
+    /// δ of the approximate-DP baselines.
+    pub delta: f64,
+    /// Numbers of parties M (the party comparison).
+    pub parties: Option<Vec<u64>>,
+    /// `--solver`'s name.
+    pub solver: String,
+    /// A directory for risk.csv, the plots and index.html.
+    pub out: Option<PathBuf>,
+}
+
+/// `compare`: the rows as `compare --json` prints them, as `{"rows": [...], "notes": [...]}` (JSON
+/// text; `row_notes` adds each row's note as text); with `out`, also the files `compare --out` writes. A model with `[parties]`, a
+/// `parties` list, or a family the single-holder comparison does not cover gets the party
+/// comparison, as on the command line. `source` names the model in messages.
+pub fn compare_json(model: &Model, source: &str, req: &CompareRequest) -> Result<String> {
+    let solver = SolverChoice::from_str(&req.solver)?;
+    let methods = req.methods.as_deref().map(parse_methods).transpose()?;
+    let single_holder = check_model(model, source);
+    let eps = req.eps.clone().unwrap_or_else(|| model.epsilons().to_vec());
+    let (seed, delta) = (req.seed, req.delta);
+    if req.parties.is_some() || model.parties() > 1 || single_holder.is_err() {
+        if req.trials.is_some() {
+            return Err(Error::argument(
+                "trials",
+                "applies to the binomial comparison without parties; with parties the records in all stay the model's and parties splits them",
+            ));
+        }
+        validate_party_options(&eps, delta)?;
+        let opts = PartyOptions {
+            eps,
+            parties: req.parties.clone().unwrap_or_else(|| vec![model.parties()]),
+            delta,
+            seed,
+            solver,
+            risk: RiskOptions { seed, ..RiskOptions::default() },
+        };
+        let mut cmp = compare_parties(model, &opts, &mut |_| {})?;
+        if let Some(methods) = &methods {
+            cmp.keep_methods(methods, model);
+        }
+        if let Some(dir) = &req.out {
+            write_party_comparison(dir, &cmp, model)?;
+        }
+        return Ok(compare_answer(&cmp.rows, &cmp.notes));
+    }
+    let setting = single_holder?;
+    let methods: Vec<Method> =
+        methods.unwrap_or_else(|| Method::ALL.iter().copied().filter(|m| !m.party_only()).collect());
+    if let Some(party) = methods.iter().find(|m| m.party_only()) {
+        return Err(Error::argument(
+            "methods",
+            format!("{party} compares several parties: pass parties=M (M parties sharing the records)"),
+        ));
+    }
+    let opts = CompareOptions {
+        eps,
+        trials: req.trials.clone().unwrap_or_else(|| vec![setting.trials]),
+        methods,
+        baseline: BaselineOptions { delta, parties: None, seed },
+        solver,
+        curve_points: 101,
+    };
+    validate(&opts)?;
+    if let Some(dir) = &req.out {
+        check_report_dir(dir, "out")?;
+    }
+    let cmp = compare(model, &opts, &mut |_| {})?;
+    if let Some(dir) = &req.out {
+        write_comparison(dir, &cmp, model)?;
+    }
+    Ok(compare_answer(&cmp.rows, &cmp.caveats()))
+}
+
+/// `{"rows": [...], "notes": [...], "row_notes": [...]}`: the rows as `compare --json` prints
+/// them, the notes, and each row's `note` again as JSON text (`null` without one) for a binding
+/// that keeps it as one text column. Written piece by piece, not through a `serde_json::Value`
+/// (which sorts keys): each row's fields stay in the command line's order.
+fn compare_answer(rows: &[Row], notes: &[String]) -> String {
+    let row_notes: Vec<Option<String>> = rows
+        .iter()
+        .map(|r| (!r.note.is_empty()).then(|| serde_json::to_string(&r.note).expect("a note serialises")))
+        .collect();
+    format!(
+        "{{\"rows\":{},\"notes\":{},\"row_notes\":{}}}",
+        serde_json::to_string(rows).expect("rows serialise"),
+        serde_json::to_string(notes).expect("notes serialise"),
+        serde_json::to_string(&row_notes).expect("texts serialise")
+    )
+}
+
+/// Method ids (`methods=`) to methods, in order, without repeats.
+fn parse_methods(ids: &[String]) -> Result<Vec<Method>> {
+    let mut list: Vec<Method> = Vec::new();
+    for id in ids {
+        let m = Method::ALL.into_iter().find(|m| m.id() == id).ok_or_else(|| {
+            let known: Vec<&str> = Method::ALL.iter().map(|m| m.id()).collect();
+            Error::argument("methods", format!("names no known method \"{id}\" (expected one of {})", known.join(", ")))
+        })?;
+        if !list.contains(&m) {
+            list.push(m);
+        }
+    }
+    Ok(list)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::keyword_words;
+
+    #[test]
+    fn flags_become_keywords_outside_quoted_commands() {
+        assert_eq!(keyword_words("--eps[0] must be positive"), "eps[0] must be positive");
+        assert_eq!(
+            keyword_words("a model file: run `ubapp solve MODEL --eps E --out m.json` first (--model)"),
+            "a model file: run `ubapp solve MODEL --eps E --out m.json` first (model)"
+        );
+    }
+}
