@@ -150,7 +150,7 @@ pub fn load_mechanism(
         release.check_fingerprint(&origin, f)?;
     }
     if let Some(e) = max_eps {
-        release.check_max_eps(&origin, e).map_err(|e| match e {
+        release.check_max_eps(&origin, e).map_err(|e| match Error::from(e) {
             Error::Argument { name, problem } if name == "--max-eps" => Error::argument("max_eps", problem),
             other => other,
         })?;

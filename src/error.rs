@@ -1,15 +1,41 @@
-//! The crate's error: one `thiserror` enum per layer, joined here by `#[from]`.
+//! The crate's error: each layer returns its own `thiserror` type ([`ModelError`],
+//! [`SolveError`], [`MechanismError`], [`CompareError`], …), joined here by `From`, so `?` turns
+//! any of them into an [`Error`]. The variants layers share (an argument, a size, a model, a
+//! certification, a file) become the crate's own.
 //!
 //! Whom to blame is a property of the variant, never of a message's text: [`Error::is_input`]
 //! is true for anything the user can fix (a model file, a flag, an artifact, a size), and the
 //! binary maps that to exit code 2 ([`Error::exit_code`]).
+//!
+//! ```
+//! use ubapp::model::{Model, ModelSpec};
+//! use ubapp::solve::{solve_model, SolveError, SolverChoice};
+//!
+//! let text = "name = \"coin\"\nepsilon = [1.0]\n[parameter]\ngrid = { kind = \"midpoint\", points = 5 }\n\
+//!             prior = { kind = \"uniform\" }\n[observation]\nfamily = \"binomial\"\ntrials = 4\n\
+//!             [loss]\nkind = \"squared\"\n";
+//! let model = Model::from_spec(ModelSpec::from_toml(text, "coin").unwrap()).unwrap();
+//! // The solve layer's own error names the flag…
+//! let e = solve_model(&model, Some(&[-1.0]), SolverChoice::Auto).unwrap_err();
+//! assert!(matches!(e, SolveError::Argument(_)) && e.is_input());
+//! // …and joined into the crate's error it is the same argument error, exit code 2.
+//! let e = ubapp::Error::from(e);
+//! assert!(matches!(e, ubapp::Error::Argument { .. }));
+//! assert_eq!(e.exit_code(), 2);
+//! assert_eq!(e.to_string(), "--eps[0] must be a finite number > 0 (got -1)");
+//! ```
 
 use std::path::PathBuf;
 
 pub use crate::certify::CertifyError;
+pub use crate::compare::CompareError;
+pub use crate::guard::ArgumentError;
 pub use crate::lp::{LpError, SizeError};
-pub use crate::mechanism::{ArtifactError, AuditError};
+pub use crate::mechanism::{ArtifactError, AuditError, MechanismError};
 pub use crate::model::ModelError;
+pub use crate::output::OutputError;
+pub use crate::parties::PartiesError;
+pub use crate::report::ReportError;
 pub use crate::solve::SolveError;
 
 /// Everything that can go wrong in `ubapp`.
@@ -32,7 +58,7 @@ pub enum Error {
     TooLarge(#[from] SizeError),
     /// A solver failed or returned nothing usable.
     #[error(transparent)]
-    Solve(#[from] SolveError),
+    Solve(SolveError),
     /// A float mechanism could not be repaired and certified.
     #[error(transparent)]
     Certify(#[from] CertifyError),
@@ -52,13 +78,116 @@ pub enum Error {
     },
     /// A comparison that cannot be run as asked (`compare`).
     #[error(transparent)]
-    Compare(#[from] crate::compare::CompareError),
+    Compare(CompareError),
     /// A `--shard` request, or shards given to `merge`, that cannot be used as given.
     #[error(transparent)]
-    Sweep(#[from] crate::sweep::ShardError),
+    Sweep(crate::sweep::ShardError),
     /// A report that could not be drawn or encoded (`report`).
     #[error(transparent)]
-    Report(#[from] crate::report::ReportError),
+    Report(ReportError),
+}
+
+impl From<ArgumentError> for Error {
+    fn from(e: ArgumentError) -> Self {
+        Error::Argument { name: e.name, problem: e.problem }
+    }
+}
+
+impl From<OutputError> for Error {
+    fn from(e: OutputError) -> Self {
+        match e {
+            OutputError::Argument(e) => e.into(),
+            OutputError::Io { path, source } => Error::Io { path, source },
+        }
+    }
+}
+
+/// The solve layer's errors, joined: the variants it shares with the crate (an argument, a size, a
+/// model, a certification) become the crate's own, so whom an error blames never depends on the
+/// layer that raised it.
+impl From<SolveError> for Error {
+    fn from(e: SolveError) -> Self {
+        match e {
+            SolveError::Argument(e) => e.into(),
+            SolveError::TooLarge(size) => Error::TooLarge(*size),
+            SolveError::Model(e) => Error::Model(*e),
+            SolveError::Certify(e) => Error::Certify(*e),
+            other => Error::Solve(other),
+        }
+    }
+}
+
+impl From<MechanismError> for Error {
+    fn from(e: MechanismError) -> Self {
+        match e {
+            MechanismError::Argument(e) => e.into(),
+            MechanismError::Artifact(e) => Error::Artifact(e),
+            MechanismError::TooLarge(size) => Error::TooLarge(*size),
+            MechanismError::Certify(e) => Error::Certify(*e),
+            MechanismError::Solve(e) => (*e).into(),
+            MechanismError::Output(e) => e.into(),
+        }
+    }
+}
+
+impl From<PartiesError> for Error {
+    fn from(e: PartiesError) -> Self {
+        match e {
+            PartiesError::Argument(e) => e.into(),
+            PartiesError::Certify(e) => Error::Certify(*e),
+            PartiesError::Mechanism(e) => (*e).into(),
+        }
+    }
+}
+
+impl From<CompareError> for Error {
+    fn from(e: CompareError) -> Self {
+        match e {
+            CompareError::Argument(e) => e.into(),
+            CompareError::Model(e) => Error::Model(*e),
+            CompareError::TooLarge(size) => Error::TooLarge(*size),
+            CompareError::Solve(e) => (*e).into(),
+            CompareError::Mechanism(e) => (*e).into(),
+            CompareError::Parties(e) => (*e).into(),
+            CompareError::Output(e) => e.into(),
+            other => Error::Compare(other),
+        }
+    }
+}
+
+impl From<crate::sweep::ShardError> for Error {
+    fn from(e: crate::sweep::ShardError) -> Self {
+        Error::Sweep(e)
+    }
+}
+
+impl From<crate::sweep::SweepError> for Error {
+    fn from(e: crate::sweep::SweepError) -> Self {
+        use crate::sweep::SweepError;
+        match e {
+            SweepError::Shard(e) => Error::Sweep(e),
+            SweepError::Argument(e) => e.into(),
+            SweepError::Model(e) => Error::Model(*e),
+            SweepError::Compare(e) => (*e).into(),
+            SweepError::Solve(e) => (*e).into(),
+            SweepError::Output(e) => e.into(),
+        }
+    }
+}
+
+impl From<ReportError> for Error {
+    fn from(e: ReportError) -> Self {
+        match e {
+            ReportError::Argument(e) => e.into(),
+            ReportError::Model(e) => Error::Model(*e),
+            ReportError::TooLarge(size) => Error::TooLarge(*size),
+            ReportError::Solve(e) => (*e).into(),
+            ReportError::Mechanism(e) => (*e).into(),
+            ReportError::Compare(e) => (*e).into(),
+            ReportError::Output(e) => e.into(),
+            other => Error::Report(other),
+        }
+    }
 }
 
 /// The LP layer's refusals are input errors the crate already names: an ε (argument) or a size.

@@ -2,11 +2,9 @@
 //! 1 any other failure.
 
 use std::io::Write as _;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use ubapp::solve::SolverChoice;
 
 /// `println!` for results: a standard output that cannot be written (a full disk, `> /dev/full`)
 /// ends the process with one line on stderr and exit code 1, never a panic. (A closed pipe ends it
@@ -33,99 +31,20 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Solve the UBaPP LP of a model file for each ε and report the optimal Bayes risk.
-    Solve {
-        /// Model file (TOML), e.g. models/bernoulli-k100.toml.
-        model: PathBuf,
-        /// Comma-separated privacy levels; default: the model's `epsilon` list.
-        #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
-        eps: Option<Vec<f64>>,
-        /// Solver (auto = the exact chain solver when the neighbour relation is y ~ y ± 1 and the
-        /// program is the plain Bayes one, else Clarabel then HiGHS; HiGHS interior point first on explicit graphs).
-        #[arg(long, value_enum, default_value_t = SolverChoice::Auto)]
-        solver: SolverChoice,
-        /// Print only a JSON array, one object per ε.
-        #[arg(long)]
-        json: bool,
-        /// Write the certified mechanism as a JSON artifact (one ε only; see `ubapp verify`): the
-        /// dense weights, or for a large chain model solved in compact form the geometric noise
-        /// and remap table.
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Print the LP's size, the route `auto` (or --solver) takes, the memory it needs and a
-        /// rough time, and exit without solving.
-        #[arg(long)]
-        dry_run: bool,
-        /// Run for at most S seconds (shared among the ε): a solve stopped by the limit returns
-        /// the best certified mechanism found by then, with status time-limit and its gap.
-        /// Without it, a solve estimated (see --dry-run) to take more than 10 minutes is refused.
-        #[arg(long, value_name = "S")]
-        max_seconds: Option<f64>,
-        /// No progress on stderr (the results are printed as usual).
-        #[arg(long, short)]
-        quiet: bool,
-        /// Solve only slice I of N (0-based) of the ε list and write DIR/shard.json (--out DIR)
-        /// for `ubapp merge`, which joins the slices into this command's --json. `env` and `env/N`
-        /// take I (and N) from a job array's environment, as for `compare --shard`.
-        #[arg(long, value_name = "I/N|env|env/N", conflicts_with = "dry_run")]
-        shard: Option<String>,
-    },
+    Solve(cli::solve::Args),
     /// Compare UBaPP with the baselines of the literature over ε and K: risk.csv, plots, table.
     Compare(cli::compare::Args),
     /// Join the shards of a `compare --shard I/N` or `solve --shard I/N` sweep into the unsharded run's files and rows.
     Merge(cli::merge::Args),
     /// List the model files in a directory with a one-line description of each.
-    Models {
-        /// Directory of model files (default: ./models, else the models bundled with ubapp).
-        dir: Option<PathBuf>,
-    },
+    Models(cli::models::Args),
     /// Re-derive a mechanism file's ε certificate from its integer weights; exit 2 if it fails.
     Verify(cli::verify::Args),
     /// Release values from a verified mechanism file for an observation y (exact sampler).
-    Sample {
-        /// Mechanism file written by `ubapp solve --out`.
-        file: PathBuf,
-        /// The observation: a number (e.g. 37 successes), or comma-separated coordinates for a
-        /// vector observation (e.g. 3,5,12 for a 3-category count).
-        #[arg(long, allow_negative_numbers = true)]
-        y: String,
-        /// How many independent releases to draw (a whole number ≥ 1; 1e6 is accepted). They are
-        /// written as drawn, so any N runs in constant memory.
-        #[arg(long, default_value_t = 1, value_parser = cli::sample::parse_count, allow_negative_numbers = true)]
-        n: u64,
-        /// Seed for reproducible tests only; without it fresh OS randomness is used (as a real
-        /// release must).
-        #[arg(long, allow_negative_numbers = true)]
-        seed: Option<u64>,
-        /// Print a JSON array instead of one value per line.
-        #[arg(long)]
-        json: bool,
-        /// The total ε this request may spend: n releases from the same data spend n·ε (basic
-        /// composition); required when n·ε exceeds the mechanism's ε (or --allow-composition).
-        #[arg(long, allow_negative_numbers = true)]
-        budget: Option<f64>,
-        /// Spend n·ε without stating a budget.
-        #[arg(long)]
-        allow_composition: bool,
-        #[command(flatten)]
-        trust: cli::trust::TrustArgs,
-    },
+    Sample(cli::sample::Args),
     /// The exact posterior of θ on the model's grid given released values of a mechanism file:
     /// its mean and an equal-tailed credible interval.
-    Posterior {
-        /// Mechanism file written by `ubapp solve --out`.
-        file: PathBuf,
-        /// A released value (repeat for independent releases of the same mechanism).
-        #[arg(long, required = true, allow_negative_numbers = true)]
-        release: Vec<String>,
-        /// Credibility level of the interval.
-        #[arg(long, default_value_t = 0.95, allow_negative_numbers = true)]
-        level: f64,
-        /// Print the result as JSON.
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        trust: cli::trust::TrustArgs,
-    },
+    Posterior(cli::posterior::Args),
     /// The smallest ε (to 1 %), or number of trials K at a given ε, whose certified optimal Bayes
     /// risk meets a target; and the risk-vs-ε curve (--curve DIR).
     Plan(cli::plan::Args),
@@ -138,39 +57,7 @@ enum Command {
     Audit(cli::audit::Args),
     /// Time the LP path and the chain solver on the Bernoulli model from (K, M) = (100, 100) to
     /// (10⁶, 10³) (each case in a child process; medians; peak memory from VmHWM).
-    Bench {
-        /// Privacy level of every case.
-        #[arg(long, default_value_t = 0.1, allow_negative_numbers = true)]
-        eps: f64,
-        /// LP backend for the LP path.
-        #[arg(long, value_enum, default_value_t = SolverChoice::Clarabel)]
-        lp_solver: SolverChoice,
-        /// Runs per case; the median is printed (LP cases above 5e4 variables run once).
-        #[arg(long, default_value_t = 3)]
-        repeat: usize,
-        /// Only the two smallest sizes.
-        #[arg(long)]
-        quick: bool,
-        /// Skip the LP path.
-        #[arg(long)]
-        no_lp: bool,
-        /// Skip LP cases with more than this many variables (K·M).
-        #[arg(long, default_value_t = 1_000_000)]
-        lp_max_vars: usize,
-        /// Print JSON rows instead of the table.
-        #[arg(long)]
-        json: bool,
-        /// Internal: run one case K,M,PATH in this process and print its JSON row.
-        #[arg(long, hide = true)]
-        single: Option<String>,
-        /// Time `ubapp solve` on these model files instead (each run a child process, at the
-        /// model's own ε list; e.g. the general-graph cases in benches/models/).
-        #[arg(long, num_args = 1.., value_name = "MODEL")]
-        model: Vec<PathBuf>,
-        /// Solver for `--model` runs.
-        #[arg(long, value_enum, default_value_t = SolverChoice::Auto)]
-        solver: SolverChoice,
-    },
+    Bench(cli::bench::Args),
 }
 
 fn main() -> ExitCode {
@@ -183,47 +70,17 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(e),
     };
     let result: cli::CliResult<()> = match cli.command {
-        Command::Solve { model, eps, solver, json, out, dry_run, max_seconds, quiet, shard } => {
-            let flags = cli::solve::Flags { solver, json, dry_run, max_seconds, quiet };
-            match shard {
-                Some(given) => cli::solve::run_shard(&model, eps.as_deref(), out.as_deref(), flags, &given),
-                None => cli::solve::run(&model, eps.as_deref(), out.as_deref(), flags),
-            }
-            .map_err(Into::into)
-        }
+        Command::Solve(args) => cli::solve::run(args).map_err(Into::into),
         Command::Compare(args) => cli::compare::run(args).map_err(Into::into),
         Command::Merge(args) => cli::merge::run(args).map_err(Into::into),
-        Command::Models { dir } => {
-            let named = dir.is_some();
-            cli::models::run(&dir.unwrap_or_else(|| PathBuf::from("models")), named).map_err(Into::into)
-        }
+        Command::Models(args) => cli::models::run(args).map_err(Into::into),
         Command::Verify(args) => cli::verify::run(args).map_err(Into::into),
-        Command::Sample { file, y, n, seed, json, budget, allow_composition, trust } => {
-            let budget = cli::sample::Budget { eps_total: budget, allow_composition };
-            cli::sample::run(&file, &y, n, seed, json, budget, &trust).map_err(Into::into)
-        }
-        Command::Posterior { file, release, level, json, trust } => {
-            cli::posterior::run(&file, &release, level, json, &trust).map_err(Into::into)
-        }
+        Command::Sample(args) => cli::sample::run(args).map_err(Into::into),
+        Command::Posterior(args) => cli::posterior::run(args).map_err(Into::into),
         Command::Plan(args) => cli::plan::run(args).map_err(Into::into),
         Command::Report(args) => cli::report::run(args).map_err(Into::into),
         Command::Audit(args) => cli::audit::run(args).map_err(Into::into),
-        Command::Bench { eps, lp_solver, repeat, quick, no_lp, lp_max_vars, json, single, model, solver } => {
-            if !model.is_empty() {
-                cli::bench_models::run(&model, solver, repeat, json)
-            } else {
-                cli::bench::run(&cli::bench::Options {
-                    eps,
-                    lp_solver,
-                    repeat,
-                    quick,
-                    no_lp,
-                    lp_max_vars,
-                    json,
-                    single: single.as_deref(),
-                })
-            }
-        }
+        Command::Bench(args) => cli::bench::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -10,8 +10,35 @@ use serde_json::{json, Value};
 
 use cleanup::{fresh_name, register, Leftover};
 
+use crate::guard::ArgumentError;
 use crate::model::Grid;
-use crate::{Error, Result};
+
+/// Why a file or directory could not be written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OutputError {
+    /// A target path or directory the caller named that cannot be written as asked.
+    #[error(transparent)]
+    Argument(#[from] ArgumentError),
+    /// A file could not be written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file concerned.
+        path: std::path::PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+}
+
+impl OutputError {
+    /// True for a target the caller named that cannot be written as asked (not for the system's
+    /// refusal to write).
+    pub fn is_input(&self) -> bool {
+        matches!(self, OutputError::Argument(_))
+    }
+}
+
+type Result<T, E = OutputError> = std::result::Result<T, E>;
 
 /// A temporary file of ours: created exclusively under a fresh unpredictable name, registered for
 /// removal on a signal, removed on drop unless renamed into place.
@@ -74,9 +101,9 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         _ => Path::new("."),
     };
     if path.file_name().is_none() {
-        return Err(Error::argument(path.display().to_string(), "is not a file name"));
+        return Err(ArgumentError::new(path.display().to_string(), "is not a file name").into());
     }
-    let io = |source| Error::Io { path: path.to_path_buf(), source };
+    let io = |source| OutputError::Io { path: path.to_path_buf(), source };
     let mut tmp = TempFile::create_in(dir, ".tmp").map_err(io)?;
     tmp.file.write_all(bytes).map_err(io)?;
     tmp.file.sync_all().map_err(io)?;
@@ -113,7 +140,8 @@ pub(crate) fn check_output_dir(dir: &Path, flag: &str) -> Result<()> {
         return Ok(());
     }
     let refuse = |why: &str| {
-        Err(Error::argument(flag, format!("{} {why}: give a new directory, or remove it first", dir.display())))
+        Err(ArgumentError::new(flag, format!("{} {why}: give a new directory, or remove it first", dir.display()))
+            .into())
     };
     if !dir.is_dir() {
         return refuse("exists and is not a directory");
@@ -131,20 +159,26 @@ pub(crate) fn check_output_dir(dir: &Path, flag: &str) -> Result<()> {
 /// Write a whole directory atomically: `fill` writes into a fresh temporary directory next to
 /// `dir`, which then replaces `dir` by rename (an earlier output is moved aside first and removed
 /// after). On any failure the temporary directory is removed and `dir` is left as it was.
-/// `dir` must pass [`check_output_dir`].
-pub(crate) fn write_dir_atomic(dir: &Path, flag: &str, fill: &mut dyn FnMut(&Path) -> Result<()>) -> Result<()> {
+/// `dir` must pass [`check_output_dir`]. `fill`'s error is the caller's own (any layer's error
+/// that an [`OutputError`] converts into).
+pub(crate) fn write_dir_atomic<E: From<OutputError>>(
+    dir: &Path,
+    flag: &str,
+    fill: &mut dyn FnMut(&Path) -> Result<(), E>,
+) -> Result<(), E> {
     check_output_dir(dir, flag)?;
     let parent = match dir.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let name =
-        dir.file_name().ok_or_else(|| Error::argument(flag, format!("{} is not a directory name", dir.display())))?;
+    let name = dir.file_name().ok_or_else(|| {
+        OutputError::from(ArgumentError::new(flag, format!("{} is not a directory name", dir.display())))
+    })?;
     let sibling = |what: &str| parent.join(format!(".{}.{}.{what}", name.to_string_lossy(), std::process::id()));
     let (tmp, old) = (sibling("tmp"), sibling("old"));
     let io = |path: &Path| {
         let path = path.to_path_buf();
-        move |source| Error::Io { path, source }
+        move |source| E::from(OutputError::Io { path, source })
     };
     let _ = std::fs::remove_dir_all(&tmp);
     // Registered before they exist: an interrupt removes the temporary directory and moves an

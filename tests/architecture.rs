@@ -4,8 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-/// Top-level modules, lowest layer first. `error` joins every layer's error type and is exempt,
-/// as is `tests` (the crate's internal scenario tests).
+/// Top-level modules, lowest layer first. `error` joins every layer's error type into
+/// `ubapp::Error`, so it sits above every layer whose error it joins and below the bindings that
+/// hand it on; `tests` (the crate's internal scenario tests) is exempt.
 const LAYERS: &[&str] = &[
     "guard",
     "model",
@@ -20,10 +21,11 @@ const LAYERS: &[&str] = &[
     "compare",
     "sweep",
     "report",
+    "error",
     "bindings",
     "python",
 ];
-const EXEMPT: &[&str] = &["error", "tests"];
+const EXEMPT: &[&str] = &["tests"];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
@@ -44,7 +46,17 @@ fn module_of(src: &Path, file: &Path) -> Option<String> {
     (!matches!(name.as_str(), "lib" | "main" | "cli")).then_some(name)
 }
 
-/// Every `crate::NAME` a file refers to (in `use` lines and paths alike), comments excluded.
+/// The module a `crate::NAME` reference lands in: the crate root re-exports `Error` and `Result`
+/// from `error`.
+fn module_named(name: String) -> String {
+    match name.as_str() {
+        "Error" | "Result" => "error".to_string(),
+        _ => name,
+    }
+}
+
+/// Every `crate::NAME` a file refers to (in `use` lines and paths alike), comments excluded, with
+/// the crate root's re-exports of `error` counted as `error`.
 fn crate_refs(text: &str) -> Vec<String> {
     let mut refs = Vec::new();
     for line in text.lines() {
@@ -54,7 +66,7 @@ fn crate_refs(text: &str) -> Vec<String> {
             let after = &rest[i + "crate::".len()..];
             let name: String = after.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
             if !name.is_empty() {
-                refs.push(name);
+                refs.push(module_named(name));
             }
             rest = after;
         }
@@ -64,7 +76,7 @@ fn crate_refs(text: &str) -> Vec<String> {
             for item in inner.split([',', '}']) {
                 let name: String = item.trim().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
                 if !name.is_empty() {
-                    refs.push(name);
+                    refs.push(module_named(name));
                 }
             }
         }
@@ -118,10 +130,11 @@ fn every_top_level_module_is_in_the_table() {
     }
 }
 
-/// Layers that return their own error types (`ModelError`, `LpError`, `CertifyError`, …) and never
-/// name the crate-level `Error`/`Result`, which joins them only above. The rest (`output`, `solve`,
-/// `mechanism`, `parties`) still return `crate::Result`; each joins this list as it gets its own type.
-const OWN_ERRORS: &[&str] = &["guard", "model", "lp", "certify", "eval", "baselines"];
+/// Every layer below `error` returns its own error type (`ModelError`, `LpError`, `SolveError`, …)
+/// and never names the crate-level `Error`/`Result`, which joins them only above.
+fn returns_own_errors(module: &str) -> bool {
+    rank(module).is_some_and(|r| rank("error").is_some_and(|e| r < e))
+}
 
 /// Whether a file's code names the crate-level error or result (`crate::Error`, `crate::Result`,
 /// `crate::{Error, …}`, `crate::error::…`), comments excluded.
@@ -147,7 +160,7 @@ fn lower_layers_return_their_own_errors() {
     rust_files(&src, &mut files);
     let offenders: Vec<String> = files
         .iter()
-        .filter(|f| module_of(&src, f).is_some_and(|m| OWN_ERRORS.contains(&m.as_str())))
+        .filter(|f| module_of(&src, f).is_some_and(|m| returns_own_errors(&m)))
         .filter(|f| names_crate_error(&std::fs::read_to_string(f).unwrap()))
         .map(|f| f.display().to_string())
         .collect();
@@ -171,4 +184,8 @@ fn the_checker_sees_upward_imports() {
     assert!(refs.contains(&"report".to_string()) && refs.contains(&"solve".to_string()));
     assert!(!refs.contains(&"mechanism".to_string()), "comments are not code");
     assert!(rank("report") > rank("model"));
+    // The crate root's `Error`/`Result` are the `error` module, above every layer but the bindings.
+    let refs = crate_refs("use crate::{Error, Result};\nfn f() -> crate::Result<()> {");
+    assert_eq!(refs, ["error", "error", "error"]);
+    assert!(returns_own_errors("report") && returns_own_errors("guard") && !returns_own_errors("python"));
 }

@@ -22,8 +22,8 @@ const CASES: &[(u64, usize, bool)] = &[
 /// LP cases above this many variables run once whatever `--repeat` says (they take minutes).
 const LP_REPEAT_LIMIT: usize = 50_000;
 
-/// Options of `ubapp bench`.
-pub struct Options<'a> {
+/// Options of `ubapp bench`'s built-in cases.
+struct Options<'a> {
     /// ε of every case.
     pub eps: f64,
     /// LP backend name.
@@ -42,8 +42,61 @@ pub struct Options<'a> {
     pub single: Option<&'a str>,
 }
 
-/// Run the command.
-pub fn run(o: &Options<'_>) -> Result<()> {
+/// Flags of `bench`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Privacy level of every case.
+    #[arg(long, default_value_t = 0.1, allow_negative_numbers = true)]
+    eps: f64,
+    /// LP backend for the LP path.
+    #[arg(long, value_enum, default_value_t = SolverChoice::Clarabel)]
+    lp_solver: SolverChoice,
+    /// Runs per case; the median is printed (LP cases above 5e4 variables run once).
+    #[arg(long, default_value_t = 3)]
+    repeat: usize,
+    /// Only the two smallest sizes.
+    #[arg(long)]
+    quick: bool,
+    /// Skip the LP path.
+    #[arg(long)]
+    no_lp: bool,
+    /// Skip LP cases with more than this many variables (K·M).
+    #[arg(long, default_value_t = 1_000_000)]
+    lp_max_vars: usize,
+    /// Print JSON rows instead of the table.
+    #[arg(long)]
+    json: bool,
+    /// Internal: run one case K,M,PATH in this process and print its JSON row.
+    #[arg(long, hide = true)]
+    single: Option<String>,
+    /// Time `ubapp solve` on these model files instead (each run a child process, at the
+    /// model's own ε list; e.g. the general-graph cases in benches/models/).
+    #[arg(long, num_args = 1.., value_name = "MODEL")]
+    model: Vec<std::path::PathBuf>,
+    /// Solver for `--model` runs.
+    #[arg(long, value_enum, default_value_t = SolverChoice::Auto)]
+    solver: SolverChoice,
+}
+
+/// Run the command: `ubapp solve` on the `--model` files, else the built-in cases.
+pub fn run(a: Args) -> Result<()> {
+    if !a.model.is_empty() {
+        return super::bench_models::run(&a.model, a.solver, a.repeat, a.json);
+    }
+    run_cases(&Options {
+        eps: a.eps,
+        lp_solver: a.lp_solver,
+        repeat: a.repeat,
+        quick: a.quick,
+        no_lp: a.no_lp,
+        lp_max_vars: a.lp_max_vars,
+        json: a.json,
+        single: a.single.as_deref(),
+    })
+}
+
+/// Time the built-in cases (or, with `single`, run one in this process).
+fn run_cases(o: &Options<'_>) -> Result<()> {
     if !(o.eps.is_finite() && o.eps > 0.0) {
         return Err(Error::argument("--eps", format!("must be a finite number > 0 (got {})", o.eps)).into());
     }

@@ -27,55 +27,78 @@ pub struct PartyArgs {
     pub shard: Option<String>,
 }
 
-/// Run the party comparison.
-pub fn run(a: PartyArgs, model: Model) -> Result<()> {
-    if a.trials.is_some() {
-        return Err(Error::argument(
-            "--trials",
-            "applies to the binomial comparison without parties; with parties the records in all stay the model's and --parties splits them",
-        ));
-    }
-    let eps = a.eps.unwrap_or_else(|| model.epsilons().to_vec());
-    validate_party_options(&eps, a.delta)?;
-    // Each M once, in the order given (a repeated M would repeat its rows).
-    let mut parties: Vec<u64> = Vec::new();
-    for m in a.parties.unwrap_or_else(|| vec![model.parties()]) {
-        if !parties.contains(&m) {
-            parties.push(m);
+/// A party comparison as asked for: the library's options checked, and what to do with the result.
+struct PartyRequest {
+    opts: PartyOptions,
+    methods: Option<Vec<Method>>,
+    out: Option<PathBuf>,
+    json: bool,
+    shard: Option<String>,
+}
+
+impl PartyArgs {
+    /// The flags as checked library options for `model` (each error names its flag).
+    fn validate(self, model: &Model) -> Result<PartyRequest> {
+        if self.trials.is_some() {
+            return Err(Error::argument(
+                "--trials",
+                "applies to the binomial comparison without parties; with parties the records in all stay the model's and --parties splits them",
+            ));
         }
+        let eps = self.eps.unwrap_or_else(|| model.epsilons().to_vec());
+        validate_party_options(&eps, self.delta)?;
+        // Each M once, in the order given (a repeated M would repeat its rows).
+        let mut parties: Vec<u64> = Vec::new();
+        for m in self.parties.unwrap_or_else(|| vec![model.parties()]) {
+            if !parties.contains(&m) {
+                parties.push(m);
+            }
+        }
+        let opts = PartyOptions {
+            eps,
+            parties,
+            delta: self.delta,
+            seed: self.seed,
+            solver: self.solver,
+            risk: RiskOptions { seed: self.seed, ..RiskOptions::default() },
+        };
+        Ok(PartyRequest { opts, methods: self.methods, out: self.out, json: self.json, shard: self.shard })
     }
-    let opts = PartyOptions {
-        eps,
-        parties,
-        delta: a.delta,
-        seed: a.seed,
-        solver: a.solver,
-        risk: RiskOptions { seed: a.seed, ..RiskOptions::default() },
-    };
-    if let Some(given) = &a.shard {
-        let (shard, dir) = super::compare::shard_and_dir(given, a.out.as_deref())?;
-        let file = party_shard(&model, &opts, a.methods.as_deref(), shard, &mut |line| eprintln!("{line}"))?;
-        file.write(dir)?;
-        let rows = file.rows();
-        eprintln!(
-            "wrote shard {}/{} ({} row(s)) to {}; join every shard's directory with `ubapp merge`",
-            shard.index,
-            shard.count,
-            rows.len(),
-            dir.join(SHARD_FILE).display()
-        );
-        print_party_comparison(&PartyComparison { rows, notes: Vec::new() }, a.json);
-        return Ok(());
+}
+
+/// Run the party comparison: the flags checked, then one shard of it (`--shard`) or the whole,
+/// its files written and its rows printed.
+pub fn run(a: PartyArgs, model: Model) -> Result<()> {
+    let r = a.validate(&model)?;
+    if let Some(given) = &r.shard {
+        return run_shard(&r, &model, given);
     }
-    let mut cmp = compare_parties(&model, &opts, &mut |line| eprintln!("{line}"))?;
-    if let Some(methods) = &a.methods {
+    let mut cmp = compare_parties(&model, &r.opts, &mut |line| eprintln!("{line}"))?;
+    if let Some(methods) = &r.methods {
         cmp.keep_methods(methods, &model);
     }
-    if let Some(dir) = &a.out {
+    if let Some(dir) = &r.out {
         let files = write_party_comparison(dir, &cmp, &model)?;
         eprintln!("wrote {} file(s) to {}", files.len(), dir.display());
     }
-    print_party_comparison(&cmp, a.json);
+    print_party_comparison(&cmp, r.json);
+    Ok(())
+}
+
+/// `--shard`: one slice of the party comparison's cases, written as `DIR/shard.json`.
+fn run_shard(r: &PartyRequest, model: &Model, given: &str) -> Result<()> {
+    let (shard, dir) = super::compare::shard_and_dir(given, r.out.as_deref())?;
+    let file = party_shard(model, &r.opts, r.methods.as_deref(), shard, &mut |line| eprintln!("{line}"))?;
+    file.write(dir)?;
+    let rows = file.rows();
+    eprintln!(
+        "wrote shard {}/{} ({} row(s)) to {}; join every shard's directory with `ubapp merge`",
+        shard.index,
+        shard.count,
+        rows.len(),
+        dir.join(SHARD_FILE).display()
+    );
+    print_party_comparison(&PartyComparison { rows, notes: Vec::new() }, r.json);
     Ok(())
 }
 

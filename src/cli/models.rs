@@ -1,6 +1,6 @@
 //! `ubapp models [DIR]`: list the model files in a directory with their one-line descriptions.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use ubapp::model::Model;
 use ubapp::{Error, Result};
@@ -26,10 +26,23 @@ const BUNDLED: &[(&str, &str)] = &[
     ("vote-share-3way.toml", include_str!("../../models/vote-share-3way.toml")),
 ];
 
-/// Run the command: one line per `*.toml` file (sorted by name); a file that fails to validate is
+/// Flags of `models`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Directory of model files (default: ./models, else the models bundled with ubapp).
+    dir: Option<PathBuf>,
+}
+
+/// Run the command on the directory given, else on `./models`.
+pub fn run(a: Args) -> Result<()> {
+    let named = a.dir.is_some();
+    list(&a.dir.unwrap_or_else(|| PathBuf::from("models")), named)
+}
+
+/// One line per `*.toml` file (sorted by name); a file that fails to validate is
 /// listed with its error and makes the command exit 2 after listing the rest. Without a `models`
 /// directory here (and none named), the models bundled with this build are listed instead.
-pub fn run(dir: &Path, named: bool) -> Result<()> {
+fn list(dir: &Path, named: bool) -> Result<()> {
     if !named && !dir.exists() {
         return list_bundled(dir);
     }

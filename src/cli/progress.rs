@@ -204,58 +204,12 @@ impl SolveProgress {
             eps_started: now,
             estimate,
         }));
-        let bar = (shown == Shown::Bar).then(|| {
-            let bar = ProgressBar::with_draw_target(Some(count as u64), ProgressDrawTarget::stderr());
-            let style = ProgressStyle::with_template("{spinner} [{bar:20}] {pos}/{len} ε, {elapsed} {wide_msg}")
-                .expect("a valid template")
-                .progress_chars("=> ");
-            bar.set_style(style);
-            bar.enable_steady_tick(Duration::from_millis(200));
-            bar
-        });
+        let bar = (shown == Shown::Bar).then(|| solve_bar(count));
         let (stop, stopped) = std::sync::mpsc::channel::<()>();
-        let ticker = match shown {
-            Shown::Silent => None,
-            Shown::Bar => {
-                let (state, bar) = (state.clone(), bar.clone().expect("the bar is shown"));
-                Some(std::thread::spawn(move || {
-                    // The bar's message: where the solve is, and the ETA.
-                    while stopped.recv_timeout(Duration::from_millis(500))
-                        == Err(std::sync::mpsc::RecvTimeoutError::Timeout)
-                    {
-                        let s = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                        // The ETA first: a narrow terminal cuts the end of the line.
-                        let eta = s.eta().map_or(String::new(), |e| {
-                            if e > 0.0 {
-                                format!("ETA ~{} (rough); ", seconds(e))
-                            } else {
-                                "past the estimate; ".to_string()
-                            }
-                        });
-                        bar.set_position(s.done as u64);
-                        bar.set_message(format!("{eta}{}", s.describe()));
-                    }
-                }))
-            }
-            Shown::Lines => {
-                let state = state.clone();
-                let interval = log_interval();
-                Some(std::thread::spawn(move || {
-                    while stopped.recv_timeout(interval) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
-                        let s = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                        let what = s.describe();
-                        let elapsed = seconds(s.started.elapsed().as_secs_f64());
-                        drop(s);
-                        let line = if what.is_empty() {
-                            format!("progress: starting, {elapsed} elapsed")
-                        } else {
-                            format!("progress: {what}, {elapsed} elapsed")
-                        };
-                        use std::io::Write as _;
-                        let _ = writeln!(std::io::stderr(), "{line}");
-                    }
-                }))
-            }
+        let ticker = match (shown, &bar) {
+            (Shown::Bar, Some(bar)) => Some(bar_ticker(state.clone(), bar.clone(), stopped)),
+            (Shown::Lines, _) => Some(line_ticker(state.clone(), stopped)),
+            _ => None,
         };
         SolveProgress { state, bar, stop: Some(stop), ticker }
     }
@@ -303,4 +257,63 @@ pub fn seconds(s: f64) -> String {
     } else {
         format!("{:.1} h", s / 3600.0)
     }
+}
+
+/// The bar of a solve of `count` ε.
+fn solve_bar(count: usize) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(Some(count as u64), ProgressDrawTarget::stderr());
+    let style = ProgressStyle::with_template("{spinner} [{bar:20}] {pos}/{len} ε, {elapsed} {wide_msg}")
+        .expect("a valid template")
+        .progress_chars("=> ");
+    bar.set_style(style);
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
+
+/// The thread that keeps the bar's message current (where the solve is, and the ETA) until
+/// `stopped` hears from the owner.
+fn bar_ticker(
+    state: std::sync::Arc<std::sync::Mutex<SolveState>>,
+    bar: ProgressBar,
+    stopped: std::sync::mpsc::Receiver<()>,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        while stopped.recv_timeout(Duration::from_millis(500)) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+            let s = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            // The ETA first: a narrow terminal cuts the end of the line.
+            let eta = s.eta().map_or(String::new(), |e| {
+                if e > 0.0 {
+                    format!("ETA ~{} (rough); ", seconds(e))
+                } else {
+                    "past the estimate; ".to_string()
+                }
+            });
+            bar.set_position(s.done as u64);
+            bar.set_message(format!("{eta}{}", s.describe()));
+        }
+    })
+}
+
+/// The thread that writes a progress line every [`log_interval`] until `stopped` hears from the
+/// owner (stderr is a log, not a terminal).
+fn line_ticker(
+    state: std::sync::Arc<std::sync::Mutex<SolveState>>,
+    stopped: std::sync::mpsc::Receiver<()>,
+) -> std::thread::JoinHandle<()> {
+    let interval = log_interval();
+    std::thread::spawn(move || {
+        while stopped.recv_timeout(interval) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+            let s = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let what = s.describe();
+            let elapsed = seconds(s.started.elapsed().as_secs_f64());
+            drop(s);
+            let line = if what.is_empty() {
+                format!("progress: starting, {elapsed} elapsed")
+            } else {
+                format!("progress: {what}, {elapsed} elapsed")
+            };
+            use std::io::Write as _;
+            let _ = writeln!(std::io::stderr(), "{line}");
+        }
+    })
 }

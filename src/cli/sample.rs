@@ -4,64 +4,94 @@
 //! the process by SIGPIPE (`ubapp sample … --n 1000000000 | head`).
 
 use std::io::Write;
-use std::path::Path;
+use std::path::PathBuf;
 
+use super::trust::TrustArgs;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use ubapp::mechanism::Release;
 use ubapp::{Error, Result};
 
-/// Run the command: load (which verifies), then print N released θ̃ values, one per line (a vector
-/// output as comma-separated coordinates; with `--json`, a list of numbers or of lists).
-#[allow(clippy::too_many_arguments)]
-pub fn run(
-    file: &Path,
-    y: &str,
+/// Flags of `sample`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Mechanism file written by `ubapp solve --out`.
+    file: PathBuf,
+    /// The observation: a number (e.g. 37 successes), or comma-separated coordinates for a
+    /// vector observation (e.g. 3,5,12 for a 3-category count).
+    #[arg(long, allow_negative_numbers = true)]
+    y: String,
+    /// How many independent releases to draw (a whole number ≥ 1; 1e6 is accepted). They are
+    /// written as drawn, so any N runs in constant memory.
+    #[arg(long, default_value_t = 1, value_parser = parse_count, allow_negative_numbers = true)]
+    n: u64,
+    /// Seed for reproducible tests only; without it fresh OS randomness is used (as a real
+    /// release must).
+    #[arg(long, allow_negative_numbers = true)]
+    seed: Option<u64>,
+    /// Print a JSON array instead of one value per line.
+    #[arg(long)]
+    json: bool,
+    /// The total ε this request may spend: n releases from the same data spend n·ε (basic
+    /// composition); required when n·ε exceeds the mechanism's ε (or --allow-composition).
+    #[arg(long, allow_negative_numbers = true)]
+    budget: Option<f64>,
+    /// Spend n·ε without stating a budget.
+    #[arg(long)]
+    allow_composition: bool,
+    #[command(flatten)]
+    trust: TrustArgs,
+}
+
+/// A request to sample, its flags checked before the file is read.
+struct Request {
+    file: PathBuf,
+    /// The observation's text, as given, and its coordinates.
+    y: String,
+    coords: Vec<f64>,
     n: u64,
     seed: Option<u64>,
     json: bool,
     budget: Budget,
-    trust: &super::trust::TrustArgs,
-) -> Result<()> {
-    if n == 0 {
-        return Err(Error::argument("--n", "must be at least 1 (0 releases is not a request)"));
-    }
-    if let Some(b) = budget.eps_total {
-        if !(b.is_finite() && b > 0.0) {
-            return Err(Error::argument("--budget", format!("must be a positive ε (got {b})")));
+    trust: TrustArgs,
+}
+
+impl Args {
+    /// The flags as a checked request (each error names its flag).
+    fn validate(self) -> Result<Request> {
+        if self.n == 0 {
+            return Err(Error::argument("--n", "must be at least 1 (0 releases is not a request)"));
         }
-    }
-    let coords = parse_observation(y)?;
-    let (m, checked) = super::trust::load_for_release(file, trust, "sample")?;
-    let (eps_n, delta_n) = m.composed(n);
-    check_budget(&m, n, eps_n, budget)?;
-    let obs = m.model().family().observations();
-    let Some(i) = m.observation_index(&coords) else {
-        let show = |j: usize| {
-            let c: Vec<String> = obs.point(j).iter().map(|v| v.to_string()).collect();
-            if c.len() == 1 {
-                c[0].clone()
-            } else {
-                format!("({})", c.join(","))
+        if let Some(b) = self.budget {
+            if !(b.is_finite() && b > 0.0) {
+                return Err(Error::argument("--budget", format!("must be a positive ε (got {b})")));
             }
-        };
-        let what = if coords.len() == obs.dim() {
-            "is not an observation of".to_string()
-        } else {
-            format!("has {} coordinate(s), but observations have {} in", coords.len(), obs.dim())
-        };
-        return Err(Error::argument(
-            "--y",
-            format!(
-                "{y} {what} model {} (Y = {{{}, …, {}}}, {} values)",
-                ubapp::guard::text::sanitize(m.model().name(), ubapp::guard::text::QUOTE_CHARS),
-                show(0),
-                show(obs.len() - 1),
-                obs.len()
-            ),
-        ));
-    };
-    super::trust::warn_if_unchecked(file, &checked);
+        }
+        let coords = parse_observation(&self.y)?;
+        Ok(Request {
+            file: self.file,
+            y: self.y,
+            coords,
+            n: self.n,
+            seed: self.seed,
+            json: self.json,
+            budget: Budget { eps_total: self.budget, allow_composition: self.allow_composition },
+            trust: self.trust,
+        })
+    }
+}
+
+/// Run the command: the flags checked, the file loaded (which verifies) against the trusted model,
+/// then N released θ̃ values printed, one per line (a vector output as comma-separated
+/// coordinates; with `--json`, a list of numbers or of lists).
+pub fn run(args: Args) -> Result<()> {
+    let r = args.validate()?;
+    let (m, checked) = super::trust::load_for_release(&r.file, &r.trust, "sample")?;
+    let (eps_n, delta_n) = m.composed(r.n);
+    check_budget(&m, r.n, eps_n, r.budget)?;
+    let i = observation_index(&m, &r)?;
+    super::trust::warn_if_unchecked(&r.file, &checked);
+    let n = r.n;
     if n > 1 {
         let delta =
             if delta_n > 0.0 { format!(", δ = {n}·{} = {delta_n:e}", m.certified_delta()) } else { String::new() };
@@ -71,13 +101,46 @@ pub fn run(
         );
     }
     // StdRng is a cryptographically secure generator; without --seed it is seeded from the OS.
-    let mut rng: StdRng = match seed {
+    let mut rng: StdRng = match r.seed {
         Some(s) => StdRng::seed_from_u64(s),
         None => rand::make_rng(),
     };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    write_releases(&mut out, &m, i, n, json, &mut rng).map_err(|source| Error::Io { path: "<stdout>".into(), source })
+    write_releases(&mut out, &m, i, n, r.json, &mut rng).map_err(|source| Error::Io { path: "<stdout>".into(), source })
+}
+
+/// The index of the requested observation in the mechanism's Y, or an error naming `--y` that
+/// shows Y's range.
+fn observation_index(m: &Release, r: &Request) -> Result<usize> {
+    if let Some(i) = m.observation_index(&r.coords) {
+        return Ok(i);
+    }
+    let obs = m.model().family().observations();
+    let show = |j: usize| {
+        let c: Vec<String> = obs.point(j).iter().map(|v| v.to_string()).collect();
+        if c.len() == 1 {
+            c[0].clone()
+        } else {
+            format!("({})", c.join(","))
+        }
+    };
+    let what = if r.coords.len() == obs.dim() {
+        "is not an observation of".to_string()
+    } else {
+        format!("has {} coordinate(s), but observations have {} in", r.coords.len(), obs.dim())
+    };
+    Err(Error::argument(
+        "--y",
+        format!(
+            "{} {what} model {} (Y = {{{}, …, {}}}, {} values)",
+            r.y,
+            ubapp::guard::text::sanitize(m.model().name(), ubapp::guard::text::QUOTE_CHARS),
+            show(0),
+            show(obs.len() - 1),
+            obs.len()
+        ),
+    ))
 }
 
 /// Draw `n` releases for observation index `i` and write each as it is drawn: one per line, or
@@ -116,11 +179,11 @@ fn write_releases(
 
 /// The privacy budget flags of `sample`.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Budget {
+struct Budget {
     /// `--budget EPS_TOTAL`: the most ε the request may spend.
-    pub eps_total: Option<f64>,
+    eps_total: Option<f64>,
     /// `--allow-composition`: spend n·ε without a stated budget.
-    pub allow_composition: bool,
+    allow_composition: bool,
 }
 
 /// Refuse a request whose composed ε exceeds the budget, or exceeds the mechanism's ε without a

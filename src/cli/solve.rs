@@ -1,6 +1,6 @@
 //! `ubapp solve MODEL [--eps LIST] [--solver NAME] [--json] [--out FILE]`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use ubapp::mechanism::Release;
 use ubapp::model::{Model, Objective};
@@ -22,75 +22,172 @@ pub fn memory_budget() -> MemoryBudget {
     MemoryBudget::from_env()
 }
 
-/// The flags of `solve` besides the model, ε and --out.
-#[derive(Debug, Clone, Copy)]
-pub struct Flags {
-    /// `--solver`.
-    pub solver: SolverChoice,
-    /// `--json`.
-    pub json: bool,
-    /// `--dry-run`.
-    pub dry_run: bool,
-    /// `--max-seconds`.
-    pub max_seconds: Option<f64>,
-    /// `--quiet`: no progress on stderr (results are still printed).
-    pub quiet: bool,
+/// Flags of `solve`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Model file (TOML), e.g. models/bernoulli-k100.toml.
+    model: PathBuf,
+    /// Comma-separated privacy levels; default: the model's `epsilon` list.
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
+    eps: Option<Vec<f64>>,
+    /// Solver (auto = the exact chain solver when the neighbour relation is y ~ y ± 1 and the
+    /// program is the plain Bayes one, else Clarabel then HiGHS; HiGHS interior point first on explicit graphs).
+    #[arg(long, value_enum, default_value_t = SolverChoice::Auto)]
+    solver: SolverChoice,
+    /// Print only a JSON array, one object per ε.
+    #[arg(long)]
+    json: bool,
+    /// Write the certified mechanism as a JSON artifact (one ε only; see `ubapp verify`): the
+    /// dense weights, or for a large chain model solved in compact form the geometric noise
+    /// and remap table.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Print the LP's size, the route `auto` (or --solver) takes, the memory it needs and a
+    /// rough time, and exit without solving.
+    #[arg(long)]
+    dry_run: bool,
+    /// Run for at most S seconds (shared among the ε): a solve stopped by the limit returns
+    /// the best certified mechanism found by then, with status time-limit and its gap.
+    /// Without it, a solve estimated (see --dry-run) to take more than 10 minutes is refused.
+    #[arg(long, value_name = "S")]
+    max_seconds: Option<f64>,
+    /// No progress on stderr (the results are printed as usual).
+    #[arg(long, short)]
+    quiet: bool,
+    /// Solve only slice I of N (0-based) of the ε list and write DIR/shard.json (--out DIR)
+    /// for `ubapp merge`, which joins the slices into this command's --json. `env` and `env/N`
+    /// take I (and N) from a job array's environment, as for `compare --shard`.
+    #[arg(long, value_name = "I/N|env|env/N", conflicts_with = "dry_run")]
+    shard: Option<String>,
 }
 
-/// Run the command.
-pub fn run(model_path: &Path, eps: Option<&[f64]>, out: Option<&Path>, flags: Flags) -> Result<()> {
-    let Flags { solver, json, dry_run, max_seconds, quiet } = flags;
-    if let Some(s) = max_seconds {
-        if !(s.is_finite() && s > 0.0) {
-            return Err(Error::argument("--max-seconds", format!("must be a number of seconds > 0 (got {s})")));
+/// A solve as asked for: the flags checked, the model loaded and checked against them, the
+/// library's options built.
+struct Request {
+    model_path: PathBuf,
+    model: Model,
+    /// `--eps`, when given (else the model's list).
+    eps: Option<Vec<f64>>,
+    out: Option<PathBuf>,
+    options: SolveOptions,
+    json: bool,
+    dry_run: bool,
+    quiet: bool,
+}
+
+impl Args {
+    /// The flags as a checked request: `--max-seconds`, the model file, `--out` (a new file, one ε),
+    /// each error naming its flag or file.
+    fn validate(self) -> Result<Request> {
+        if let Some(s) = self.max_seconds {
+            if !(s.is_finite() && s > 0.0) {
+                return Err(Error::argument("--max-seconds", format!("must be a number of seconds > 0 (got {s})")));
+            }
         }
+        let model = Model::load(&self.model)?;
+        if let Some(out) = &self.out {
+            check_out(out, &self.model, model.csv_files())?;
+        }
+        let n_eps = self.eps.as_ref().map_or(model.epsilons().len(), Vec::len);
+        if self.out.is_some() && n_eps != 1 {
+            return Err(Error::argument(
+                "--out",
+                format!("writes one mechanism: give exactly one ε with --eps (the model lists {n_eps})"),
+            ));
+        }
+        let limits = ubapp::solve::Limits { seconds: self.max_seconds, ..Default::default() };
+        let options = SolveOptions { solver: self.solver, memory: memory_budget(), limits, ..SolveOptions::default() };
+        Ok(Request {
+            model_path: self.model,
+            model,
+            eps: self.eps,
+            out: self.out,
+            options,
+            json: self.json,
+            dry_run: self.dry_run,
+            quiet: self.quiet,
+        })
     }
-    let model = Model::load(model_path)?;
-    if let Some(out) = out {
-        check_out(out, model_path, model.csv_files())?;
+}
+
+impl Request {
+    /// The ε to solve: `--eps`, else the model's list.
+    fn eps_list(&self) -> Vec<f64> {
+        self.eps.clone().unwrap_or_else(|| self.model.epsilons().to_vec())
     }
-    let n_eps = eps.map_or(model.epsilons().len(), <[f64]>::len);
-    if out.is_some() && n_eps != 1 {
-        return Err(Error::argument(
-            "--out",
-            format!("writes one mechanism: give exactly one ε with --eps (the model lists {n_eps})"),
-        ));
+
+    fn n_eps(&self) -> usize {
+        self.eps.as_ref().map_or(self.model.epsilons().len(), Vec::len)
     }
-    let limits = ubapp::solve::Limits { seconds: max_seconds, ..Default::default() };
-    let mut options = SolveOptions { solver, memory: memory_budget(), limits, ..SolveOptions::default() };
-    let name_file = |e: Error| name_model_file(e, model_path);
-    let eps_list: Vec<f64> = eps.map_or_else(|| model.epsilons().to_vec(), <[f64]>::to_vec);
-    if dry_run {
-        let est = estimate(&model, &eps_list, &options).map_err(name_file)?;
-        print_estimate(&model, &est, n_eps, json);
+
+    /// An error about the model as a whole names the model's file.
+    fn name_file(&self, e: impl Into<Error>) -> Error {
+        name_model_file(e, &self.model_path)
+    }
+}
+
+/// Run the command: the flags checked and the model loaded, every input check of the solve made
+/// before the header, the solve (rows streamed as each ε is solved), the certified release
+/// written.
+pub fn run(args: Args) -> Result<()> {
+    if args.shard.is_some() {
+        return run_shard(args);
+    }
+    let mut r = args.validate()?;
+    if r.dry_run {
+        let est = estimate(&r.model, &r.eps_list(), &r.options).map_err(|e| r.name_file(e))?;
+        print_estimate(&r.model, &est, r.n_eps(), r.json);
         return Ok(());
     }
-    // Bad input answers before the header: nothing on stdout for a refused run.
-    ubapp::solve::check_solve(&model, &eps_list, &options)?;
-    // The same estimate as --dry-run: the header's sizes now, the time budget, the ETA.
-    let est = estimate(&model, &eps_list, &options).map_err(name_file)?;
-    let estimated = est.seconds_per_eps * n_eps as f64;
-    if !est.fits {
-        return Err(name_file(Error::TooLarge(est.size_error())));
+    let est = check_before_header(&r)?;
+    let (solutions, streaming) = solve_and_stream(&mut r, &est)?;
+    // The certified mechanism (repaired, quantised, checked exactly; or the compact one) is built
+    // before anything is written, so a failure leaves no file behind.
+    let built = match r.out {
+        None => None,
+        Some(_) => Some(Release::certify(&r.model, &solutions[0])?),
+    };
+    print_results(&r, &solutions, streaming);
+    match (&r.out, built) {
+        (Some(path), Some(release)) => write_release(&r, path, &release, &solutions[0]),
+        _ => Ok(()),
     }
-    if max_seconds.is_none() && estimated > DEFAULT_TIME_BUDGET_SECONDS {
-        let fields = est.fields.clone();
+}
+
+/// Bad input answers before the header (nothing on stdout for a refused run): the ε list, the
+/// route, the size and the default time budget, priced by the same estimate as `--dry-run`.
+/// Returns the estimate (the header's sizes, the ETA).
+fn check_before_header(r: &Request) -> Result<Estimate> {
+    let eps_list = r.eps_list();
+    ubapp::solve::check_solve(&r.model, &eps_list, &r.options)?;
+    let est = estimate(&r.model, &eps_list, &r.options).map_err(|e| r.name_file(e))?;
+    let estimated = est.seconds_per_eps * r.n_eps() as f64;
+    if !est.fits {
+        return Err(r.name_file(Error::TooLarge(est.size_error())));
+    }
+    if r.options.limits.seconds.is_none() && estimated > DEFAULT_TIME_BUDGET_SECONDS {
         return Err(SolveError::TooSlow {
             estimated_seconds: estimated,
             limit_seconds: DEFAULT_TIME_BUDGET_SECONDS,
-            fields,
+            fields: est.fields,
         }
         .into());
     }
-    // Rows of the plain program are printed as each ε is solved; the (ε, δ) and minimax tables
-    // (small programs, extra lines first) once all are. The header goes out before any work.
-    let streaming = !json && model.objective() == Objective::Bayes && model.delta() == 0.0;
-    if !json {
-        print_header(&model, &est.size);
+    Ok(est)
+}
+
+/// The header, then the solve with progress on stderr. Rows of the plain program are printed as
+/// each ε is solved (returned `true`); the (ε, δ) and minimax tables (small programs, extra lines
+/// first) are printed once all are.
+fn solve_and_stream(r: &mut Request, est: &Estimate) -> Result<(Vec<Solution>, bool)> {
+    let streaming = !r.json && r.model.objective() == Objective::Bayes && r.model.delta() == 0.0;
+    if !r.json {
+        print_header(&r.model, &est.size);
     }
-    let shown = if json { Shown::Silent } else { Shown::for_stderr(quiet) };
-    let mut progress = SolveProgress::new(n_eps, Some(estimated), shown);
-    options.progress = progress.handle();
+    let shown = if r.json { Shown::Silent } else { Shown::for_stderr(r.quiet) };
+    let estimated = est.seconds_per_eps * r.n_eps() as f64;
+    let mut progress = SolveProgress::new(r.n_eps(), Some(estimated), shown);
+    r.options.progress = progress.handle();
     let mut printed = 0usize;
     let mut each = |s: &Solution| {
         if streaming {
@@ -103,46 +200,52 @@ pub fn run(model_path: &Path, eps: Option<&[f64]>, out: Option<&Path>, flags: Fl
         }
         printed += 1;
     };
-    let solutions = solve_model_each(&model, eps, options.clone(), &mut each).map_err(name_file)?;
+    let solutions =
+        solve_model_each(&r.model, r.eps.as_deref(), r.options.clone(), &mut each).map_err(|e| r.name_file(e))?;
     progress.finish();
-    // The certified mechanism (repaired, quantised, checked exactly; or the compact one) is built
-    // before anything is written, so a failure leaves no file behind.
-    let built = match out {
-        None => None,
-        Some(_) => Some(Release::certify(&model, &solutions[0])?),
-    };
-    let context = SolveSummary::of(&model, &solutions, options.memory);
-    if json {
-        let rows = context.json_rows(&solutions);
+    Ok((solutions, streaming))
+}
+
+/// The results: JSON rows, or the table with its references; the warnings, the time-limit note
+/// and the parties note.
+fn print_results(r: &Request, solutions: &[Solution], streaming: bool) {
+    let context = SolveSummary::of(&r.model, solutions, r.options.memory);
+    if r.json {
+        let rows = context.json_rows(solutions);
         outln!("{}", serde_json::to_string_pretty(&rows).expect("solutions serialise"));
     } else if streaming {
         outln!("{FOOTNOTE}");
-        print_references(&model, &solutions, &context);
+        print_references(&r.model, solutions, &context);
     } else {
-        print_table(&model, &solutions);
-        print_references(&model, &solutions, &context);
+        print_table(&r.model, solutions);
+        print_references(&r.model, solutions, &context);
     }
     for w in &context.warnings {
         eprintln!("{w}");
     }
-    if let (Some(limit), true) = (max_seconds, solutions.iter().any(|s| s.status == Status::TimeLimit)) {
+    if let (Some(limit), true) = (r.options.limits.seconds, solutions.iter().any(|s| s.status == Status::TimeLimit)) {
         let note = format!(
             "time-limit: the solve stopped at --max-seconds {limit}; a time-limit row is the best certified mechanism found by then, at most rel_gap above the optimum"
         );
-        if json {
+        if r.json {
             eprintln!("{note}");
         } else {
             outln!("{note}");
         }
     }
-    if model.parties() > 1 {
+    if r.model.parties() > 1 {
         eprintln!(
             "note: the model has {} parties: this is one party's mechanism (ε-DP for its own records);              `ubapp compare` evaluates the Bayes aggregate of their releases",
-            model.parties()
+            r.model.parties()
         );
     }
-    let note = match (out, &built) {
-        (Some(path), Some(Release::Dense(m))) => {
+}
+
+/// Save the certified release to `path` and say what was written, with the model's fingerprint
+/// (the one a deployer pins with `verify --fingerprint`): on stdout, or stderr under `--json`.
+fn write_release(r: &Request, path: &Path, release: &Release, solution: &Solution) -> Result<()> {
+    let note = match release {
+        Release::Dense(m) => {
             m.save(path)?;
             let cost = m.provenance.repair_risk_cost.unwrap_or(f64::NAN);
             let claim = if m.delta() > 0.0 {
@@ -159,10 +262,10 @@ pub fn run(model_path: &Path, eps: Option<&[f64]>, out: Option<&Path>, flags: Fl
                 m.bayes_risk(),
                 cost,
                 cost / m.bayes_risk(),
-                gap_note(&solutions[0], m.provenance.optimality_gap)
+                gap_note(solution, m.provenance.optimality_gap)
             )
         }
-        (Some(path), Some(Release::Compact(m))) => {
+        Release::Compact(m) => {
             m.save(path)?;
             let cost = m.provenance.repair_risk_cost.unwrap_or(f64::NAN);
             format!(
@@ -175,11 +278,9 @@ pub fn run(model_path: &Path, eps: Option<&[f64]>, out: Option<&Path>, flags: Fl
                 cost / m.bayes_risk()
             )
         }
-        _ => return Ok(()),
     };
-    // The fingerprint a deployer pins (`verify --fingerprint`): the model as solved.
-    let note = format!("{note}\nmodel fingerprint {}", model.fingerprint());
-    if json {
+    let note = format!("{note}\nmodel fingerprint {}", r.model.fingerprint());
+    if r.json {
         eprintln!("{note}");
     } else {
         outln!("{note}");
@@ -190,9 +291,11 @@ pub fn run(model_path: &Path, eps: Option<&[f64]>, out: Option<&Path>, flags: Fl
 /// `solve --shard`: solve the ε of one slice of the list and write `DIR/shard.json` (`out`, a
 /// directory here) for `ubapp merge`. The same checks as [`run`], before any work; the time
 /// budget is the slice's.
-pub fn run_shard(model_path: &Path, eps: Option<&[f64]>, out: Option<&Path>, flags: Flags, given: &str) -> Result<()> {
-    let Flags { solver, json, max_seconds, quiet, .. } = flags;
-    let (shard, dir) = super::compare::shard_and_dir(given, out)?;
+fn run_shard(a: Args) -> Result<()> {
+    let Args { model: model_path, eps, solver, json, out, max_seconds, quiet, shard, .. } = a;
+    let (model_path, eps) = (model_path.as_path(), eps.as_deref());
+    let given = shard.as_deref().unwrap_or_default();
+    let (shard, dir) = super::compare::shard_and_dir(given, out.as_deref())?;
     if let Some(s) = max_seconds {
         if !(s.is_finite() && s > 0.0) {
             return Err(Error::argument("--max-seconds", format!("must be a number of seconds > 0 (got {s})")));
@@ -206,7 +309,7 @@ pub fn run_shard(model_path: &Path, eps: Option<&[f64]>, out: Option<&Path>, fla
     let mut options = SolveOptions { solver, memory: memory_budget(), limits, ..SolveOptions::default() };
     ubapp::solve::check_solve(&model, &eps_list, &options)?;
     let mine = ubapp::sweep::solve::shard_eps(&eps_list, shard);
-    let est = estimate(&model, &mine, &options).map_err(name_file)?;
+    let est = estimate(&model, &mine, &options).map_err(Error::from).map_err(name_file)?;
     let estimated = est.seconds_per_eps * mine.len() as f64;
     if !est.fits {
         return Err(name_file(Error::TooLarge(est.size_error())));
@@ -226,7 +329,9 @@ pub fn run_shard(model_path: &Path, eps: Option<&[f64]>, out: Option<&Path>, fla
     }
     let mut progress = SolveProgress::new(mine.len(), Some(estimated), shown);
     options.progress = progress.handle();
-    let file = ubapp::sweep::solve::solve_shard(&model, &eps_list, options, shard, &mut |_| {}).map_err(name_file)?;
+    let file = ubapp::sweep::solve::solve_shard(&model, &eps_list, options, shard, &mut |_| {})
+        .map_err(Error::from)
+        .map_err(name_file)?;
     progress.finish();
     file.write(dir)?;
     let rows = file.rows();
@@ -245,7 +350,8 @@ pub fn run_shard(model_path: &Path, eps: Option<&[f64]>, out: Option<&Path>, fla
 }
 
 /// An error about the model as a whole (its size, its costs) names the model's file.
-pub fn name_model_file(e: Error, model_path: &Path) -> Error {
+pub fn name_model_file(e: impl Into<Error>, model_path: &Path) -> Error {
+    let e: Error = e.into();
     let origin = model_path.display().to_string();
     match e {
         Error::TooLarge(size) => Error::TooLarge(size.in_origin(&origin)),

@@ -1,8 +1,19 @@
-//! What can go wrong in a comparison that the user can fix: every variant is an input error
-//! (exit code 2 in the CLI), with the flag or model it concerns as a field.
+//! What can go wrong in a comparison: a request the user can fix (an input error, exit code 2 in
+//! the CLI, with the flag or model it concerns as a field), or a lower layer's error on the way.
 
-/// A comparison the user asked for that cannot be run as asked.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+use crate::guard::{ArgumentError, SizeError};
+use crate::mechanism::MechanismError;
+use crate::model::ModelError;
+use crate::output::OutputError;
+use crate::parties::PartiesError;
+use crate::solve::SolveError;
+
+/// The compare layer's result.
+pub(crate) type Result<T, E = CompareError> = std::result::Result<T, E>;
+
+/// A comparison that cannot be run as asked, or whose solve, release or files failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum CompareError {
     /// A list option (`--eps`, `--trials`, `--methods`) is empty.
     #[error("{flag} must list at least one {what}")]
@@ -62,10 +73,66 @@ pub enum CompareError {
         /// Its loss, as named in model files.
         loss: &'static str,
     },
+    /// A caller's value out of range.
+    #[error(transparent)]
+    Argument(#[from] ArgumentError),
+    /// A model (a shard's embedded one, or a party split) that does not validate.
+    #[error(transparent)]
+    Model(Box<ModelError>),
+    /// A reference computation that would not fit in memory.
+    #[error(transparent)]
+    TooLarge(Box<SizeError>),
+    /// The UBaPP solve failed.
+    #[error(transparent)]
+    Solve(Box<SolveError>),
+    /// The certified release could not be built.
+    #[error(transparent)]
+    Mechanism(Box<MechanismError>),
+    /// A per-party mechanism could not be built.
+    #[error(transparent)]
+    Parties(Box<PartiesError>),
+    /// A file could not be written.
+    #[error(transparent)]
+    Output(#[from] OutputError),
+}
+
+impl From<ModelError> for CompareError {
+    fn from(e: ModelError) -> Self {
+        CompareError::Model(Box::new(e))
+    }
+}
+
+impl From<SizeError> for CompareError {
+    fn from(e: SizeError) -> Self {
+        CompareError::TooLarge(Box::new(e))
+    }
+}
+
+impl From<SolveError> for CompareError {
+    fn from(e: SolveError) -> Self {
+        CompareError::Solve(Box::new(e))
+    }
+}
+
+impl From<MechanismError> for CompareError {
+    fn from(e: MechanismError) -> Self {
+        CompareError::Mechanism(Box::new(e))
+    }
+}
+
+impl From<PartiesError> for CompareError {
+    fn from(e: PartiesError) -> Self {
+        CompareError::Parties(Box::new(e))
+    }
 }
 
 impl CompareError {
-    /// True when the fault lies with the user's input (every variant today; decided by variant).
+    /// An argument error, phrased to follow the name.
+    pub(crate) fn argument(name: impl Into<String>, problem: impl Into<String>) -> Self {
+        ArgumentError::new(name, problem).into()
+    }
+
+    /// True when the fault lies with the user's input (decided by variant).
     pub fn is_input(&self) -> bool {
         match self {
             CompareError::EmptyList { .. }
@@ -76,7 +143,14 @@ impl CompareError {
             | CompareError::PartiesDoNotDivide { .. }
             | CompareError::TooFewCurvePoints { .. }
             | CompareError::UnsupportedFamily { .. }
-            | CompareError::UnsupportedLoss { .. } => true,
+            | CompareError::UnsupportedLoss { .. }
+            | CompareError::Argument(_)
+            | CompareError::Model(_)
+            | CompareError::TooLarge(_) => true,
+            CompareError::Solve(e) => e.is_input(),
+            CompareError::Mechanism(e) => e.is_input(),
+            CompareError::Parties(e) => e.is_input(),
+            CompareError::Output(e) => e.is_input(),
         }
     }
 }

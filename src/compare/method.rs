@@ -1,13 +1,13 @@
 //! How to build each method `compare` can put in a table (the [`Method`] enum itself lives in
 //! `eval`, where every [`Estimator`] names its method).
 
+use super::error::Result;
 use crate::baselines::{
     gaussian, geometric, laplace_count, lbapp, lei, staircase, subsample, sufficient, BaselineOptions,
 };
 pub use crate::eval::Method;
 use crate::eval::{Estimator, Setting};
 use crate::model::Model;
-use crate::Result;
 
 /// Build baseline `method` for `model` at ε; `Ok(None)` when it does not apply (UBaPP, which is
 /// solved rather than built; a party count that does not divide K; a model outside the binomial

@@ -49,7 +49,7 @@ use crate::mechanism::Release;
 use crate::model::{Family, Model, Objective};
 use crate::solve::{reference_risks, solve_model, Solution, SolverChoice};
 use crate::MemoryBudget;
-use crate::Result;
+use error::Result;
 
 /// What to compare.
 #[derive(Debug, Clone)]

@@ -21,6 +21,7 @@
 
 use serde::Serialize;
 
+use super::error::Result;
 use super::{build, CompareError, Method, Note, PartyNote, Row};
 use crate::baselines::BaselineOptions;
 use crate::eval::{bayes_risk, true_risk, RiskMethod};
@@ -29,7 +30,6 @@ use crate::model::{Family, Model};
 use crate::parties::shares::{share_alpha, share_eps};
 use crate::parties::{party_risk, Aggregate, LocalMechanism, PartyRisk, RiskOptions};
 use crate::solve::{solve_model, Solution, SolverChoice};
-use crate::Result;
 
 /// What the party comparison runs.
 #[derive(Debug, Clone)]
@@ -90,7 +90,7 @@ pub fn split(model: &Model, parties: u64) -> Result<Model> {
     let mut spec = model.spec().clone();
     if let Some(total) = total_records(model) {
         if parties == 0 || total % parties != 0 {
-            return Err(CompareError::PartiesDoNotDivide { parties, trials: total }.into());
+            return Err(CompareError::PartiesDoNotDivide { parties, trials: total });
         }
         let n = total / parties;
         match &mut spec.observation {
@@ -169,13 +169,13 @@ impl PartyPlan {
     /// Check `opts` against `model` (before any work) and plan the comparison.
     pub fn new(model: &Model, opts: &PartyOptions) -> Result<PartyPlan> {
         if opts.parties.is_empty() {
-            return Err(CompareError::EmptyList { flag: "--parties", what: "number of parties M ≥ 1" }.into());
+            return Err(CompareError::EmptyList { flag: "--parties", what: "number of parties M ≥ 1" });
         }
         if opts.parties.contains(&0) {
-            return Err(CompareError::ZeroParties.into());
+            return Err(CompareError::ZeroParties);
         }
         if !model.is_plain_program() {
-            return Err(crate::Error::argument(
+            return Err(CompareError::argument(
                 "--parties",
                 format!(
                     "needs a pure ε-DP (delta = 0) Bayes (objective = \"bayes\") model; model \"{}\" is not",
@@ -184,7 +184,7 @@ impl PartyPlan {
             ));
         }
         if model.exact().is_some() {
-            return Err(crate::Error::argument(
+            return Err(CompareError::argument(
                 "--parties",
                 format!(
                     "needs a finite parameter grid (the aggregate is a posterior over it); model \"{}\" has parameter.grid.kind = \"exact\"",
@@ -225,7 +225,7 @@ impl PartyPlan {
 
     /// The curator's UBaPP designs, one per ε of `eps`.
     pub fn solve_curator(&self, eps: &[f64], solver: SolverChoice) -> Result<Vec<Solution>> {
-        solve_model(&self.pooled, Some(eps), solver)
+        Ok(solve_model(&self.pooled, Some(eps), solver)?)
     }
 
     /// The UBaPP designs of one party when `opts.parties[m_index]` parties share the records, one
@@ -241,7 +241,7 @@ impl PartyPlan {
         match central {
             // One party holding everything is the curator: its designs are solved already.
             Some(c) if single.spec() == self.pooled.spec() => Ok(c.to_vec()),
-            _ => solve_model(&single, Some(eps), solver),
+            _ => Ok(solve_model(&single, Some(eps), solver)?),
         }
     }
 
@@ -427,10 +427,10 @@ impl PartyComparison {
 /// The checks of a party comparison's privacy levels and δ, before any work.
 pub fn validate_party_options(eps: &[f64], delta: f64) -> Result<()> {
     if let Some((index, &value)) = eps.iter().enumerate().find(|(_, e)| !(e.is_finite() && **e > 0.0)) {
-        return Err(CompareError::NonPositiveEps { index, value }.into());
+        return Err(CompareError::NonPositiveEps { index, value });
     }
     if !(delta.is_finite() && delta > 0.0 && delta < 1.0) {
-        return Err(CompareError::DeltaOutOfRange { value: delta }.into());
+        return Err(CompareError::DeltaOutOfRange { value: delta });
     }
     Ok(())
 }

@@ -226,10 +226,10 @@ fn a_poisson_model_is_refused_for_its_family_before_any_option_is_checked() {
     let err = compare(&m, &CompareOptions::for_model(&m), &mut |_| {}).unwrap_err();
     assert!(err.is_input());
     assert_eq!(err.to_string(), "model \"counts\": compare supports the binomial family only (this model is poisson)");
-    assert_eq!(
+    assert!(matches!(
         check_model(&m, "models/counts.toml"),
-        Err(CompareError::UnsupportedFamily { model: "models/counts.toml".into(), family: "poisson" })
-    );
+        Err(CompareError::UnsupportedFamily { model, family: "poisson" }) if model == "models/counts.toml"
+    ));
 }
 
 #[test]
@@ -239,17 +239,17 @@ fn a_binomial_model_under_zero_one_loss_is_refused_for_its_loss() {
          prior = { kind = \"uniform\" }\n[observation]\nfamily = \"binomial\"\ntrials = 5\n\
          [loss]\nkind = \"zero-one\"\ntolerance = 0.1\n",
     );
-    assert_eq!(
+    assert!(matches!(
         check_model(&m, "m.toml"),
-        Err(CompareError::UnsupportedLoss { model: "m.toml".into(), loss: "zero-one" })
-    );
+        Err(CompareError::UnsupportedLoss { model, loss: "zero-one" }) if model == "m.toml"
+    ));
 }
 
 #[test]
 fn an_empty_eps_list_is_an_input_error_naming_the_flag() {
     let m = small_model_with("");
     let opts = CompareOptions { eps: vec![], ..options(&m, &[Method::Lbapp]) };
-    let err = crate::Error::from(validate(&opts).unwrap_err());
+    let err = validate(&opts).unwrap_err();
     assert!(err.is_input());
     assert_eq!(err.to_string(), "--eps must list at least one privacy level ε > 0");
 }
@@ -258,21 +258,24 @@ fn an_empty_eps_list_is_an_input_error_naming_the_flag() {
 fn an_empty_trials_list_is_an_input_error_naming_the_flag() {
     let m = small_model_with("");
     let opts = CompareOptions { trials: vec![], ..options(&m, &[Method::Lbapp]) };
-    assert_eq!(validate(&opts), Err(CompareError::EmptyList { flag: "--trials", what: "number of trials K ≥ 1" }));
+    assert!(matches!(
+        validate(&opts),
+        Err(CompareError::EmptyList { flag: "--trials", what: "number of trials K ≥ 1" })
+    ));
 }
 
 #[test]
 fn an_empty_methods_list_is_an_input_error_naming_the_flag() {
     let m = small_model_with("");
     let opts = options(&m, &[]);
-    assert_eq!(validate(&opts), Err(CompareError::EmptyList { flag: "--methods", what: "method" }));
+    assert!(matches!(validate(&opts), Err(CompareError::EmptyList { flag: "--methods", what: "method" })));
 }
 
 #[test]
 fn a_non_positive_eps_is_named_by_its_index() {
     let m = small_model_with("");
     let opts = CompareOptions { eps: vec![0.1, -2.0], ..options(&m, &[Method::Lbapp]) };
-    assert_eq!(validate(&opts), Err(CompareError::NonPositiveEps { index: 1, value: -2.0 }));
+    assert!(matches!(validate(&opts), Err(CompareError::NonPositiveEps { index: 1, value }) if value == -2.0));
 }
 
 #[test]
@@ -280,14 +283,14 @@ fn zero_parties_is_an_input_error() {
     let m = small_model_with("");
     let mut opts = options(&m, &[Method::Dssa]);
     opts.baseline.parties = Some(0);
-    assert_eq!(validate(&opts), Err(CompareError::ZeroParties));
+    assert!(matches!(validate(&opts), Err(CompareError::ZeroParties)));
 }
 
 #[test]
 fn one_curve_point_is_an_input_error() {
     let m = small_model_with("");
     let opts = CompareOptions { curve_points: 1, ..options(&m, &[Method::Lbapp]) };
-    assert_eq!(validate(&opts), Err(CompareError::TooFewCurvePoints { points: 1 }));
+    assert!(matches!(validate(&opts), Err(CompareError::TooFewCurvePoints { points: 1 })));
 }
 
 #[test]

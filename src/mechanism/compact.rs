@@ -48,6 +48,7 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::error::Result;
 use super::sampler::{discrete_laplace, DyadicEps};
 use super::{ArtifactError, ArtifactErrorKind, Provenance, SolverInfo, FORMAT_NAME};
 use crate::model::{Model, ModelSpec};
@@ -57,7 +58,6 @@ use crate::solve::chain::kernel::Kernel;
 use crate::solve::chain::GeometricRemap;
 use crate::solve::chain::{compact_applies, squared_moments};
 use crate::solve::Solution;
-use crate::Result;
 
 /// The format version of compact (geometric + remap) files.
 pub const FORMAT_VERSION_COMPACT: u32 = 3;
@@ -138,7 +138,10 @@ impl CompactMechanism {
             .into());
         };
         let Some(d) = DyadicEps::below(solution.eps).filter(|d| d.s < 1 << 53) else {
-            return Err(crate::Error::argument("--eps", format!("= {} has no exact sampler here", solution.eps)));
+            return Err(super::MechanismError::argument(
+                "--eps",
+                format!("= {} has no exact sampler here", solution.eps),
+            ));
         };
         let noise = NoiseParameter { numerator: d.s as u64, log2_denominator: d.t.trailing_zeros() };
         let runs: Vec<(usize, u32)> = g.runs();

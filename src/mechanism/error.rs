@@ -1,6 +1,72 @@
-//! Errors about mechanism files and audits.
+//! Errors of the mechanism layer: building, saving and loading a release, its files and audits.
 
+use crate::certify::CertifyError;
+use crate::guard::{ArgumentError, SizeError};
 use crate::model::ModelError;
+use crate::output::OutputError;
+use crate::solve::SolveError;
+
+/// The mechanism layer's result.
+pub(crate) type Result<T, E = MechanismError> = std::result::Result<T, E>;
+
+/// Why a release could not be built, saved, loaded or trusted.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MechanismError {
+    /// A caller's value out of range (an ε bound, a level, a released value).
+    #[error(transparent)]
+    Argument(#[from] ArgumentError),
+    /// A mechanism file that is malformed, fails its certificate or is not the one trusted.
+    #[error(transparent)]
+    Artifact(#[from] ArtifactError),
+    /// A file too large to read within the memory budget.
+    #[error(transparent)]
+    TooLarge(Box<SizeError>),
+    /// A float mechanism that could not be repaired and certified.
+    #[error(transparent)]
+    Certify(Box<CertifyError>),
+    /// A solution with nothing to release, or not of the form asked for.
+    #[error(transparent)]
+    Solve(Box<SolveError>),
+    /// A file that could not be written.
+    #[error(transparent)]
+    Output(#[from] OutputError),
+}
+
+impl From<SizeError> for MechanismError {
+    fn from(e: SizeError) -> Self {
+        MechanismError::TooLarge(Box::new(e))
+    }
+}
+
+impl From<CertifyError> for MechanismError {
+    fn from(e: CertifyError) -> Self {
+        MechanismError::Certify(Box::new(e))
+    }
+}
+
+impl From<SolveError> for MechanismError {
+    fn from(e: SolveError) -> Self {
+        MechanismError::Solve(Box::new(e))
+    }
+}
+
+impl MechanismError {
+    /// True when the fault lies with the caller's input (a value, a file, a size): the CLI's exit 2.
+    pub fn is_input(&self) -> bool {
+        match self {
+            MechanismError::Argument(_) | MechanismError::Artifact(_) | MechanismError::TooLarge(_) => true,
+            MechanismError::Solve(e) => e.is_input(),
+            MechanismError::Output(e) => e.is_input(),
+            MechanismError::Certify(_) => false,
+        }
+    }
+
+    /// An argument error, phrased to follow the name.
+    pub(crate) fn argument(name: impl Into<String>, problem: impl Into<String>) -> Self {
+        ArgumentError::new(name, problem).into()
+    }
+}
 
 /// A mechanism file that cannot be read, is malformed, or fails its certificate. Always names the
 /// file.

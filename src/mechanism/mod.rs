@@ -78,7 +78,7 @@ use serde_json::Value;
 pub use audit::{audit, AuditJudgement, AuditOptions, AuditReport, AuditWitness, Audited, DeltaWitness};
 pub use batch::{Batch, OutputMatch};
 pub use compact::{CompactMechanism, NoiseParameter, FORMAT_VERSION_COMPACT, KIND_GEOMETRIC_REMAP};
-pub use error::{ArtifactError, ArtifactErrorKind, AuditError};
+pub use error::{ArtifactError, ArtifactErrorKind, AuditError, MechanismError};
 pub use posterior::Posterior;
 pub use release::Release;
 pub use trust::{DeploymentMode, REQUIRE_MODEL_ENV};
@@ -91,8 +91,9 @@ pub use crate::certify::{
 use crate::lp::{cost_matrix, MemoryBudget};
 use crate::model::{Model, ModelSpec};
 use crate::output::grid_json;
+use crate::output::OutputError;
 use crate::solve::{Solution, Status};
-use crate::Result;
+use error::Result;
 
 /// Newest version of the mechanism file format ([`Mechanism::to_json`] writes 1 for pure ε, 2 for
 /// δ > 0; see the module docs, "File format").
@@ -534,9 +535,9 @@ impl Mechanism {
 pub(crate) fn save_verified(path: &Path, text: String) -> Result<()> {
     if let Err(e) = Release::from_json_str(&text, &path.display().to_string()) {
         let reason = format!("the mechanism was not written: its file would not read back ({e})");
-        return Err(crate::Error::Io { path: path.to_path_buf(), source: std::io::Error::other(reason) });
+        return Err(OutputError::Io { path: path.to_path_buf(), source: std::io::Error::other(reason) }.into());
     }
-    crate::output::write_atomic(path, (text + "\n").as_bytes())
+    Ok(crate::output::write_atomic(path, (text + "\n").as_bytes())?)
 }
 
 impl Provenance {

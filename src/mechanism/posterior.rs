@@ -7,8 +7,9 @@
 
 use serde::Serialize;
 
+use super::error::Result;
 use super::Mechanism;
-use crate::{Error, Result};
+use super::MechanismError;
 
 /// The posterior of θ over the parameter grid given one or more releases.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -33,13 +34,19 @@ impl Posterior {
     /// The posterior given releases `outputs` (indices into Θ̃) at credibility `level` ∈ (0, 1).
     pub fn of(m: &Mechanism, outputs: &[usize], level: f64) -> Result<Posterior> {
         if !(level > 0.0 && level < 1.0) {
-            return Err(Error::argument("--level", format!("must lie strictly between 0 and 1 (got {level})")));
+            return Err(MechanismError::argument(
+                "--level",
+                format!("must lie strictly between 0 and 1 (got {level})"),
+            ));
         }
         if outputs.is_empty() {
-            return Err(Error::argument("--release", "give at least one released value"));
+            return Err(MechanismError::argument("--release", "give at least one released value"));
         }
         if let Some(&k) = outputs.iter().find(|&&k| k >= m.n_outputs()) {
-            return Err(Error::argument("--release", format!("output index {k} is not below |Θ̃| = {}", m.n_outputs())));
+            return Err(MechanismError::argument(
+                "--release",
+                format!("output index {k} is not below |Θ̃| = {}", m.n_outputs()),
+            ));
         }
         let model = m.model();
         let grid = model.theta();
@@ -57,7 +64,7 @@ impl Posterior {
             .collect();
         let top = log_post.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         if !top.is_finite() {
-            return Err(Error::argument(
+            return Err(MechanismError::argument(
                 "--release",
                 "these releases have probability 0 under every θ of the model's prior: they cannot come from this mechanism",
             ));

@@ -7,13 +7,13 @@ use ndarray::{Array2, ArrayView1};
 use rand::Rng;
 use serde_json::Value;
 
+use super::error::Result;
 use super::{
     ArtifactError, ArtifactErrorKind, CompactMechanism, Mechanism, PrivacyCertificate, Provenance, FORMAT_NAME,
     FORMAT_VERSION_COMPACT, KIND_GEOMETRIC_REMAP,
 };
 use crate::model::Model;
 use crate::solve::Solution;
-use crate::Result;
 
 /// The released mechanism: the dense integer weights (format versions 1–2) or the compact
 /// geometric + remap (version 3). What `solve --out` and `report` write, what `verify`, `sample`

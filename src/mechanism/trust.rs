@@ -9,9 +9,10 @@
 //! [`Release::check_max_eps`]. [`DeploymentMode`] is the switch that refuses a release without
 //! any of this (docs/threat-model.md).
 
+use super::error::Result;
+use super::MechanismError;
 use super::{ArtifactError, ArtifactErrorKind, Release};
 use crate::model::{is_fingerprint, Model};
-use crate::{Error, Result};
 
 /// The environment variable that turns the deployment mode on (`1`, `true` or `yes`).
 pub const REQUIRE_MODEL_ENV: &str = "UBAPP_REQUIRE_MODEL";
@@ -78,7 +79,7 @@ impl Release {
     /// as `trusted` (`trusted_name` names that model's file) and its target ε is no larger than the
     /// largest ε the trusted model lists: ε may differ only downward.
     pub fn check_model(&self, origin: &str, trusted: &Model, trusted_name: &str) -> Result<()> {
-        let refuse = |difference: String| -> Error {
+        let refuse = |difference: String| -> MechanismError {
             ArtifactError::new(
                 origin,
                 ArtifactErrorKind::NotTrustedModel { trusted: trusted_name.to_string(), difference },
@@ -103,7 +104,7 @@ impl Release {
     /// model's fingerprint). `bound` must be a finite ε > 0 (else an argument error).
     pub fn check_max_eps(&self, origin: &str, bound: f64) -> Result<()> {
         if !(bound.is_finite() && bound > 0.0) {
-            return Err(Error::argument("--max-eps", format!("must be a finite ε > 0 (got {bound})")));
+            return Err(MechanismError::argument("--max-eps", format!("must be a finite ε > 0 (got {bound})")));
         }
         // The target ε bounds the certified one; either above the bound is refused.
         let (eps, certified) = (self.eps(), self.certified_eps());
@@ -117,7 +118,7 @@ impl Release {
     /// (64 hexadecimal digits, either case; anything else is an argument error).
     pub fn check_fingerprint(&self, origin: &str, pinned: &str) -> Result<()> {
         if !is_fingerprint(pinned) {
-            return Err(Error::argument(
+            return Err(MechanismError::argument(
                 "--fingerprint",
                 "must be 64 hexadecimal digits (a SHA-256, as `ubapp solve --out` and `ubapp verify` print it)",
             ));

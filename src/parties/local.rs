@@ -11,12 +11,13 @@ use std::collections::VecDeque;
 
 use ndarray::Array2;
 
+use super::error::Result;
 use crate::certify::best_repair;
 use crate::eval::Method;
+use crate::guard::ArgumentError;
 use crate::mechanism::Mechanism;
 use crate::model::{Model, Neighbours};
 use crate::solve::Solution;
-use crate::{Error, Result};
 
 /// Which per-party mechanism.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,10 +123,11 @@ pub(crate) fn likelihood_preserving(neighbours: &Neighbours, eps: f64) -> Result
         Neighbours::Band { len, width } => truncated_geometric(*len, (-eps / *width as f64).exp()),
         Neighbours::Graph { len, edges } => {
             if *len > MAX_GRAPH_RELEASES {
-                return Err(Error::argument(
+                return Err(ArgumentError::new(
                     "geometric-local",
                     format!("needs all distances of the neighbour graph; |Y| = {len} is above {MAX_GRAPH_RELEASES}"),
-                ));
+                )
+                .into());
             }
             let d = graph_distances(*len, edges);
             let mut p = Array2::zeros((*len, *len));

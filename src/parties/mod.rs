@@ -18,10 +18,12 @@
 //!   two-sided geometric, with exact integer samplers, and the secure-aggregation protocol.
 
 pub mod aggregate;
+mod error;
 pub mod local;
 pub mod risk;
 pub mod shares;
 
 pub use aggregate::{Aggregate, Aggregator};
+pub use error::PartiesError;
 pub use local::{LocalDesign, LocalMechanism};
 pub use risk::{party_risk, PartyRisk, RiskOptions};

@@ -36,7 +36,9 @@ mod exceptions {
 }
 use exceptions::{Error as UbappError, InputError};
 
-fn py_err(e: Error) -> PyErr {
+/// Any layer's error as the Python exception its blame calls for (joined into [`Error`] first).
+fn py_err(e: impl Into<Error>) -> PyErr {
+    let e: Error = e.into();
     let text = python_words(&e.to_string());
     if e.is_input() {
         InputError::new_err(text)
@@ -64,7 +66,7 @@ impl PyModel {
     /// Read and validate a model file (TOML).
     #[staticmethod]
     fn load(path: PathBuf) -> PyResult<PyModel> {
-        let model = Model::load(&path).map_err(|e| py_err(e.into()))?;
+        let model = Model::load(&path).map_err(py_err)?;
         Ok(PyModel { model: Arc::new(model), path: Some(path) })
     }
 
@@ -271,14 +273,14 @@ impl PyMechanism {
         let mut rng = StdRng::seed_from_u64(seed);
         let r = py
             .detach(|| audit(m, AuditOptions { samples, alpha, max_pairs }, &mut rng, &mut |_, _| {}))
-            .map_err(|e| py_err(e.into()))?;
+            .map_err(py_err)?;
         if !r.consistent {
             let (what, found, certified) = match r.judged {
                 AuditJudgement::Delta => (r.judged.symbol(), r.empirical_delta_lower, r.certified_delta),
                 AuditJudgement::Eps => (r.judged.symbol(), r.empirical_eps_lower, r.certified_eps),
             };
             let e = AuditError::Contradiction { origin: self.origin.clone(), what, found, certified, alpha: r.alpha };
-            return Err(py_err(e.into()));
+            return Err(py_err(e));
         }
         let mut v = serde_json::to_value(&r).expect("a report serialises");
         v["fingerprint"] = m.fingerprint().into();
@@ -363,7 +365,7 @@ fn plan_json(
     };
     let json = match for_ {
         "eps" => {
-            let plan = py.detach(|| plan_eps(&m, target, options)).map_err(|e| py_err(stated(e)))?;
+            let plan = py.detach(|| plan_eps(&m, target, options)).map_err(|e| py_err(stated(e.into())))?;
             serde_json::to_string(&plan)
         }
         "trials" => {
@@ -377,7 +379,7 @@ fn plan_json(
                     )))
                 }
             };
-            let plan = py.detach(|| plan_trials(&m, eps, target, options)).map_err(|e| py_err(stated(e)))?;
+            let plan = py.detach(|| plan_trials(&m, eps, target, options)).map_err(|e| py_err(stated(e.into())))?;
             serde_json::to_string(&plan)
         }
         other => {

@@ -4,9 +4,9 @@
 use std::path::Path;
 
 use super::plot::{write_line_plot, Formats, LinePlot, Reference, Series};
+use super::Result;
 use crate::output::{write_atomic, write_dir_atomic};
 use crate::solve::{CurvePoint, ReferenceRisks};
-use crate::Result;
 
 /// What a risk-vs-ε curve shows.
 #[derive(Debug, Clone)]
@@ -77,7 +77,7 @@ pub fn write_risk_curve(dir: &Path, flag: &str, c: &RiskCurve<'_>) -> Result<Vec
         ..LinePlot::new(format!("{}: optimal Bayes risk vs ε", c.model), "ε", "Bayes risk")
     };
     let mut files = Vec::new();
-    write_dir_atomic(dir, flag, &mut |tmp| {
+    write_dir_atomic::<super::ReportError>(dir, flag, &mut |tmp| {
         files = vec!["risk_vs_eps.csv".to_string()];
         write_atomic(&tmp.join("risk_vs_eps.csv"), curve_csv(c).as_bytes())?;
         files.extend(write_line_plot(tmp, "risk_vs_eps", &plot, Formats::BOTH)?);

@@ -7,8 +7,10 @@
 
 use std::path::Path;
 
+use super::comparison_plots::{comparison_plots, PlotKind};
 use super::mechanism_heatmap_svg;
-use super::plot::{comparison_plots, heatmap_svg, line_plot_svg, LinePlot, PlotKind, Reference, Series, Shade};
+use super::plot::{heatmap_svg, line_plot_svg, LinePlot, Reference, Series, Shade};
+use super::Result;
 use crate::compare::parties::{compare_parties, PartyComparison, PartyOptions};
 use crate::compare::{check_model, compare, CompareOptions, Comparison, Heatmap};
 use crate::eval::prior_shape;
@@ -19,7 +21,6 @@ use crate::solve::{
     reference_risks, risk_profile, robustness, robustness_warning, solve_model, ReferenceRisks, Robustness, Solution,
     SolveOptions,
 };
-use crate::Result;
 
 /// Largest |Θ̃|·|Y| drawn as a heat map (a cell per entry).
 const MAX_HEATMAP_CELLS: usize = 200_000;

@@ -206,7 +206,7 @@ pub(crate) fn comparison_index(cmp: &Comparison, files: &[String], model: &Model
     for c in cmp.caveats().into_iter().filter(|c| !prices.contains(c)) {
         let _ = writeln!(s, "<p class=\"warn\">{}</p>", escape(&c));
     }
-    let captions = super::plot::comparison_captions(cmp);
+    let captions = super::comparison_plots::comparison_captions(cmp);
     for (folder, title) in
         [("plots", "Risk vs ε and vs K"), ("mse_theta", "Risk at each θ"), ("heatmaps", "The UBaPP mechanism")]
     {

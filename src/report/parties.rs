@@ -5,12 +5,13 @@
 
 use std::path::Path;
 
-use super::plot::{risk_series, write_line_plot, Formats, LinePlot, Series};
+use super::comparison_plots::risk_series;
+use super::plot::{write_line_plot, Formats, LinePlot, Series};
+use super::Result;
 use crate::compare::parties::PartyComparison;
 use crate::compare::{rows_csv, Method};
 use crate::model::Model;
 use crate::output::{write_atomic, write_dir_atomic};
-use crate::Result;
 
 /// Write `risk.csv`, `notes.txt`, the plots of `cmp` and `index.html` (the model in words, the
 /// best method per M and ε, the notes, the plots with captions, every row ranked) into `dir`,
@@ -18,7 +19,7 @@ use crate::Result;
 /// [`check_report_dir`](super::check_report_dir)). Returns the files written.
 pub fn write_party_comparison(dir: &Path, cmp: &PartyComparison, model: &Model) -> Result<Vec<String>> {
     let mut files = Vec::new();
-    write_dir_atomic(dir, "--out", &mut |tmp| {
+    write_dir_atomic::<super::ReportError>(dir, "--out", &mut |tmp| {
         files = fill_party_comparison(tmp, cmp, model)?;
         Ok(())
     })?;

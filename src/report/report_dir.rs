@@ -5,8 +5,9 @@ use std::path::Path;
 
 use super::document::Report;
 use super::render;
+use super::Result;
+use crate::output::OutputError;
 use crate::output::{write_atomic, write_dir_atomic};
-use crate::{Error, Result};
 
 impl Report {
     /// Write the report into `dir`: `report.html` (self-contained: styles inline, plots as inline
@@ -18,7 +19,7 @@ impl Report {
         write_dir_atomic(dir, flag, &mut |tmp| {
             let io = |p: &Path| {
                 let p = p.to_path_buf();
-                move |source| Error::Io { path: p, source }
+                move |source| super::ReportError::from(OutputError::Io { path: p, source })
             };
             for sub in ["plots", "artifacts"] {
                 std::fs::create_dir_all(tmp.join(sub)).map_err(io(&tmp.join(sub)))?;

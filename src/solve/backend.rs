@@ -2,7 +2,9 @@
 //! its status. A backend returns the solver's answer and nothing more; judging it is
 //! [`super::assess`]'s job.
 
-use super::{SolveError, Status};
+use std::fmt;
+
+use super::{SolveError, SolverChoice, Status};
 use crate::lp::Problem;
 
 /// Limits a backend passes to its solver.
@@ -34,10 +36,34 @@ pub(crate) struct RawSolution {
     pub detail: String,
 }
 
+/// Who produced a candidate answer: a backend, named by the choice that runs it alone (what
+/// `--solver` accepts), or one of the two releases a time limit falls back on, which need no
+/// solver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Producer {
+    /// An LP backend or the chain solver.
+    Solver(SolverChoice),
+    /// The best constant release.
+    Constant,
+    /// Geometric noise at ε/2 followed by the Bayes remap.
+    GeometricRemap,
+}
+
+impl fmt::Display for Producer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Producer::Solver(choice) => choice.fmt(f),
+            Producer::Constant => f.write_str("constant"),
+            Producer::GeometricRemap => f.write_str("geometric-remap"),
+        }
+    }
+}
+
 /// A solver of the canonical UBaPP LP.
 pub(crate) trait LpSolver {
-    /// Name for reports, e.g. `highs-simplex`.
-    fn name(&self) -> String;
+    /// The choice that runs exactly this backend, e.g. [`SolverChoice::HighsSimplex`] (its name is
+    /// what reports show).
+    fn name(&self) -> SolverChoice;
     /// Solve (scaled objective c / scale).
     fn solve(&self, problem: &Problem) -> Result<RawSolution, SolveError>;
 }

@@ -1,5 +1,6 @@
 //! Which solver to use (`--solver`), and the one function that decides the route a model takes.
 
+use crate::guard::ArgumentError;
 use std::fmt;
 use std::str::FromStr;
 
@@ -146,11 +147,11 @@ impl fmt::Display for SolverChoice {
 }
 
 impl FromStr for SolverChoice {
-    type Err = crate::Error;
-    fn from_str(s: &str) -> crate::Result<Self> {
+    type Err = ArgumentError;
+    fn from_str(s: &str) -> Result<Self, ArgumentError> {
         <SolverChoice as ValueEnum>::from_str(s, false).map_err(|_| {
             let names: Vec<String> = SolverChoice::all().iter().map(|c| c.to_string()).collect();
-            crate::Error::argument(
+            ArgumentError::new(
                 "--solver",
                 format!("names no known solver \"{s}\" (expected one of {})", names.join(", ")),
             )

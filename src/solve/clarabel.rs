@@ -15,7 +15,7 @@ use clarabel::solver::{
 
 use super::backend::{Limits, LpSolver, RawSolution};
 use super::progress::{Event, Progress};
-use super::{SolveError, Status};
+use super::{SolveError, SolverChoice, Status};
 use crate::lp::Problem;
 
 /// The Clarabel backend with its settings (one attempt; the regularisation ladder is
@@ -71,8 +71,8 @@ impl ClarabelSolver {
 }
 
 impl LpSolver for ClarabelSolver {
-    fn name(&self) -> String {
-        "clarabel".into()
+    fn name(&self) -> SolverChoice {
+        SolverChoice::Clarabel
     }
 
     fn solve(&self, problem: &Problem) -> Result<RawSolution, SolveError> {

@@ -1,11 +1,30 @@
 //! Errors of the solve layer.
 
 use super::{SolverChoice, Status};
+use crate::certify::CertifyError;
+use crate::guard::{ArgumentError, SizeError};
+use crate::lp::LpError;
+use crate::model::ModelError;
+
+/// The solve layer's result.
+pub(crate) type Result<T, E = SolveError> = std::result::Result<T, E>;
 
 /// Why a solve produced nothing usable.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SolveError {
+    /// A caller's value out of range (an ε, a target, a limit).
+    #[error(transparent)]
+    Argument(#[from] ArgumentError),
+    /// The problem would not fit in memory: names the fields to shrink.
+    #[error(transparent)]
+    TooLarge(Box<SizeError>),
+    /// A model (or an ε list checked as a model's) that does not validate.
+    #[error(transparent)]
+    Model(Box<ModelError>),
+    /// A solved point that could not be repaired and certified.
+    #[error(transparent)]
+    Certify(Box<CertifyError>),
     /// The backend ran but returned no usable point.
     #[error("{solver} returned no solution at ε = {eps}: {status} ({detail})")]
     NoSolution {
@@ -80,16 +99,53 @@ pub enum SolveError {
     },
 }
 
+impl From<SizeError> for SolveError {
+    fn from(e: SizeError) -> Self {
+        SolveError::TooLarge(Box::new(e))
+    }
+}
+
+impl From<ModelError> for SolveError {
+    fn from(e: ModelError) -> Self {
+        SolveError::Model(Box::new(e))
+    }
+}
+
+impl From<CertifyError> for SolveError {
+    fn from(e: CertifyError) -> Self {
+        SolveError::Certify(Box::new(e))
+    }
+}
+
+/// The LP layer's refusals are input errors the solve layer already names: an ε or a size.
+impl From<LpError> for SolveError {
+    fn from(e: LpError) -> Self {
+        match e {
+            LpError::Epsilon { problem } => ArgumentError::new("ε", problem).into(),
+            LpError::TooLarge(size) => size.into(),
+        }
+    }
+}
+
 impl SolveError {
-    /// True when the user can fix it by choosing another solver or build.
+    /// True when the fault lies with the caller's input: a value out of range, a model, a size,
+    /// or a solver that this build or model cannot use.
     pub fn is_input(&self) -> bool {
         matches!(
             self,
-            SolveError::NotCompiled { .. }
+            SolveError::Argument(_)
+                | SolveError::TooLarge(_)
+                | SolveError::Model(_)
+                | SolveError::NotCompiled { .. }
                 | SolveError::NotApplicable { .. }
                 | SolveError::TooSlow { .. }
                 | SolveError::NonFiniteCosts { .. }
         )
+    }
+
+    /// An argument error, phrased to follow the name.
+    pub(crate) fn argument(name: impl Into<String>, problem: impl Into<String>) -> Self {
+        ArgumentError::new(name, problem).into()
     }
 
     pub(crate) fn backend(solver: &str, message: impl std::fmt::Display) -> Self {

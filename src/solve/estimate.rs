@@ -174,7 +174,7 @@ fn symmetry_order(model: &Model) -> f64 {
 /// Where output generation applies and the LP is small enough, the time is the restricted LP's
 /// (the outputs it starts from, found from the cost matrix: up to about a second); else the
 /// whole LP's, from the sizes alone.
-pub fn estimate(model: &Model, epsilons: &[f64], options: &SolveOptions) -> crate::Result<Estimate> {
+pub fn estimate(model: &Model, epsilons: &[f64], options: &SolveOptions) -> super::error::Result<Estimate> {
     let route = Route::for_model(model, options.solver)?;
     Ok(estimate_route(model, &route, options, Some(epsilons)))
 }

@@ -6,7 +6,7 @@ use good_lp::solvers::{Solution as _, SolutionStatus, SolverModel};
 use good_lp::{variable, Expression, ProblemVariables, Variable};
 
 use super::backend::{Limits, LpSolver, RawSolution};
-use super::{SolveError, Status};
+use super::{SolveError, SolverChoice, Status};
 use crate::lp::Problem;
 
 /// Which solver good_lp drives.
@@ -33,13 +33,14 @@ impl Backend {
         return Backend::Microlp;
     }
 
-    fn name(self) -> &'static str {
+    /// The choice that runs good_lp with exactly this backend.
+    fn choice(self) -> SolverChoice {
         match self {
             #[cfg(feature = "highs")]
-            Backend::Highs => "good-lp/highs",
+            Backend::Highs => SolverChoice::GoodLpHighs,
             #[cfg(feature = "clarabel")]
-            Backend::Clarabel => "good-lp/clarabel",
-            Backend::Microlp => "good-lp/microlp",
+            Backend::Clarabel => SolverChoice::GoodLpClarabel,
+            Backend::Microlp => SolverChoice::GoodLpMicrolp,
         }
     }
 }
@@ -54,8 +55,8 @@ pub(crate) struct GoodLpSolver {
 }
 
 impl LpSolver for GoodLpSolver {
-    fn name(&self) -> String {
-        self.backend.name().into()
+    fn name(&self) -> SolverChoice {
+        self.backend.choice()
     }
 
     fn solve(&self, problem: &Problem) -> Result<RawSolution, SolveError> {
@@ -130,7 +131,7 @@ impl LpSolver for GoodLpSolver {
                 (x.iter().map(|&v| sol.value(v)).collect::<Vec<_>>(), st, format!("{inner:?}"))
             }
             Backend::Microlp if self.limits != Limits::default() => {
-                return Err(SolveError::LimitUnsupported { solver: self.name() });
+                return Err(SolveError::LimitUnsupported { solver: self.name().to_string() });
             }
             Backend::Microlp => {
                 let sol = unsolved

@@ -4,7 +4,7 @@ use highs::{ColProblem, HighsModelStatus, Sense};
 
 use super::backend::{Limits, LpSolver, RawSolution};
 use super::progress::{Event, Progress};
-use super::{SolveError, Status};
+use super::{SolveError, SolverChoice, Status};
 use crate::lp::Problem;
 
 /// Which HiGHS algorithm to run.
@@ -45,11 +45,11 @@ pub(crate) struct HighsSolver {
 const TOLERANCE: f64 = 1e-10;
 
 impl LpSolver for HighsSolver {
-    fn name(&self) -> String {
+    fn name(&self) -> SolverChoice {
         match self.method {
-            HighsAlgorithm::Choose => "highs".into(),
-            HighsAlgorithm::Simplex => "highs-simplex".into(),
-            HighsAlgorithm::Ipm => "highs-ipm".into(),
+            HighsAlgorithm::Choose => SolverChoice::Highs,
+            HighsAlgorithm::Simplex => SolverChoice::HighsSimplex,
+            HighsAlgorithm::Ipm => SolverChoice::HighsIpm,
         }
     }
 

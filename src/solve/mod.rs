@@ -8,6 +8,7 @@
 //! a solver's "optimal" becomes [`Status::NearOptimal`] when those checks do not confirm it.
 
 mod assess;
+mod attempt;
 mod backend;
 pub(crate) mod chain;
 mod choice;
@@ -35,7 +36,7 @@ use std::time::Instant;
 
 pub use assess::{Checks, CHECK_TOLERANCE, FEASIBILITY_TOLERANCE};
 pub use backend::Limits;
-pub(crate) use backend::{LpSolver, RawSolution};
+pub(crate) use backend::{LpSolver, Producer, RawSolution};
 pub use chain::{solve_model_compact, ChainSolution, ChainTimings, DualCertificate, GeometricRemap};
 #[cfg(test)]
 pub(crate) use choice::lp_order;
@@ -56,7 +57,7 @@ pub use summary::{RowSummary, SolveSummary};
 
 use crate::lp::{cost_matrix, MemoryBudget, Problem, Program, Symmetry};
 use crate::model::{Model, Neighbours, Objective};
-use crate::{Error, Result};
+use error::Result;
 
 /// How to solve: the solver, the memory budget, limits and where progress goes.
 #[derive(Debug, Clone)]
@@ -119,7 +120,7 @@ pub fn solve_model_each(
     // Answer before working: priced from the sizes alone, before any allocation.
     let planned = estimate::estimate_route(model, &route, &options, None);
     if !planned.fits {
-        return Err(Error::TooLarge(planned.size_error()));
+        return Err(planned.size_error().into());
     }
 
     let fields = || crate::lp::size_fields(model);
@@ -157,7 +158,7 @@ pub fn solve_model_each(
                         crate::model::spec::GridSpec::Explicit { .. } => "parameter.grid, output.grid",
                         _ => "parameter.lower, parameter.upper",
                     };
-                    return Err(SolveError::NonFiniteCosts { fields: fields.to_string() }.into());
+                    return Err(SolveError::NonFiniteCosts { fields: fields.to_string() });
                 }
                 if model.objective == Objective::Minimax {
                     let (n_obs, n_out) = cost.dim();
@@ -206,23 +207,24 @@ pub fn solve_model_each(
         }
     };
     run().map_err(|e| match e {
-        Error::TooLarge(size) => Error::TooLarge(size.with_fields(fields())),
+        SolveError::TooLarge(size) => size.with_fields(fields()).into(),
         other => other,
     })
 }
 
 /// Every backend found a constrained model's LP infeasible: the model's input to fix (its
 /// `[constraints]` at this ε and output grid), not a solver failure.
-fn infeasible_constraints(e: Error, model: &Model, eps: f64) -> Error {
+fn infeasible_constraints(e: SolveError, model: &Model, eps: f64) -> SolveError {
     match e {
-        Error::Solve(SolveError::NoSolution { status: Status::Infeasible, .. }) if !model.constraints().is_empty() => {
-            Error::Model(crate::model::ModelError::invalid(
+        SolveError::NoSolution { status: Status::Infeasible, .. } if !model.constraints().is_empty() => {
+            crate::model::ModelError::invalid(
                 "constraints",
                 format!(
                     "{} cannot be met at ε = {eps} on this output grid (the LP is infeasible): widen output.grid, raise ε or drop a constraint",
                     model.constraints().names.label()
                 ),
-            ))
+            )
+            .into()
         }
         other => other,
     }
@@ -232,8 +234,8 @@ fn infeasible_constraints(e: Error, model: &Model, eps: f64) -> Error {
 /// argument error naming `--eps`; [`solve_model`] makes it first, a caller may make it earlier.
 pub fn check_epsilons(eps: &[f64]) -> Result<()> {
     crate::model::validate_epsilons(eps, "--eps").map_err(|e| match e.kind {
-        crate::model::ModelErrorKind::Invalid { field, problem } => Error::argument(field, problem),
-        _ => Error::Model(e),
+        crate::model::ModelErrorKind::Invalid { field, problem } => SolveError::argument(field, problem),
+        _ => e.into(),
     })
 }
 
@@ -310,8 +312,9 @@ pub(crate) fn solve_lp(
     let start = Instant::now();
     let mut best: Option<strategy::Judged> = None;
     let mut stopped: Option<strategy::Judged> = None;
-    let mut tried = Vec::new();
-    let mut last_err: Option<Error> = None;
+    // Each attempt with who made it, so the kept producer's own is left out of the detail.
+    let mut tried: Vec<(Producer, String)> = Vec::new();
+    let mut last_err: Option<SolveError> = None;
     for &choice in backends {
         // A later backend is a fallback for an answer that is certified, only not to our
         // tolerance: it may take twice the time spent so far (at least a minute), not unbounded
@@ -319,7 +322,7 @@ pub(crate) fn solve_lp(
         // where HiGHS's orbit LP answered near-optimal in seconds.
         let remaining = options.limits.remaining_after(start.elapsed());
         if remaining == Some(0.0) {
-            tried.push(format!("{choice}: not started, the time limit was reached"));
+            tried.push((Producer::Solver(choice), format!("{choice}: not started, the time limit was reached")));
             break;
         }
         if best.is_some() {
@@ -327,10 +330,13 @@ pub(crate) fn solve_lp(
             // stands, with its measured gap.
             let needed = whole_lp_bytes(problem, choice);
             if needed > options.memory.in_bytes() as u128 {
-                tried.push(format!(
-                    "{choice}: not started, its LP needs about {:.1} GiB, more than the {:.1} GiB memory budget",
-                    needed as f64 / 2f64.powi(30),
-                    options.memory.in_bytes() as f64 / 2f64.powi(30)
+                tried.push((
+                    Producer::Solver(choice),
+                    format!(
+                        "{choice}: not started, its LP needs about {:.1} GiB, more than the {:.1} GiB memory budget",
+                        needed as f64 / 2f64.powi(30),
+                        options.memory.in_bytes() as f64 / 2f64.powi(30)
+                    ),
                 ));
                 continue;
             }
@@ -343,37 +349,34 @@ pub(crate) fn solve_lp(
             None => remaining,
         };
         let options = SolveOptions { limits: Limits { seconds: remaining, ..options.limits }, ..options.clone() };
-        match strategy::run(problem, choice, &options) {
+        match attempt::run(problem, choice, &options) {
             Ok(j) if j.raw.status == Status::TimeLimit => {
-                tried.push(format!("{}: {} ({})", j.solver, j.raw.status, j.raw.detail));
+                tried.push((j.solver, format!("{}: {} ({})", j.solver, j.raw.status, j.raw.detail)));
                 keep_certified(&mut stopped, j);
             }
             Ok(j) if !j.raw.status.has_solution() => {
-                tried.push(format!("{}: {} ({})", j.solver, j.raw.status, j.raw.detail));
-                last_err = Some(
-                    SolveError::NoSolution {
-                        solver: j.solver,
-                        eps: problem.eps,
-                        status: j.raw.status,
-                        detail: j.raw.detail,
-                    }
-                    .into(),
-                );
+                tried.push((j.solver, format!("{}: {} ({})", j.solver, j.raw.status, j.raw.detail)));
+                last_err = Some(SolveError::NoSolution {
+                    solver: j.solver.to_string(),
+                    eps: problem.eps,
+                    status: j.raw.status,
+                    detail: j.raw.detail,
+                });
             }
             Ok(j) if j.status() == Status::Optimal => {
                 best = Some(j);
                 break;
             }
             Ok(j) => {
-                tried.push(format!("{}: {}", j.solver, j.status()));
+                tried.push((j.solver, format!("{}: {}", j.solver, j.status())));
                 let gap = |x: &strategy::Judged| x.assessment.checks.relative_gap.unwrap_or(f64::INFINITY);
                 if best.as_ref().is_none_or(|b| gap(&j) < gap(b)) {
                     best = Some(j);
                 }
             }
             Err(e) => {
-                tried.push(e.to_string());
-                last_err = Some(e.into());
+                tried.push((Producer::Solver(choice), e.to_string()));
+                last_err = Some(e);
             }
         }
     }
@@ -394,13 +397,12 @@ pub(crate) fn solve_lp(
         best = stopped;
     }
     let Some(judged) = best else {
-        return Err(last_err.unwrap_or(Error::Solve(SolveError::NoBackend)));
+        return Err(last_err.unwrap_or(SolveError::NoBackend));
     };
     let mut detail = format!("{reason}; {}", judged.raw.detail);
-    let kept = judged.solver.clone();
-    let others: Vec<&String> = tried.iter().filter(|t| !t.starts_with(&format!("{kept}: "))).collect();
+    let others: Vec<&str> = tried.iter().filter(|(by, _)| *by != judged.solver).map(|(_, t)| t.as_str()).collect();
     if !others.is_empty() {
-        detail = format!("{detail} (attempts: {})", others.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("; "));
+        detail = format!("{detail} (attempts: {})", others.join("; "));
     }
     Ok(Solution::from_judged(problem, judged, detail, start.elapsed().as_secs_f64(), assembly_seconds))
 }
@@ -419,7 +421,7 @@ fn keep_certified(kept: &mut Option<strategy::Judged>, candidate: strategy::Judg
 /// ([`outputs::geometric_remap_point`]), both with zero multipliers, whose Lagrangian bound is the
 /// non-private risk. Each is a mechanism for the repair to certify, stated as
 /// [`Status::TimeLimit`].
-fn fallback_releases(problem: &Problem) -> [(RawSolution, &'static str); 2] {
+fn fallback_releases(problem: &Problem) -> [(RawSolution, Producer); 2] {
     let (n_obs, n_out) = (problem.n_obs(), problem.n_outputs());
     let best = outputs::best_constant_output(problem);
     let mut constant = vec![0.0; problem.n_vars()];
@@ -433,7 +435,10 @@ fn fallback_releases(problem: &Problem) -> [(RawSolution, &'static str); 2] {
         detail: format!("the time limit was reached before any solver's answer: {what}"),
     };
     [
-        (raw(constant, "the best constant release"), "constant"),
-        (raw(outputs::geometric_remap_point(problem), "geometric noise at ε/2 and the Bayes remap"), "geometric-remap"),
+        (raw(constant, "the best constant release"), Producer::Constant),
+        (
+            raw(outputs::geometric_remap_point(problem), "geometric noise at ε/2 and the Bayes remap"),
+            Producer::GeometricRemap,
+        ),
     ]
 }

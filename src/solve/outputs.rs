@@ -26,10 +26,11 @@
 //! mechanism on the neighbour graph's distance followed by the Bayes remap — and the best
 //! constant output (see [`initial_outputs`]).
 
-use super::polish::{row_certificate, DpRows};
+use super::backend::Producer;
+use super::polish::{row_certificate, DpRows, PolishError};
 use super::progress::{Phase, Progress};
 use super::strategy::{self, Judged};
-use super::{Limits, RawSolution, SolverChoice, Status};
+use super::{Limits, RawSolution, SolveError, SolverChoice, Status};
 use crate::lp::Problem;
 
 /// Output grids smaller than this are solved whole: the rounds would cost more than they save.
@@ -46,6 +47,31 @@ const SHORTFALL_TOLERANCE: f64 = 1e-10;
 /// The first set's noisy observation is drawn from at most this many nearest observations (the
 /// heuristic's work is |Y| · this · |Θ̃|; the rounds correct what it misses).
 const MAX_BALL: usize = 4096;
+
+/// Why output generation reached no answer (the caller then solves the whole LP, and says why).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum GenerationStopped {
+    /// The time limit ran out before a round finished.
+    #[error("the time limit was reached")]
+    TimeLimit,
+    /// The backend failed on a restricted LP.
+    #[error(transparent)]
+    Backend(#[from] SolveError),
+    /// A restricted LP ended without a solution.
+    #[error("the restricted LP of {outputs} outputs ended {status}")]
+    NoSolution {
+        /// Outputs in the restricted LP.
+        outputs: usize,
+        /// How it ended.
+        status: Status,
+    },
+    /// The restricted LP's backend gave no multipliers to price the other outputs with.
+    #[error("the restricted LP's solver gave no multipliers")]
+    NoMultipliers,
+    /// An output's pricing LP failed.
+    #[error(transparent)]
+    Pricing(#[from] PolishError),
+}
 
 /// How the restricted solves went, for `solver_detail`.
 pub(crate) struct Generated {
@@ -80,7 +106,7 @@ pub(crate) fn run(
     limits: Limits,
     polish: bool,
     progress: &Progress,
-) -> Result<Generated, String> {
+) -> Result<Generated, GenerationStopped> {
     let started = std::time::Instant::now();
     let n_out = problem.n_outputs();
     let dp = DpRows::new(problem);
@@ -95,17 +121,17 @@ pub(crate) fn run(
         group.close_outputs(&mut in_set);
     }
     // The last finished round's lifted answer (point and multipliers), what a time limit returns.
-    let mut finished: Option<(RawSolution, String, usize, usize)> = None;
-    let stopped = |finished: Option<(RawSolution, String, usize, usize)>| match finished {
+    let mut finished: Option<(RawSolution, Producer, usize, usize)> = None;
+    let stopped = |finished: Option<(RawSolution, Producer, usize, usize)>| match finished {
         Some((raw, solver, outputs_used, rounds)) => {
             let raw = RawSolution {
                 status: Status::TimeLimit,
                 detail: format!("{}; the time limit stopped output generation after round {rounds}", raw.detail),
                 ..raw
             };
-            Ok(Generated { judged: strategy::assess(problem, raw, &solver), outputs_used, rounds })
+            Ok(Generated { judged: strategy::assess(problem, raw, solver), outputs_used, rounds })
         }
-        None => Err("the time limit was reached".to_string()),
+        None => Err(GenerationStopped::TimeLimit),
     };
     for round in 1..=MAX_ROUNDS {
         let keep: Vec<usize> = (0..n_out).filter(|&k| in_set[k]).collect();
@@ -117,15 +143,15 @@ pub(crate) fn run(
         if limits.seconds == Some(0.0) {
             return stopped(finished);
         }
-        let judged = strategy::run_whole(&sub, choice, limits, polish, progress).map_err(|e| e.to_string())?;
+        let judged = strategy::run_whole(&sub, choice, limits, polish, progress)?;
         if judged.raw.status == Status::TimeLimit {
             return stopped(finished);
         }
         if !judged.raw.status.has_solution() {
-            return Err(format!("the restricted LP of {} outputs ended {}", keep.len(), judged.raw.status));
+            return Err(GenerationStopped::NoSolution { outputs: keep.len(), status: judged.raw.status });
         }
         let Some(mu_sub) = judged.raw.dp_multipliers.as_deref() else {
-            return Err("the restricted LP's solver gave no multipliers".into());
+            return Err(GenerationStopped::NoMultipliers);
         };
         let mut mu = vec![0.0; problem.n_dp_rows()];
         restriction.lift_multipliers(mu_sub, &mut mu);
@@ -136,7 +162,7 @@ pub(crate) fn run(
             if d.iter().all(|&x| x >= 0.0) {
                 continue; // the row's reduced costs are ≥ 0 with no DP multiplier at all
             }
-            let (row_mu, shortfall, _) = row_certificate(problem, &dp, k, &d).map_err(|e| e.to_string())?;
+            let (row_mu, shortfall, _) = row_certificate(problem, &dp, k, &d)?;
             for (r, m) in row_mu {
                 mu[r] = m;
             }
@@ -151,7 +177,7 @@ pub(crate) fn run(
             detail: judged.raw.detail.clone(),
         };
         if short.is_empty() || round == MAX_ROUNDS {
-            let judged = strategy::assess(problem, raw, &judged.solver);
+            let judged = strategy::assess(problem, raw, judged.solver);
             progress.gap(judged.assessment.checks.relative_gap);
             return Ok(Generated { judged, outputs_used: keep.len(), rounds: round });
         }
@@ -164,7 +190,7 @@ pub(crate) fn run(
             let bound = crate::certify::exact_lagrangian_bound(problem, &mu);
             progress.gap(Some(super::assess::relative_gap(objective, bound)));
         }
-        finished = Some((raw, judged.solver.clone(), keep.len(), round));
+        finished = Some((raw, judged.solver, keep.len(), round));
         // The shortest rows first, at most as many as S holds: a round adds what the prices can
         // tell, and the next prices tell the rest.
         short.sort_by(|a, b| b.0.total_cmp(&a.0));

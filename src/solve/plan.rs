@@ -6,9 +6,10 @@
 
 use serde::Serialize;
 
+use super::error::Result;
+use super::SolveError;
 use super::{reference_risks, solve_model, SolveOptions};
 use crate::model::{Model, Objective};
-use crate::{Error, Result};
 
 /// The answer of [`plan_eps`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -40,10 +41,10 @@ const TARGET: &str = PLAN_TARGET;
 /// positive target.
 fn check_target(model: &Model, target: f64) -> Result<()> {
     if model.objective() != Objective::Bayes {
-        return Err(Error::argument(TARGET, "plan works on Bayes designs (this model's objective is minimax)"));
+        return Err(SolveError::argument(TARGET, "plan works on Bayes designs (this model's objective is minimax)"));
     }
     if !(target.is_finite() && target > 0.0) {
-        return Err(Error::argument(TARGET, format!("must be a positive number (got {target})")));
+        return Err(SolveError::argument(TARGET, format!("must be a positive number (got {target})")));
     }
     Ok(())
 }
@@ -56,7 +57,7 @@ pub fn plan_eps(model: &Model, target: f64, options: SolveOptions) -> Result<Pla
     check_target(model, target)?;
     let refs = reference_risks(model, options.memory)?;
     if target >= refs.prior_risk {
-        return Err(Error::argument(
+        return Err(SolveError::argument(
             TARGET,
             format!(
                 "{target:e} is already met as ε → 0: the prior alone (the best constant release) has risk {:e}; any ε meets it",
@@ -65,7 +66,7 @@ pub fn plan_eps(model: &Model, target: f64, options: SolveOptions) -> Result<Pla
         ));
     }
     if target <= refs.non_private_risk {
-        return Err(Error::argument(
+        return Err(SolveError::argument(
             TARGET,
             format!(
                 "{target:e} is at or below the non-private risk {:e} (the best estimator without privacy, on this output grid): no ε reaches it; only more data (trials) lowers that floor, a finer output grid only the part due to rounding to the grid",
@@ -78,7 +79,10 @@ pub fn plan_eps(model: &Model, target: f64, options: SolveOptions) -> Result<Pla
         solves += 1;
         let s = solve_model(model, Some(&[eps]), options.clone())?.remove(0);
         if !s.status.has_solution() {
-            return Err(Error::argument(TARGET, format!("the solve at ε = {eps} returned no solution ({})", s.status)));
+            return Err(SolveError::argument(
+                TARGET,
+                format!("the solve at ε = {eps} returned no solution ({})", s.status),
+            ));
         }
         Ok(s.checks.certified_objective.unwrap_or(s.bayes_risk))
     };
@@ -94,7 +98,7 @@ pub fn plan_eps(model: &Model, target: f64, options: SolveOptions) -> Result<Pla
             }
             if lo < 1e-9 {
                 // Cannot happen when target < prior_risk and the risk is continuous at 0.
-                return Err(Error::argument(TARGET, "no ε above 1e-9 fails the target"));
+                return Err(SolveError::argument(TARGET, "no ε above 1e-9 fails the target"));
             }
             (hi, r_hi) = (lo, r_lo);
         }
@@ -103,7 +107,7 @@ pub fn plan_eps(model: &Model, target: f64, options: SolveOptions) -> Result<Pla
             (lo, r_lo) = (hi, r_hi);
             hi *= 2.0;
             if hi > PLAN_MAX_EPS {
-                return Err(Error::argument(
+                return Err(SolveError::argument(
                     TARGET,
                     format!("not met at ε = {PLAN_MAX_EPS} (risk {r_lo:e}); the target is too close to the non-private risk"),
                 ));
@@ -166,7 +170,7 @@ pub const PLAN_MAX_TRIALS: u64 = 1 << 20;
 pub fn plan_trials(model: &Model, eps: f64, target: f64, options: SolveOptions) -> Result<TrialsPlan> {
     check_target(model, target)?;
     if !(eps.is_finite() && eps > 0.0) {
-        return Err(Error::argument("eps", format!("must be a finite number > 0 (got {eps})")));
+        return Err(SolveError::argument("eps", format!("must be a finite number > 0 (got {eps})")));
     }
     // The family check (binomial only) comes from `with_trials` before any solve.
     let at_one = model.with_trials(1)?;
@@ -177,7 +181,7 @@ pub fn plan_trials(model: &Model, eps: f64, target: f64, options: SolveOptions) 
         let m = model.with_trials(k)?;
         let s = solve_model(&m, Some(&[eps]), options.clone())?.remove(0);
         if !s.status.has_solution() {
-            return Err(Error::argument(
+            return Err(SolveError::argument(
                 TARGET,
                 format!("the solve at K = {k}, ε = {eps} returned no solution ({})", s.status),
             ));
@@ -189,7 +193,7 @@ pub fn plan_trials(model: &Model, eps: f64, target: f64, options: SolveOptions) 
     while r_hi > target {
         below = Some((hi, r_hi));
         if hi >= PLAN_MAX_TRIALS {
-            return Err(Error::argument(
+            return Err(SolveError::argument(
                 TARGET,
                 format!(
                     "not met with K = {PLAN_MAX_TRIALS} trials at ε = {eps} (risk {r_hi:e}): raise ε or the target"

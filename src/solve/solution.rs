@@ -105,7 +105,7 @@ impl Solution {
         Solution {
             eps: problem.eps,
             bayes_risk: problem.bayes_risk(&a.p),
-            solver: judged.solver,
+            solver: judged.solver.to_string(),
             status,
             solver_detail,
             seconds,

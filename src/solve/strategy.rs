@@ -1,14 +1,14 @@
-//! How each backend is run on one LP: output generation where it applies (the LP restricted to
-//! the outputs the optimum uses, [`outputs`]), else the whole LP; its attempts (Clarabel's
-//! regularisation ladder, the active-set polish of an unconfirmed answer within a time budget),
-//! each candidate judged once by [`Assessment::of`], the best-ranked kept.
+//! How a backend is run on one whole LP: its attempts (Clarabel's regularisation ladder, the
+//! active-set polish of an unconfirmed answer within a time budget), each candidate judged once by
+//! [`Assessment::of`], the best-ranked kept. Output generation ([`super::outputs`]) runs this on
+//! its restricted LPs; [`super::attempt`] decides between the two.
 
 use std::time::{Duration, Instant};
 
 use super::assess::{Assessment, CHECK_TOLERANCE};
-use super::backend::{Limits, RawSolution};
-use super::progress::{Phase, Progress};
-use super::{outputs, polish, reprice, SolveError, SolveOptions, SolverChoice, Status};
+use super::backend::{Limits, Producer, RawSolution};
+use super::progress::Progress;
+use super::{polish, reprice, SolveError, SolverChoice, Status};
 use crate::lp::Problem;
 
 /// A backend's kept answer with our assessment of it.
@@ -17,15 +17,11 @@ pub(crate) struct Judged {
     pub raw: RawSolution,
     /// Our checks of it.
     pub assessment: Assessment,
-    /// The backend's name.
-    pub solver: String,
+    /// Who produced it.
+    pub solver: Producer,
 }
 
 impl Judged {
-    fn with_solver(self, solver: String) -> Judged {
-        Judged { solver, ..self }
-    }
-
     /// The status after our checks: never "optimal" when they do not confirm it.
     pub(crate) fn status(&self) -> Status {
         match self.raw.status {
@@ -46,53 +42,8 @@ pub(crate) const CLARABEL_REGULARISATION: [f64; 3] = [1e-13, 1e-10, 1e-8];
 #[cfg(feature = "clarabel")]
 pub(crate) const CLARABEL_REGULARISATION_GRAPH: [f64; 3] = [1e-8, 1e-10, 1e-13];
 
-/// Run `choice`'s backend on `problem`: by output generation ([`outputs`]) where it applies, is
-/// on in `options` and certifies its answer, else on the whole LP ([`run_whole`]).
-pub(crate) fn run(problem: &Problem, choice: SolverChoice, options: &SolveOptions) -> Result<Judged, SolveError> {
-    let (limits, polish, progress) = (options.limits, options.polish, &options.progress);
-    if !(options.output_generation && outputs::applies(problem)) {
-        progress.phase(Phase::WholeLp);
-        return run_whole(problem, choice, limits, polish, progress);
-    }
-    let started = Instant::now();
-    let why = match outputs::run(problem, choice, limits, polish, progress) {
-        Ok(g) if g.judged.raw.status == Status::TimeLimit => return Ok(g.judged),
-        Ok(g) if g.judged.assessment.confirmed => {
-            let mut judged = g.judged;
-            judged.raw.detail = format!(
-                "{}; by output generation: {} of {} outputs in {} round(s)",
-                judged.raw.detail,
-                g.outputs_used,
-                problem.n_outputs(),
-                g.rounds
-            );
-            return Ok(judged);
-        }
-        // Every output was in the restricted LP: it was the whole LP, solved by the same backend.
-        Ok(g) if g.outputs_used == problem.n_outputs() => {
-            let mut judged = g.judged;
-            judged.raw.detail = format!("{}; all {} outputs were needed", judged.raw.detail, g.outputs_used);
-            return Ok(judged);
-        }
-        Ok(g) => format!(
-            "output generation on {} of {} outputs not confirmed (gap {:.1e})",
-            g.outputs_used,
-            problem.n_outputs(),
-            g.judged.assessment.checks.relative_gap.unwrap_or(f64::INFINITY)
-        ),
-        Err(why) => format!("output generation stopped: {why}"),
-    };
-    let limits = Limits { seconds: limits.remaining_after(started.elapsed()), ..limits };
-    if limits.seconds != Some(0.0) {
-        progress.phase(Phase::WholeLp);
-    }
-    let mut judged = run_whole(problem, choice, limits, polish, progress)?;
-    judged.raw.detail = format!("{}; {why}, so the whole LP", judged.raw.detail);
-    Ok(judged)
-}
-
 /// Judge a backend's answer with no polish.
-pub(crate) fn assess(problem: &Problem, raw: RawSolution, solver: &str) -> Judged {
+pub(crate) fn assess(problem: &Problem, raw: RawSolution, solver: Producer) -> Judged {
     judge(problem, raw, solver, Repair::None, CHECK_TOLERANCE)
 }
 
@@ -132,7 +83,7 @@ pub(crate) fn run_whole(
                 let raw = super::LpSolver::solve(&backend, problem)?;
                 let budget = polish_budget(started.elapsed(), limits);
                 let repair = if polish { Repair::RepriceAndPolish(budget) } else { Repair::None };
-                let judged = judge(problem, raw, "clarabel", repair, polish_above);
+                let judged = judge(problem, raw, Producer::Solver(SolverChoice::Clarabel), repair, polish_above);
                 let gap = judged.assessment.checks.relative_gap.unwrap_or(f64::INFINITY);
                 attempts.push(format!("regularisation {reg:e}: {}, gap {gap:.1e}", judged.raw.detail));
                 let done = (judged.assessment.confirmed && judged.raw.status == Status::Optimal)
@@ -156,7 +107,7 @@ pub(crate) fn run_whole(
             let raw = backend.solve(problem)?;
             let budget = polish_budget(started.elapsed(), limits);
             let repairs = Instant::now();
-            let first = judge(problem, raw, &backend.name(), Repair::Reprice(budget), CHECK_TOLERANCE);
+            let first = judge(problem, raw, Producer::Solver(backend.name()), Repair::Reprice(budget), CHECK_TOLERANCE);
             if first.assessment.confirmed || !first.raw.status.has_solution() {
                 return Ok(first);
             }
@@ -173,7 +124,7 @@ pub(crate) fn run_whole(
             let polishes =
                 polish && matches!(other, SolverChoice::Highs | SolverChoice::HighsSimplex | SolverChoice::HighsIpm);
             let repair = if polishes { Repair::RepriceAndPolish(budget) } else { Repair::None };
-            Ok(judge(problem, raw, &backend.name(), repair, CHECK_TOLERANCE))
+            Ok(judge(problem, raw, Producer::Solver(backend.name()), repair, CHECK_TOLERANCE))
         }
     }
 }
@@ -197,7 +148,13 @@ fn second_vertex(
     let second = match simplex.solve(problem) {
         Ok(raw) if raw.status == Status::Optimal => {
             let left = budget.saturating_sub(started.elapsed());
-            judge(problem, raw, "highs-simplex", Repair::RepriceAndPolish(left), CHECK_TOLERANCE)
+            judge(
+                problem,
+                raw,
+                Producer::Solver(SolverChoice::HighsSimplex),
+                Repair::RepriceAndPolish(left),
+                CHECK_TOLERANCE,
+            )
         }
         Ok(raw) => {
             let raw = RawSolution {
@@ -243,7 +200,7 @@ enum Repair {
 /// What [`repriced`] ends with.
 enum Repricing {
     /// The rebuilt multipliers confirm the point.
-    Confirmed(Judged),
+    Confirmed(RawSolution, Assessment),
     /// They do not: the better-ranked of the two, with what happened in its detail.
     Kept(RawSolution, Assessment),
 }
@@ -306,7 +263,7 @@ fn repriced(problem: &Problem, raw: RawSolution, before: Assessment, budget: Dur
     );
     let raw_after = RawSolution { detail: format!("{}; {what}", raw.detail), ..candidate };
     if after.confirmed {
-        return Repricing::Confirmed(Judged { raw: raw_after, assessment: after, solver: String::new() });
+        return Repricing::Confirmed(raw_after, after);
     }
     if after.rank() < before.rank() {
         Repricing::Kept(raw_after, after)
@@ -331,8 +288,7 @@ fn polish_budget(backend: Duration, limits: Limits) -> Duration {
 /// answer unconfirmed (gap above `polish_above`) and multipliers present, its polished vertex;
 /// keep the better-ranked (feasible first, then the smaller measured gap) and say what happened
 /// in the detail.
-fn judge(problem: &Problem, raw: RawSolution, solver: &str, repair: Repair, polish_above: f64) -> Judged {
-    let solver = solver.to_string();
+fn judge(problem: &Problem, raw: RawSolution, solver: Producer, repair: Repair, polish_above: f64) -> Judged {
     let before = Assessment::of(problem, &raw);
     let gap_before = before.checks.relative_gap.unwrap_or(f64::INFINITY);
     let (budget, polishes) = match repair {
@@ -356,7 +312,7 @@ fn judge(problem: &Problem, raw: RawSolution, solver: &str, repair: Repair, poli
         (raw, before)
     } else {
         match repriced(problem, raw, before, budget) {
-            Repricing::Confirmed(judged) => return judged.with_solver(solver),
+            Repricing::Confirmed(raw, assessment) => return Judged { raw, assessment, solver },
             Repricing::Kept(raw, before) => (raw, before),
         }
     };

@@ -10,12 +10,12 @@ use std::path::Path;
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 
+use super::Result;
 use super::{Shard, SweepCase, SweepFile, SweepGrid};
 use crate::baselines::BaselineOptions;
 use crate::compare::{check_model, compare, validate, CompareOptions, Comparison, Curves, Heatmap, Method, Row};
 use crate::model::Model;
 use crate::solve::SolverChoice;
-use crate::Result;
 
 /// The canonical text of the case (K, ε): `K=<k>;eps=<ε>` (ε in Rust's shortest round-trip form).
 pub fn case_key(trials: u64, eps: f64) -> String {

@@ -27,8 +27,68 @@ use std::path::Path;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::model::{Model, ModelSpec};
-use crate::{Error, Result};
+use crate::compare::CompareError;
+use crate::model::{Model, ModelError, ModelSpec};
+use crate::output::OutputError;
+use crate::solve::SolveError;
+
+/// The sweep layer's result.
+pub(crate) type Result<T, E = SweepError> = std::result::Result<T, E>;
+
+/// Why a sweep's shard could not be run, written, read or merged.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SweepError {
+    /// A `--shard` request, or shards given to `merge`, that cannot be used as given.
+    #[error(transparent)]
+    Shard(#[from] ShardError),
+    /// A value in a shard file out of range (its solver's name).
+    #[error(transparent)]
+    Argument(#[from] crate::guard::ArgumentError),
+    /// A shard's embedded model that does not validate.
+    #[error(transparent)]
+    Model(Box<ModelError>),
+    /// The comparison a shard runs failed.
+    #[error(transparent)]
+    Compare(Box<CompareError>),
+    /// The solve a shard runs failed.
+    #[error(transparent)]
+    Solve(Box<SolveError>),
+    /// A shard file could not be written.
+    #[error(transparent)]
+    Output(#[from] OutputError),
+}
+
+impl From<ModelError> for SweepError {
+    fn from(e: ModelError) -> Self {
+        SweepError::Model(Box::new(e))
+    }
+}
+
+impl From<CompareError> for SweepError {
+    fn from(e: CompareError) -> Self {
+        SweepError::Compare(Box::new(e))
+    }
+}
+
+impl From<SolveError> for SweepError {
+    fn from(e: SolveError) -> Self {
+        SweepError::Solve(Box::new(e))
+    }
+}
+
+impl SweepError {
+    /// True when the fault lies with the caller's input (the CLI's exit 2).
+    pub fn is_input(&self) -> bool {
+        match self {
+            SweepError::Shard(e) => e.is_input(),
+            SweepError::Argument(_) | SweepError::Model(_) => true,
+            SweepError::Compare(e) => e.is_input(),
+            SweepError::Solve(e) => e.is_input(),
+            SweepError::Output(e) => e.is_input(),
+        }
+    }
+}
 
 /// The file a shard writes into its output directory.
 pub const SHARD_FILE: &str = "shard.json";
@@ -294,7 +354,7 @@ fn file_name(dir: &Path) -> String {
     dir.join(SHARD_FILE).display().to_string()
 }
 
-fn unreadable(dir: &Path, problem: String) -> Error {
+fn unreadable(dir: &Path, problem: String) -> SweepError {
     ShardError::Unreadable { file: file_name(dir), problem }.into()
 }
 
@@ -382,7 +442,7 @@ impl<G: SweepGrid, C: SweepCase> SweepFile<G, C> {
     pub fn write(&self, dir: &Path) -> Result<()> {
         let text = serde_json::to_string(self).expect("a shard serialises");
         crate::output::write_dir_atomic(dir, "--out", &mut |tmp| {
-            crate::output::write_atomic(&tmp.join(SHARD_FILE), text.as_bytes())
+            Ok(crate::output::write_atomic(&tmp.join(SHARD_FILE), text.as_bytes())?)
         })
     }
 

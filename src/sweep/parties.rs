@@ -9,12 +9,12 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::Result;
 use super::{cases_of, Shard, SweepCase, SweepFile, SweepGrid};
 use crate::compare::parties::{PartyComparison, PartyOptions, PartyPlan};
 use crate::compare::{Method, Row};
 use crate::model::Model;
 use crate::parties::RiskOptions;
-use crate::Result;
 
 /// The options of a party sweep, as each shard records them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

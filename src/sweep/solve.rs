@@ -7,10 +7,10 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::Result;
 use super::{cases_of, Shard, SweepCase, SweepFile, SweepGrid};
 use crate::model::Model;
 use crate::solve::{solve_model_each, Solution, SolveOptions, SolveSummary};
-use crate::Result;
 
 /// The options of a solve sweep, as each shard records them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

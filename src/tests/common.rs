@@ -88,5 +88,5 @@ pub fn solve_problem(
         crate::solve::SolverChoice::Auto => crate::solve::lp_order(&problem.neighbours),
         c => vec![c],
     };
-    crate::solve::solve_lp(problem, &backends, "test", &options, 0.0)
+    Ok(crate::solve::solve_lp(problem, &backends, "test", &options, 0.0)?)
 }

@@ -41,7 +41,7 @@ use super::assess::{Checks, Residuals};
 use super::{LpSize, LpSolver, RawSolution, Solution, SolveError, SolveOptions, SolverChoice, Status};
 use crate::lp::{cost_matrix, MemoryBudget, Problem};
 use crate::model::{Family, Loss, Model, Neighbours};
-use crate::Result;
+use crate::solve::error::Result;
 
 /// Largest certified relative gap (bayes_risk − bound)/bayes_risk we call optimal.
 pub(crate) const GAP_TOLERANCE: f64 = 1e-9;
@@ -227,8 +227,8 @@ pub(crate) fn solve_dense(cost: &Array2<f64>, eps: f64) -> DenseChain {
 pub(crate) struct ChainSolver;
 
 impl LpSolver for ChainSolver {
-    fn name(&self) -> String {
-        "chain".into()
+    fn name(&self) -> SolverChoice {
+        SolverChoice::Chain
     }
 
     fn solve(&self, problem: &Problem) -> std::result::Result<RawSolution, SolveError> {
@@ -452,7 +452,7 @@ pub(crate) fn squared_moments(model: &Model) -> Option<SquaredMoments> {
 /// the moments (model assembly).
 pub fn solve_model_compact(model: &Model, eps: f64) -> Result<(ChainSolution, f64)> {
     if !(eps.is_finite() && eps > 0.0) {
-        return Err(crate::Error::argument("--eps", format!("must be a finite number > 0 (got {eps})")));
+        return Err(SolveError::argument("--eps", format!("must be a finite number > 0 (got {eps})")));
     }
     let t = Instant::now();
     let Some(costs) = squared_moments(model) else {
@@ -460,8 +460,7 @@ pub fn solve_model_compact(model: &Model, eps: f64) -> Result<(ChainSolution, f6
             choice: SolverChoice::Chain,
             requirement: "in compact form needs a binomial observation and squared loss",
             model: model.name().to_string(),
-        }
-        .into());
+        });
     };
     let assembly = t.elapsed().as_secs_f64();
     Ok((solve_geometric(&costs, eps), assembly))
