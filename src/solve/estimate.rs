@@ -82,26 +82,24 @@ pub(crate) fn edge_count(family: &Family) -> u128 {
 ///
 /// - **Lattices and other graphs** (multinomial, table): the normal equations of a 2-D lattice of
 ///   |Y| observations with |Θ̃| outputs at each node factor through separators of about
-///   |Θ̃|·√|Y| variables, so the work grows as |Θ̃|³·|Y|^1.5; the orbit LP of a group of order |G|
-///   divides it by about |G|^2.25 (measured: the multinomial K = 40 in 5 s with its 6 symmetries,
-///   281 s without). Fitted to the multinomial d = 3, K = 20, Dirichlet(1, 2, 3) at 4.6 s; within
-///   2.6x of the measured time on the multinomials K = 20, 40, 60 (symmetric and not), the
-///   3-category poll of 60 at resolution 7 and the 2-D grid table (docs/benchmarks.md). Output
-///   generation can make it faster when the optimum leaves outputs unused (then this is an upper
-///   bound: 11x above the asymmetric K = 20, which uses 29 of its 66 outputs).
+///   |Θ̃|·√|Y| variables, so the work grows as |Θ̃|³·|Y|^1.5 in theory; measured, |Y|^1.87 (the
+///   larger factors leave the cache). The orbit LP of a group of order |G| divides it by about
+///   |G|^2.25. Least squares on log time over the multinomials d = 3, resolution 10, K = 20, 40
+///   (Dirichlet(1, 2, 3) and symmetric), 60 and 100 (symmetric) and the poll of 60 at resolution
+///   7 (docs/benchmarks.md): every one within 2x.
 /// - **Bands** (clipped Poisson): nonzeros^1.82, fitted to 60 records (1.6 s) and 200 (14.7 s).
 /// - **Chains on the LP route** (minimax, (ε, δ)): nonzeros^1.2, fitted to (1000, 300) at 16.5 s.
 ///
 /// By output generation the LP shrinks to the outputs the first restricted LP holds, a share s of
 /// |Θ̃| (found by [`restricted_share`]); the work is scaled by s^2.5 on graphs and s^1.82 on bands
 /// (s³ would be the separator argument's; the rounds and the pricing of the other outputs cost
-/// the rest — measured: 29 of 66 outputs at K = 20, Dirichlet(1, 2, 3), 4.6 s against 54 s for
-/// the whole LP).
+/// the rest; the optima measured used exactly the first set's outputs, e.g. 29 of 66 at K = 20,
+/// Dirichlet(1, 2, 3)).
 fn lp_seconds(model: &Model, nnz: f64, share: f64) -> f64 {
     let (n_obs, n_out) = (model.family.observation_count() as f64, model.outputs.len() as f64);
     match model.family {
         Family::Multinomial { .. } | Family::Table { .. } => {
-            0.1 + 5.3e-8 * n_out.powi(3) * n_obs.powf(1.5) / symmetry_order(model).powf(2.25) * share.powf(2.5)
+            0.1 + 7.0e-9 * n_out.powi(3) * n_obs.powf(1.87) / symmetry_order(model).powf(2.25) * share.powf(2.5)
         }
         Family::Poisson { .. } => 1.63 * (nnz / 1.4e5).powf(1.82) * share.powf(1.82),
         Family::Binomial { .. } => 16.5 * (nnz / 1.5e6).powf(1.2),
