@@ -77,6 +77,20 @@
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
 
+/// `impl From<Source> for Target` that boxes the source into a variant: a layer's error keeps
+/// the larger errors of the layers below it boxed, so every `Result` stays small.
+macro_rules! boxed_from {
+    ($target:ident { $($source:ty => $variant:ident),+ $(,)? }) => {
+        $(
+            impl From<$source> for $target {
+                fn from(e: $source) -> Self {
+                    $target::$variant(Box::new(e))
+                }
+            }
+        )+
+    };
+}
+
 pub mod baselines;
 pub mod bindings;
 pub(crate) mod certify;

@@ -96,35 +96,13 @@ pub enum CompareError {
     Output(#[from] OutputError),
 }
 
-impl From<ModelError> for CompareError {
-    fn from(e: ModelError) -> Self {
-        CompareError::Model(Box::new(e))
-    }
-}
-
-impl From<SizeError> for CompareError {
-    fn from(e: SizeError) -> Self {
-        CompareError::TooLarge(Box::new(e))
-    }
-}
-
-impl From<SolveError> for CompareError {
-    fn from(e: SolveError) -> Self {
-        CompareError::Solve(Box::new(e))
-    }
-}
-
-impl From<MechanismError> for CompareError {
-    fn from(e: MechanismError) -> Self {
-        CompareError::Mechanism(Box::new(e))
-    }
-}
-
-impl From<PartiesError> for CompareError {
-    fn from(e: PartiesError) -> Self {
-        CompareError::Parties(Box::new(e))
-    }
-}
+boxed_from!(CompareError {
+    ModelError => Model,
+    SizeError => TooLarge,
+    SolveError => Solve,
+    MechanismError => Mechanism,
+    PartiesError => Parties,
+});
 
 impl CompareError {
     /// An argument error, phrased to follow the name.

@@ -33,23 +33,11 @@ pub enum MechanismError {
     Output(#[from] OutputError),
 }
 
-impl From<SizeError> for MechanismError {
-    fn from(e: SizeError) -> Self {
-        MechanismError::TooLarge(Box::new(e))
-    }
-}
-
-impl From<CertifyError> for MechanismError {
-    fn from(e: CertifyError) -> Self {
-        MechanismError::Certify(Box::new(e))
-    }
-}
-
-impl From<SolveError> for MechanismError {
-    fn from(e: SolveError) -> Self {
-        MechanismError::Solve(Box::new(e))
-    }
-}
+boxed_from!(MechanismError {
+    SizeError => TooLarge,
+    CertifyError => Certify,
+    SolveError => Solve,
+});
 
 impl MechanismError {
     /// True when the fault lies with the caller's input (a value, a file, a size): the CLI's exit 2.

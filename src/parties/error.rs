@@ -22,17 +22,10 @@ pub enum PartiesError {
     Mechanism(Box<MechanismError>),
 }
 
-impl From<CertifyError> for PartiesError {
-    fn from(e: CertifyError) -> Self {
-        PartiesError::Certify(Box::new(e))
-    }
-}
-
-impl From<MechanismError> for PartiesError {
-    fn from(e: MechanismError) -> Self {
-        PartiesError::Mechanism(Box::new(e))
-    }
-}
+boxed_from!(PartiesError {
+    CertifyError => Certify,
+    MechanismError => Mechanism,
+});
 
 impl PartiesError {
     /// True when the fault lies with the caller's input (the CLI's exit 2).

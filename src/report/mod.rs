@@ -104,35 +104,13 @@ pub enum ReportError {
     Output(#[from] OutputError),
 }
 
-impl From<ModelError> for ReportError {
-    fn from(e: ModelError) -> Self {
-        ReportError::Model(Box::new(e))
-    }
-}
-
-impl From<SizeError> for ReportError {
-    fn from(e: SizeError) -> Self {
-        ReportError::TooLarge(Box::new(e))
-    }
-}
-
-impl From<SolveError> for ReportError {
-    fn from(e: SolveError) -> Self {
-        ReportError::Solve(Box::new(e))
-    }
-}
-
-impl From<MechanismError> for ReportError {
-    fn from(e: MechanismError) -> Self {
-        ReportError::Mechanism(Box::new(e))
-    }
-}
-
-impl From<CompareError> for ReportError {
-    fn from(e: CompareError) -> Self {
-        ReportError::Compare(Box::new(e))
-    }
-}
+boxed_from!(ReportError {
+    ModelError => Model,
+    SizeError => TooLarge,
+    SolveError => Solve,
+    MechanismError => Mechanism,
+    CompareError => Compare,
+});
 
 impl ReportError {
     /// True when the fault lies with the caller's input (the CLI's exit 2); drawing and encoding

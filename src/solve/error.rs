@@ -99,23 +99,11 @@ pub enum SolveError {
     },
 }
 
-impl From<SizeError> for SolveError {
-    fn from(e: SizeError) -> Self {
-        SolveError::TooLarge(Box::new(e))
-    }
-}
-
-impl From<ModelError> for SolveError {
-    fn from(e: ModelError) -> Self {
-        SolveError::Model(Box::new(e))
-    }
-}
-
-impl From<CertifyError> for SolveError {
-    fn from(e: CertifyError) -> Self {
-        SolveError::Certify(Box::new(e))
-    }
-}
+boxed_from!(SolveError {
+    SizeError => TooLarge,
+    ModelError => Model,
+    CertifyError => Certify,
+});
 
 /// The LP layer's refusals are input errors the solve layer already names: an ε or a size.
 impl From<LpError> for SolveError {

@@ -59,23 +59,11 @@ pub enum SweepError {
     Output(#[from] OutputError),
 }
 
-impl From<ModelError> for SweepError {
-    fn from(e: ModelError) -> Self {
-        SweepError::Model(Box::new(e))
-    }
-}
-
-impl From<CompareError> for SweepError {
-    fn from(e: CompareError) -> Self {
-        SweepError::Compare(Box::new(e))
-    }
-}
-
-impl From<SolveError> for SweepError {
-    fn from(e: SolveError) -> Self {
-        SweepError::Solve(Box::new(e))
-    }
-}
+boxed_from!(SweepError {
+    ModelError => Model,
+    CompareError => Compare,
+    SolveError => Solve,
+});
 
 impl SweepError {
     /// True when the fault lies with the caller's input (the CLI's exit 2).
