@@ -15,7 +15,7 @@ use clarabel::solver::{
 
 use super::backend::{Limits, LpSolver, RawSolution};
 use super::progress::{Event, Progress};
-use super::{SolveError, SolverChoice, Status};
+use super::{Library, SolveError, SolverChoice, Status};
 use crate::lp::Problem;
 
 /// The Clarabel backend with its settings (one attempt; the regularisation ladder is
@@ -66,7 +66,7 @@ impl ClarabelSolver {
             .time_limit(self.time_limit.unwrap_or(f64::INFINITY))
             .static_regularization_constant(static_regularization)
             .build()
-            .map_err(|e| SolveError::backend("clarabel", format!("invalid settings: {e}")))
+            .map_err(|e| SolveError::backend(Library::Clarabel, format!("invalid settings: {e}")))
     }
 }
 
@@ -138,7 +138,7 @@ impl ClarabelSolver {
             [SupportedConeT::ZeroConeT(problem.n_eq()), SupportedConeT::NonnegativeConeT(m - problem.n_eq() + n_bound)];
         let q = problem.scaled_costs();
         let mut solver = DefaultSolver::new(&p, &q, &a_stacked, &b, &cones, self.settings(static_regularization)?)
-            .map_err(|e| SolveError::backend("clarabel", format!("rejected the LP: {e}")))?;
+            .map_err(|e| SolveError::backend(Library::Clarabel, format!("rejected the LP: {e}")))?;
         if self.progress.is_listening() {
             let progress = self.progress.clone();
             solver.set_termination_callback(move |info: &DefaultInfo<f64>| {

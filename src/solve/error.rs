@@ -29,7 +29,7 @@ pub enum SolveError {
     #[error("{solver} returned no solution at ε = {eps}: {status} ({detail})")]
     NoSolution {
         /// The backend.
-        solver: String,
+        solver: SolverChoice,
         /// The ε solved for.
         eps: f64,
         /// Its status.
@@ -40,8 +40,8 @@ pub enum SolveError {
     /// The backend refused the LP or failed outright.
     #[error("{solver}: {message}")]
     Backend {
-        /// The backend.
-        solver: String,
+        /// The library.
+        solver: Library,
         /// What it said.
         message: String,
     },
@@ -136,7 +136,28 @@ impl SolveError {
         ArgumentError::new(name, problem).into()
     }
 
-    pub(crate) fn backend(solver: &str, message: impl std::fmt::Display) -> Self {
-        SolveError::Backend { solver: solver.to_string(), message: message.to_string() }
+    pub(crate) fn backend(solver: Library, message: impl std::fmt::Display) -> Self {
+        SolveError::Backend { solver, message: message.to_string() }
+    }
+}
+
+/// The solver library behind a backend, as its errors name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Library {
+    /// HiGHS (simplex or interior point).
+    Highs,
+    /// Clarabel.
+    Clarabel,
+    /// good_lp, whatever it drives.
+    GoodLp,
+}
+
+impl std::fmt::Display for Library {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Library::Highs => "highs",
+            Library::Clarabel => "clarabel",
+            Library::GoodLp => "good_lp",
+        })
     }
 }

@@ -6,7 +6,7 @@ use good_lp::solvers::{Solution as _, SolutionStatus, SolverModel};
 use good_lp::{variable, Expression, ProblemVariables, Variable};
 
 use super::backend::{Limits, LpSolver, RawSolution};
-use super::{SolveError, SolverChoice, Status};
+use super::{Library, SolveError, SolverChoice, Status};
 use crate::lp::Problem;
 
 /// Which solver good_lp drives.
@@ -156,5 +156,5 @@ fn map_solution_status(s: SolutionStatus) -> Status {
 }
 
 fn resolution_error(e: good_lp::ResolutionError) -> SolveError {
-    SolveError::backend("good_lp", e)
+    SolveError::backend(Library::GoodLp, e)
 }

@@ -4,7 +4,7 @@ use highs::{ColProblem, HighsModelStatus, Sense};
 
 use super::backend::{Limits, LpSolver, RawSolution};
 use super::progress::{Event, Progress};
-use super::{SolveError, SolverChoice, Status};
+use super::{Library, SolveError, SolverChoice, Status};
 use crate::lp::Problem;
 
 /// Which HiGHS algorithm to run.
@@ -119,28 +119,28 @@ impl HighsSolver {
         }
         let mut model = pb
             .try_optimise(Sense::Minimise)
-            .map_err(|e| SolveError::backend("highs", format!("rejected the LP: {e:?}")))?;
+            .map_err(|e| SolveError::backend(Library::Highs, format!("rejected the LP: {e:?}")))?;
         let set = |m: &mut highs::Model, k: &str, v: &str| {
-            m.try_set_option(k, v).map_err(|e| SolveError::backend("highs", format!("option {k} = {v}: {e:?}")))
+            m.try_set_option(k, v).map_err(|e| SolveError::backend(Library::Highs, format!("option {k} = {v}: {e:?}")))
         };
         set(&mut model, "solver", self.method.option())?;
         for key in ["primal_feasibility_tolerance", "dual_feasibility_tolerance", "ipm_optimality_tolerance"] {
             model
                 .try_set_option(key, TOLERANCE)
-                .map_err(|e| SolveError::backend("highs", format!("option {key}: {e:?}")))?;
+                .map_err(|e| SolveError::backend(Library::Highs, format!("option {key}: {e:?}")))?;
         }
         if let Some(n) = self.limits.iterations {
             let n = n as i32;
             for key in ["simplex_iteration_limit", "ipm_iteration_limit"] {
                 model
                     .try_set_option(key, n)
-                    .map_err(|e| SolveError::backend("highs", format!("option {key}: {e:?}")))?;
+                    .map_err(|e| SolveError::backend(Library::Highs, format!("option {key}: {e:?}")))?;
             }
         }
         if let Some(t) = self.limits.seconds {
             model
                 .try_set_option("time_limit", t)
-                .map_err(|e| SolveError::backend("highs", format!("option time_limit: {e:?}")))?;
+                .map_err(|e| SolveError::backend(Library::Highs, format!("option time_limit: {e:?}")))?;
         }
         if self.progress.is_listening() {
             let progress: *const Progress = &self.progress;
@@ -154,7 +154,7 @@ impl HighsSolver {
                 highs_sys::Highs_startCallback(highs, highs_sys::kHighsCallbackIpmInterrupt);
             }
         }
-        let solved = model.try_solve().map_err(|e| SolveError::backend("highs", format!("failed: {e:?}")))?;
+        let solved = model.try_solve().map_err(|e| SolveError::backend(Library::Highs, format!("failed: {e:?}")))?;
         let hs = solved.status();
         let solution = solved.get_solution();
         Ok(HighsRun {

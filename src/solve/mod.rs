@@ -41,7 +41,7 @@ pub use chain::{solve_model_compact, ChainSolution, ChainTimings, DualCertificat
 #[cfg(test)]
 pub(crate) use choice::lp_order;
 pub use choice::{Route, SolverChoice};
-pub use error::SolveError;
+pub use error::{Library, SolveError};
 pub use estimate::{estimate, Estimate};
 pub use plan::{
     log_spaced, plan_eps, plan_trials, risk_vs_eps, CurvePoint, Plan, TrialsPlan, PLAN_MAX_EPS, PLAN_MAX_TRIALS,
@@ -357,7 +357,7 @@ pub(crate) fn solve_lp(
             Ok(j) if !j.raw.status.has_solution() => {
                 tried.push((j.solver, format!("{}: {} ({})", j.solver, j.raw.status, j.raw.detail)));
                 last_err = Some(SolveError::NoSolution {
-                    solver: j.solver.to_string(),
+                    solver: choice,
                     eps: problem.eps,
                     status: j.raw.status,
                     detail: j.raw.detail,
