@@ -76,6 +76,26 @@ pub struct Repaired {
 }
 
 impl Repaired {
+    /// Weights with column total [`DEFAULT_TOTAL`] from one repair, priced with `price` on the
+    /// released probabilities (`candidates` left for the caller).
+    fn priced(
+        (columns, certificate, report): (Vec<Vec<u64>>, PrivacyCertificate, RepairReport),
+        constraints: Option<ConstraintCertificate>,
+        price: &dyn Fn(&Array2<f64>) -> f64,
+    ) -> Repaired {
+        let mut release = Repaired {
+            columns,
+            total: DEFAULT_TOTAL,
+            certificate,
+            report,
+            objective: 0.0,
+            candidates: vec![],
+            constraints,
+        };
+        release.objective = price(&release.probabilities());
+        release
+    }
+
     /// The released probabilities `w[k,i] / total` as a |Θ̃| × |Y| matrix.
     pub fn probabilities(&self) -> Array2<f64> {
         let n_out = self.columns.first().map_or(0, Vec::len);
@@ -174,17 +194,8 @@ pub(crate) fn best_repair(
     let mut candidates = Vec::new();
     for &method in RepairMethod::for_delta(delta) {
         match repair::repair_and_quantise_for(neighbours, eps, delta, p, DEFAULT_TOTAL, method) {
-            Ok((columns, certificate, report)) => {
-                let mut release = Repaired {
-                    columns,
-                    total: DEFAULT_TOTAL,
-                    certificate,
-                    report,
-                    objective: 0.0,
-                    candidates: vec![],
-                    constraints: None,
-                };
-                release.objective = price(&release.probabilities());
+            Ok(repaired) => {
+                let release = Repaired::priced(repaired, None, price);
                 candidates.push(RepairCandidate { method, bayes_risk: Some(release.objective) });
                 if best.as_ref().is_none_or(|b| release.objective < b.objective) {
                     best = Some(release);
@@ -221,16 +232,7 @@ pub(crate) fn best_repair_constrained(
 ) -> Result<Repaired, CertifyError> {
     let (columns, certificate, report, carried) =
         constrained::repair_constrained(neighbours, eps, constraints, p, DEFAULT_TOTAL)?;
-    let mut release = Repaired {
-        columns,
-        total: DEFAULT_TOTAL,
-        certificate,
-        report,
-        objective: 0.0,
-        candidates: vec![],
-        constraints: Some(carried),
-    };
-    release.objective = price(&release.probabilities());
+    let mut release = Repaired::priced((columns, certificate, report), Some(carried), price);
     release.candidates = vec![RepairCandidate { method: release.report.method, bayes_risk: Some(release.objective) }];
     Ok(release)
 }
