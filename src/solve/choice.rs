@@ -59,6 +59,12 @@ impl SolverChoice {
         (!present).then_some(needed)
     }
 
+    /// True for HiGHS's own choices (direct, not through good_lp): the backends that solve the
+    /// orbit LP of a symmetric model.
+    pub(crate) fn is_highs(self) -> bool {
+        matches!(self, SolverChoice::Highs | SolverChoice::HighsSimplex | SolverChoice::HighsIpm)
+    }
+
     /// True when this build can run it.
     pub fn is_available(self) -> bool {
         self.missing_feature().is_none()

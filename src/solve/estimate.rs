@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::chain;
-use super::{LpSize, Route, SolveOptions, SolverChoice};
+use super::{LpSize, Route, SolveOptions};
 use crate::lp::{size_fields, SizeError};
 use crate::model::{Family, Model};
 
@@ -91,7 +91,7 @@ pub(crate) fn edge_count(family: &Family) -> u128 {
 /// - **Chains on the LP route** (minimax, (ε, δ)): nonzeros^1.2, fitted to (1000, 300) at 16.5 s.
 ///
 /// By output generation the LP shrinks to the outputs the first restricted LP holds, a share s of
-/// |Θ̃| (found by [`restricted_share`]); the work is scaled by s^2.5 on graphs and s^1.82 on bands
+/// |Θ̃| (found by [`restricted_shares`]); the work is scaled by s^2.5 on graphs and s^1.82 on bands
 /// (s³ would be the separator argument's; the rounds and the pricing of the other outputs cost
 /// the rest; the optima measured used exactly the first set's outputs, e.g. 29 of 66 at K = 20,
 /// Dirichlet(1, 2, 3)).
@@ -106,31 +106,62 @@ fn lp_seconds(model: &Model, nnz: f64, share: f64) -> f64 {
     }
 }
 
-/// The largest LP whose first restricted output set [`restricted_share`] computes for the
+/// The largest LP whose first restricted output set [`restricted_shares`] computes for the
 /// estimate (variables), and the most work it may take doing so (multiply-adds: about a second here).
 const SHARE_MAX_VARIABLES: u128 = 2_000_000;
 const SHARE_MAX_WORK: f64 = 3e8;
 
-/// The share of the outputs output generation starts from at `eps` (the outputs of the geometric
-/// mechanism + Bayes remap, closed under the symmetries: [`super::outputs`]); on the measured
-/// models the optimum used exactly those. Computed from the cost matrix where that is cheap
-/// (at most [`SHARE_MAX_VARIABLES`] variables and [`SHARE_MAX_WORK`]), else `None` (the whole LP).
-fn restricted_share(model: &Model, eps: f64, options: &SolveOptions) -> Option<f64> {
-    crate::lp::check_lp_eps(eps).ok()?;
+/// The share of the outputs output generation starts from, one per ε (the outputs of the
+/// geometric mechanism + Bayes remap, closed under the symmetries: [`super::outputs`]); on the
+/// measured models the optimum used exactly those. Computed from the cost matrix (built once for
+/// every ε) where that is cheap (at most [`SHARE_MAX_VARIABLES`] variables and
+/// [`SHARE_MAX_WORK`]); empty otherwise (the whole LP).
+fn restricted_shares(model: &Model, epsilons: &[f64], options: &SolveOptions) -> Vec<f64> {
     let (n_obs, n_out) = (model.family.observation_count(), model.outputs.len());
-    if n_obs as u128 * n_out as u128 > SHARE_MAX_VARIABLES
+    let epsilons: Vec<f64> = epsilons.iter().copied().filter(|&e| crate::lp::check_lp_eps(e).is_ok()).collect();
+    if epsilons.is_empty()
+        || n_obs as u128 * n_out as u128 > SHARE_MAX_VARIABLES
         || super::outputs::initial_work(n_obs, n_out) > SHARE_MAX_WORK
     {
-        return None;
+        return Vec::new();
     }
-    let cost = std::sync::Arc::new(crate::lp::cost_matrix(model, options.memory).ok()?);
+    let Ok(cost) = crate::lp::cost_matrix(model, options.memory) else { return Vec::new() };
+    let cost = Arc::new(cost);
     let neighbours = model.family.neighbours();
-    let mut problem = crate::lp::Problem::new(cost.clone(), neighbours.clone(), eps);
-    if symmetry_order(model) > 1.0 {
-        problem.symmetry =
-            crate::lp::Symmetry::find(&cost, &model.family.observations(), &model.outputs, &neighbours).map(Arc::new);
-    }
-    Some(super::outputs::initial_count(&problem) as f64 / n_out as f64)
+    let symmetry = (symmetry_order(model) > 1.0)
+        .then(|| crate::lp::Symmetry::find(&cost, &model.family.observations(), &model.outputs, &neighbours))
+        .flatten()
+        .map(Arc::new);
+    epsilons
+        .iter()
+        .map(|&eps| {
+            let mut problem = crate::lp::Problem::new(cost.clone(), neighbours.clone(), eps);
+            problem.symmetry = symmetry.clone();
+            super::outputs::initial_count(&problem) as f64 / n_out as f64
+        })
+        .collect()
+}
+
+/// The sizes of an LP that its memory depends on.
+pub(crate) struct LpShape {
+    /// |Y|.
+    pub n_obs: u128,
+    /// |Θ̃|.
+    pub n_out: u128,
+    /// Variables (the P entries and any others of the program).
+    pub n_vars: u128,
+    /// Rows besides the |Y| column sums.
+    pub n_dp: u128,
+    /// Nonzeros of the constraint matrix.
+    pub nnz: u128,
+}
+
+/// Bytes a backend takes on an LP: its arrays (CSC and vectors) with a factor 3 for the
+/// solver's copies, as `Problem` checks, and the interior point's factorisation
+/// ([`factorisation_bytes`]).
+pub(crate) fn lp_bytes(lp: &LpShape, on_graph: bool, group: u128) -> u128 {
+    3 * (lp.nnz * 16 + (2 * lp.n_vars + 2 * lp.n_dp + lp.n_obs) * 32)
+        + factorisation_bytes(lp.n_obs, lp.n_out, on_graph, group)
 }
 
 /// Bytes an interior point's factorisation of the LP takes: each observation's column-sum row
@@ -190,7 +221,7 @@ pub(crate) fn estimate_route(
         && super::outputs::applies_to(model.is_plain_program(), model.outputs.len());
     // The share of outputs the restricted LP starts from, averaged over the ε.
     let shares: Vec<f64> = match epsilons {
-        Some(eps) if output_generation => eps.iter().filter_map(|&e| restricted_share(model, e, options)).collect(),
+        Some(eps) if output_generation => restricted_shares(model, eps, options),
         _ => Vec::new(),
     };
     let share = if shares.is_empty() { 1.0 } else { shares.iter().sum::<f64>() / shares.len() as f64 };
@@ -243,14 +274,10 @@ pub(crate) fn estimate_route(
             // docs/benchmarks.md). A later backend whose whole LP does not fit is not started
             // (`solve_lp`), so the route's peak is its first backend's.
             let group = match backends.first() {
-                Some(SolverChoice::Highs | SolverChoice::HighsSimplex | SolverChoice::HighsIpm) => {
-                    symmetry_order(model) as u128
-                }
+                Some(first) if first.is_highs() => symmetry_order(model) as u128,
                 _ => 1,
             };
-            let bytes = 8 * cost
-                + 3 * (nnz * 16 + (2 * n_vars + 2 * n_dp + n_obs) * 32)
-                + factorisation_bytes(n_obs, n_out, on_graph, group);
+            let bytes = 8 * cost + lp_bytes(&LpShape { n_obs, n_out, n_vars, n_dp, nnz }, on_graph, group);
             let secs = lp_seconds(model, nnz as f64, share);
             ("LP", bytes, secs, backends.iter().map(|b| b.to_string()).collect())
         }

@@ -168,9 +168,7 @@ pub fn solve_model_each(
                 let neighbours = model.family.neighbours();
                 // Symmetry pays only on the plain program (the δ and minimax rows are not reduced), and
                 // only HiGHS solves the orbit LP: no search on a route without it.
-                let highs = backends
-                    .iter()
-                    .any(|c| matches!(c, SolverChoice::Highs | SolverChoice::HighsSimplex | SolverChoice::HighsIpm));
+                let highs = backends.iter().any(|c| c.is_highs());
                 let symmetry = (highs && program.is_plain()).then(|| {
                     Symmetry::find(&cost, &model.family.observations(), &model.outputs, &neighbours).map(Arc::new)
                 });
@@ -282,6 +280,21 @@ pub fn reference_risks(model: &Model, memory: MemoryBudget) -> Result<ReferenceR
 /// The least time a fallback backend gets after a near-optimal answer ([`solve_lp`]).
 const FALLBACK_MIN_SECONDS: f64 = 60.0;
 
+/// The peak bytes of `choice` on the whole of `problem` (its orbit LP where HiGHS has one), by
+/// the estimate's own formula ([`estimate::lp_bytes`]).
+fn whole_lp_bytes(problem: &Problem, choice: SolverChoice) -> u128 {
+    let group = match &problem.symmetry {
+        Some(s) if choice.is_highs() => s.group_order as u128,
+        _ => 1,
+    };
+    let (n_obs, n_vars) = (problem.n_obs() as u128, problem.n_p() as u128);
+    let n_dp = problem.n_rows() as u128 - n_obs;
+    let on_graph = matches!(problem.neighbours, Neighbours::Graph { .. });
+    let size =
+        estimate::LpShape { n_obs, n_out: problem.n_outputs() as u128, n_vars, n_dp, nnz: problem.a.nnz() as u128 };
+    estimate::lp_bytes(&size, on_graph, group)
+}
+
 /// Solve one LP with `backends` in order until one is confirmed optimal; otherwise keep the
 /// usable answer with the smallest measured gap. `reason` (the route's) heads `solver_detail`.
 ///
@@ -289,19 +302,6 @@ const FALLBACK_MIN_SECONDS: f64 = 60.0;
 /// backend before a usable answer, the best certified mechanism seen so far — a stopped
 /// backend's point or an output-generation round, repaired and certified by our checks, else the
 /// best constant release — is returned with status [`Status::TimeLimit`] and its measured gap.
-/// The peak bytes of `choice` on the whole of `problem` (its orbit LP where HiGHS has one):
-/// the LP's arrays and the interior point's factorisation ([`estimate::factorisation_bytes`]).
-fn whole_lp_bytes(problem: &Problem, choice: SolverChoice) -> u128 {
-    let (n_obs, n_out) = (problem.n_obs() as u128, problem.n_outputs() as u128);
-    let group = match (choice, &problem.symmetry) {
-        (SolverChoice::Highs | SolverChoice::HighsSimplex | SolverChoice::HighsIpm, Some(s)) => s.group_order as u128,
-        _ => 1,
-    };
-    let on_graph = matches!(problem.neighbours, Neighbours::Graph { .. });
-    let arrays = 3 * (problem.n_p() as u128 + problem.n_rows() as u128) * 48;
-    arrays + estimate::factorisation_bytes(n_obs, n_out, on_graph, group)
-}
-
 pub(crate) fn solve_lp(
     problem: &Problem,
     backends: &[SolverChoice],

@@ -121,8 +121,7 @@ pub(crate) fn run_whole(
             // HiGHS: a vertex that passes our checks stands; the polish is for the occasional
             // inconsistent duals (6.5e-7 of gap at ε = 1 on models/bernoulli-k100.toml) and costs
             // more than it gains on a vertex already certified (vote-share-3way at ε = 2: 10 s).
-            let polishes =
-                polish && matches!(other, SolverChoice::Highs | SolverChoice::HighsSimplex | SolverChoice::HighsIpm);
+            let polishes = polish && other.is_highs();
             let repair = if polishes { Repair::RepriceAndPolish(budget) } else { Repair::None };
             Ok(judge(problem, raw, Producer::Solver(backend.name()), repair, CHECK_TOLERANCE))
         }
@@ -133,8 +132,10 @@ pub(crate) fn run_whole(
 /// bases; where repricing its multipliers does not certify it, the dual simplex's own vertex on
 /// the same (orbit) LP often has multipliers that do (3-option poll of 60 at simplex resolution
 /// 10: the interior point's 4.7e-6 repriced to 1.7e-7 only, the dual simplex's 4.5e-7 to 4.8e-8),
-/// and costs about as much as the interior point did (docs/benchmarks.md). Within `budget`;
-/// then the polish with what is left; the better-ranked answer is kept.
+/// and costs about as much as the interior point did (docs/benchmarks.md). Within `budget`, the
+/// dual simplex's vertex is repriced and, if still unconfirmed, polished with what is left; the
+/// better-ranked of the two answers is kept. When the dual simplex ends without an optimal
+/// vertex, the first answer stands as it is.
 fn second_vertex(
     problem: &Problem,
     first: Judged,
@@ -145,32 +146,22 @@ fn second_vertex(
     let limits = Limits { seconds: Some(budget.as_secs_f64()), iterations: None };
     let simplex = SolverChoice::HighsSimplex.backend(limits, progress)?;
     let gap = |j: &Judged| j.assessment.checks.relative_gap.unwrap_or(f64::INFINITY);
-    let second = match simplex.solve(problem) {
-        Ok(raw) if raw.status == Status::Optimal => {
-            let left = budget.saturating_sub(started.elapsed());
-            judge(
-                problem,
-                raw,
-                Producer::Solver(SolverChoice::HighsSimplex),
-                Repair::RepriceAndPolish(left),
-                CHECK_TOLERANCE,
-            )
-        }
-        Ok(raw) => {
-            let raw = RawSolution {
-                detail: format!("{}; dual simplex for a second vertex: {}", first.raw.detail, raw.status),
-                ..first.raw
-            };
-            return Ok(Judged { raw, ..first });
-        }
-        Err(e) => {
-            let raw = RawSolution {
-                detail: format!("{}; dual simplex for a second vertex: {e}", first.raw.detail),
-                ..first.raw
-            };
-            return Ok(Judged { raw, ..first });
+    let raw = match simplex.solve(problem) {
+        Ok(raw) if raw.status == Status::Optimal => raw,
+        ended => {
+            let why = ended.map_or_else(|e| e.to_string(), |raw| raw.status.to_string());
+            let detail = format!("{}; dual simplex for a second vertex: {why}", first.raw.detail);
+            return Ok(Judged { raw: RawSolution { detail, ..first.raw }, ..first });
         }
     };
+    let left = budget.saturating_sub(started.elapsed());
+    let second = judge(
+        problem,
+        raw,
+        Producer::Solver(SolverChoice::HighsSimplex),
+        Repair::RepriceAndPolish(left),
+        CHECK_TOLERANCE,
+    );
     let what = format!(
         "dual simplex for a second vertex in {:.1} s: gap {:.1e} ({})",
         started.elapsed().as_secs_f64(),
@@ -213,47 +204,43 @@ const REPRICING_ROUNDS: usize = 3;
 fn repriced(problem: &Problem, raw: RawSolution, before: Assessment, budget: Duration) -> Repricing {
     let gap_before = before.checks.relative_gap.unwrap_or(f64::INFINITY);
     let started = Instant::now();
-    let mut mu = raw.dp_multipliers.clone().expect("the caller checks for multipliers");
-    let mut best: Option<(Vec<f64>, Assessment)> = None;
-    let (mut rows_priced, mut rows_failed, mut rows_unpriced, mut rounds) = (0, 0, 0, 0);
-    let mut gap = gap_before;
-    for _ in 0..REPRICING_ROUNDS {
-        let left = budget.saturating_sub(started.elapsed());
-        if rounds > 0 && left.is_zero() {
-            break;
-        }
-        let repriced = match reprice::reprice(problem, &raw.x, &mu, left) {
-            Ok(r) => r,
-            Err(why) if rounds == 0 => {
-                let raw = RawSolution { detail: format!("{}; repricing failed: {why}", raw.detail), ..raw };
-                return Repricing::Kept(raw, before);
-            }
-            Err(_) => break,
-        };
-        rounds += 1;
+    // One round: multipliers rebuilt from `mu`, assessed on the full LP.
+    let round = |mu: &[f64]| -> Result<(reprice::Repriced, Assessment), polish::PolishError> {
+        let repriced = reprice::reprice(problem, &raw.x, mu, budget.saturating_sub(started.elapsed()))?;
         let candidate = RawSolution { dp_multipliers: Some(repriced.dp_multipliers.clone()), ..raw.clone() };
         let assessed = Assessment::of(problem, &candidate);
-        let gap_round = assessed.checks.relative_gap.unwrap_or(f64::INFINITY);
-        rows_priced += repriced.rows_priced;
-        rows_failed += repriced.rows_failed;
-        rows_unpriced = repriced.rows_unpriced;
-        let improved = best.as_ref().is_none_or(|(_, b)| assessed.rank() < b.rank());
-        let confirmed = assessed.confirmed;
-        if improved {
-            best = Some((repriced.dp_multipliers.clone(), assessed));
+        Ok((repriced, assessed))
+    };
+    let first_mu = raw.dp_multipliers.as_deref().expect("the caller checks for multipliers");
+    let (first, assessed) = match round(first_mu) {
+        Ok(r) => r,
+        Err(why) => {
+            let raw = RawSolution { detail: format!("{}; repricing failed: {why}", raw.detail), ..raw };
+            return Repricing::Kept(raw, before);
         }
-        if confirmed || !improved || gap_round > gap / 2.0 {
+    };
+    let (mut rows_priced, mut rows_failed, mut rows_unpriced) =
+        (first.rows_priced, first.rows_failed, first.rows_unpriced);
+    let mut rounds = 1;
+    let (mut mu, mut after) = (first.dp_multipliers, assessed);
+    // Further rounds while the last one at least halved the gap and time is left.
+    let mut gap = gap_before;
+    while rounds < REPRICING_ROUNDS && !after.confirmed && budget > started.elapsed() {
+        let gap_round = after.checks.relative_gap.unwrap_or(f64::INFINITY);
+        if gap_round > gap / 2.0 {
             break;
         }
         gap = gap_round;
-        mu = repriced.dp_multipliers;
+        let Ok((next, assessed)) = round(&mu) else { break };
+        rounds += 1;
+        rows_priced += next.rows_priced;
+        rows_failed += next.rows_failed;
+        rows_unpriced = next.rows_unpriced;
+        if assessed.rank() >= after.rank() {
+            break;
+        }
+        (mu, after) = (next.dp_multipliers, assessed);
     }
-    let Some((mu, after)) = best else {
-        return Repricing::Kept(
-            RawSolution { detail: format!("{}; repricing found nothing", raw.detail), ..raw },
-            before,
-        );
-    };
     let candidate = RawSolution { dp_multipliers: Some(mu), detail: String::new(), ..raw.clone() };
     let gap_after = after.checks.relative_gap.unwrap_or(f64::INFINITY);
     let what = format!(
