@@ -10,6 +10,7 @@ mod constrained;
 mod dual;
 pub(crate) mod exact;
 mod privacy;
+mod refine;
 pub(crate) mod repair;
 
 use ndarray::Array2;
@@ -151,6 +152,12 @@ pub enum CertifyError {
     /// Trimming negligible rows left a column with no mass.
     #[error("trimming tiny rows emptied a column")]
     TrimEmptiedColumn,
+    /// The block refinement did not apply (the other repair methods still do).
+    #[error("the block refinement did not apply: {failure}")]
+    RefineFailed {
+        /// Why.
+        failure: String,
+    },
     /// Quantisation never passed the exact check.
     #[error(
         "could not quantise P into weights certified at ε = {eps}, δ = {delta} with total {total} (margins up to {margin:.1e})"

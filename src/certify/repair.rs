@@ -61,6 +61,10 @@ pub enum RepairMethod {
     /// ≤ `TRIM_LEVEL` (solver noise where the optimum has an unused output; a zero row needs no
     /// rounding margin, which matters at tiny ε where the margin costs 1/(T(e^ε − 1)) per row).
     TrimLiftMix,
+    /// As [`RepairMethod::TrimLiftMix`], then each output row's blocks of tight ratios are rebuilt
+    /// from their exact shape and their scales refitted so that every column sums to 1
+    /// (`certify::refine`): the mixing then pays for rounding, not for the solver's tolerance.
+    Refine,
     /// (ε, δ) only: P_t = (1 − t)P + t·(the mean column of P), smallest t that keeps the δ budget.
     MixMean,
     /// (ε, δ) only: P_t = (1 − t)P + t·(the uniform distribution over Θ̃).
@@ -72,7 +76,8 @@ pub enum RepairMethod {
 
 impl RepairMethod {
     /// Every pure-ε method (`repair_and_quantise`), cheapest first.
-    pub const ALL: [RepairMethod; 3] = [RepairMethod::Mix, RepairMethod::LiftMix, RepairMethod::TrimLiftMix];
+    pub const ALL: [RepairMethod; 4] =
+        [RepairMethod::Mix, RepairMethod::LiftMix, RepairMethod::TrimLiftMix, RepairMethod::Refine];
 
     /// Every (ε, δ) method (`repair_and_quantise_delta`).
     pub const ALL_DELTA: [RepairMethod; 2] = [RepairMethod::MixMean, RepairMethod::MixUniform];
@@ -141,7 +146,7 @@ pub(crate) fn repair_and_quantise(
 
     // Steps 1–2.
     let mut q = p.mapv(|v| v.max(0.0));
-    if method == RepairMethod::TrimLiftMix {
+    if matches!(method, RepairMethod::TrimLiftMix | RepairMethod::Refine) {
         for mut row in q.rows_mut() {
             if row.iter().all(|&v| v <= TRIM_LEVEL) {
                 row.fill(0.0);
@@ -155,6 +160,10 @@ pub(crate) fn repair_and_quantise(
     if method != RepairMethod::Mix {
         lift_rows(&mut q, neighbours, &edges, rho);
         normalise_columns(&mut q);
+    }
+    if method == RepairMethod::Refine {
+        super::refine::refine_column_sums(&mut q, &edges, rho)
+            .map_err(|failure| CertifyError::RefineFailed { failure: failure.to_string() })?;
     }
 
     // Steps 3–5.

@@ -18,5 +18,6 @@ mod optimum_checks;
 mod outputs;
 mod polish;
 mod probes;
+mod refine;
 mod reprice;
 mod symmetry;
