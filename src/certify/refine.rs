@@ -75,7 +75,8 @@ pub(super) fn refine_column_sums(q: &mut Array2<f64>, edges: &[(usize, usize)], 
         adjacency[a].push((b, e));
         adjacency[b].push((a, e));
     }
-    let mut blocks = Blocks { block: vec![usize::MAX; n_out * n_obs], shape: vec![0.0; n_out * n_obs], scale: Vec::new() };
+    let mut blocks =
+        Blocks { block: vec![usize::MAX; n_out * n_obs], shape: vec![0.0; n_out * n_obs], scale: Vec::new() };
     for k in 0..n_out {
         find_blocks(q, k, edges, &adjacency, rho, &mut blocks)?;
     }
@@ -182,9 +183,11 @@ fn least_change(p: &Array2<f64>, blocks: &Blocks, residual: &[f64]) -> Vec<f64> 
     let (n_out, n_obs) = p.dim();
     let n_blocks = blocks.scale.len();
     let entries = || {
-        (0..n_out).flat_map(move |k| (0..n_obs).map(move |i| (k, i))).filter_map(|(k, i)| match blocks.block[k * n_obs + i] {
-            usize::MAX => None,
-            b => Some((b, i, p[[k, i]])),
+        (0..n_out).flat_map(move |k| (0..n_obs).map(move |i| (k, i))).filter_map(|(k, i)| {
+            match blocks.block[k * n_obs + i] {
+                usize::MAX => None,
+                b => Some((b, i, p[[k, i]])),
+            }
         })
     };
     // Nᵀy and N u.

@@ -54,7 +54,9 @@ fn check(
     let mut best = f64::INFINITY;
     for method in RepairMethod::ALL {
         let repaired = repair_and_quantise(neighbours, eps, p, DEFAULT_TOTAL, method);
-        if let (RepairMethod::Refine, Err(CertifyError::RefineFailed { .. }), false) = (method, &repaired, refine_must_apply) {
+        if let (RepairMethod::Refine, Err(CertifyError::RefineFailed { .. }), false) =
+            (method, &repaired, refine_must_apply)
+        {
             continue;
         }
         let (w, certified, report) = repaired.map_err(|e| TestCaseError::fail(format!("{method:?}: {e}")))?;

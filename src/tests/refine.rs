@@ -20,7 +20,11 @@ use super::outputs::{random_costs, random_graph};
 /// Bayes risk of integer weights `columns[i][k]` under `cost[i, k]`.
 fn released_risk(cost: &Array2<f64>, columns: &[Vec<u64>]) -> f64 {
     let t = DEFAULT_TOTAL as f64;
-    columns.iter().enumerate().map(|(i, c)| c.iter().enumerate().map(|(k, &w)| cost[[i, k]] * w as f64 / t).sum::<f64>()).sum()
+    columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| c.iter().enumerate().map(|(k, &w)| cost[[i, k]] * w as f64 / t).sum::<f64>())
+        .sum()
 }
 
 #[test]
@@ -40,8 +44,9 @@ fn refinement_releases_a_perturbed_vertex_at_its_own_risk() {
         let perturbed = vertex.mapv(|v| v * (1.0 + 1e-10 * (2.0 * rng.random::<f64>() - 1.0)));
         let what = format!("case {case} (|Y| = {n_obs}, |Θ̃| = {n_out}, ε = {eps})");
 
-        let (w, certified, report) = repair_and_quantise(&neighbours, eps, &perturbed, DEFAULT_TOTAL, RepairMethod::Refine)
-            .unwrap_or_else(|e| panic!("{what}: the refinement declined a vertex: {e}"));
+        let (w, certified, report) =
+            repair_and_quantise(&neighbours, eps, &perturbed, DEFAULT_TOTAL, RepairMethod::Refine)
+                .unwrap_or_else(|e| panic!("{what}: the refinement declined a vertex: {e}"));
         assert_eq!(certify_weights(&w, neighbours.edges(), eps), Ok(certified), "{what}");
         assert!(certified <= eps, "{what}: certified {certified} > {eps}");
         let refined = released_risk(&cost, &w);
