@@ -25,7 +25,8 @@ const BEST_BOUND: f64 = 1e-8;
 /// The same bound for either method.
 const ANY_BOUND: f64 = 1e-6;
 
-fn risk(cost: &Array2<f64>, columns: &[Vec<u64>], total: u64) -> f64 {
+/// Bayes risk of integer weights `columns[i][k]` (column total `total`) under `cost[i, k]`.
+pub(super) fn risk(cost: &Array2<f64>, columns: &[Vec<u64>], total: u64) -> f64 {
     let t = total as f64;
     columns
         .iter()

@@ -15,16 +15,12 @@ use crate::certify::DEFAULT_TOTAL;
 use crate::lp::Problem;
 use crate::solve::{Limits, SolverChoice};
 
+use super::mechanism_properties::risk;
 use super::outputs::{random_costs, random_graph};
 
 /// Bayes risk of integer weights `columns[i][k]` under `cost[i, k]`.
 fn released_risk(cost: &Array2<f64>, columns: &[Vec<u64>]) -> f64 {
-    let t = DEFAULT_TOTAL as f64;
-    columns
-        .iter()
-        .enumerate()
-        .map(|(i, c)| c.iter().enumerate().map(|(k, &w)| cost[[i, k]] * w as f64 / t).sum::<f64>())
-        .sum()
+    risk(cost, columns, DEFAULT_TOTAL)
 }
 
 #[test]
