@@ -44,7 +44,7 @@ use std::time::{Duration, Instant};
 use crate::lp::Problem;
 
 /// [`Problem::dp_row`] without walking the edge list each time.
-pub(super) struct DpRows {
+pub(crate) struct DpRows {
     pub(super) edges: Vec<(usize, usize)>,
     pub(super) n_out: usize,
     /// adjacency\[i\] = (j, row of "P\[k,i\] ≤ e^ε P\[k,j\]", row of the reverse), both for k = 0
@@ -53,7 +53,7 @@ pub(super) struct DpRows {
 }
 
 impl DpRows {
-    pub(super) fn new(problem: &Problem) -> DpRows {
+    pub(crate) fn new(problem: &Problem) -> DpRows {
         let n_out = problem.n_outputs();
         let edges: Vec<(usize, usize)> = problem.neighbours.edges().collect();
         let mut adjacency: Vec<Vec<(usize, usize, usize)>> = vec![Vec::new(); problem.n_obs()];
@@ -643,7 +643,7 @@ fn tree_multipliers(
 /// pricing LP min{d·p : p in the DP cone, 0 ≤ p ≤ 1}, by dual simplex. Also returns that LP's
 /// solution p (the LP's row duals), a ray with d·p = −Σσ.
 #[cfg(feature = "highs")]
-pub(super) fn row_certificate(
+pub(crate) fn row_certificate(
     problem: &Problem,
     dp: &DpRows,
     k: usize,
@@ -651,8 +651,12 @@ pub(super) fn row_certificate(
 ) -> Result<RowCertificate, PolishError> {
     use highs::{ColProblem, HighsModelStatus, Sense};
     let e_eps = problem.eps.exp();
+    // The LP is homogeneous in d: solved for d/|d|_∞ and scaled back, its absolute tolerance
+    // (1e-10) becomes relative to the largest reduced cost, not to the LP's unit.
+    let unit = d.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let unit = if unit > 0.0 && unit.is_finite() { unit } else { 1.0 };
     let mut pb = ColProblem::new();
-    let rows: Vec<_> = d.iter().map(|&di| pb.add_row(-di..)).collect();
+    let rows: Vec<_> = d.iter().map(|&di| pb.add_row(-di / unit..)).collect();
     let mut dp_rows = Vec::with_capacity(2 * dp.edges.len());
     for (e, &(a, b)) in dp.edges.iter().enumerate() {
         for (r, lhs, rhs) in [(2 * e * dp.n_out + k, a, b), ((2 * e + 1) * dp.n_out + k, b, a)] {
@@ -663,7 +667,8 @@ pub(super) fn row_certificate(
     for &row in &rows {
         pb.add_column(1.0, 0.0.., [(row, 1.0)]);
     }
-    // Its constraints are the certificate's reduced costs: met to 1e-10, as the LPs' own rows.
+    // Its constraints are the certificate's reduced costs: met to 1e-10 of the largest, as the LPs'
+    // own rows.
     // HiGHS's dual simplex sometimes ends `Unknown` at that tolerance (15 of 45 rows of a
     // 3-category poll, K = 60, ε = 1); the primal simplex then solves about half of them, and
     // HiGHS's default tolerance (1e-7) the rest. Any multipliers are valid: the bound is
@@ -690,15 +695,15 @@ pub(super) fn row_certificate(
     }
     let solution = solved.get_solution();
     let values = solution.columns();
-    let shortfall = values[dp_rows.len()..].iter().sum();
+    let shortfall = values[dp_rows.len()..].iter().sum::<f64>() * unit;
     let ray = solution.dual_rows().iter().map(|y| y.clamp(0.0, 1.0)).collect();
-    Ok((dp_rows.into_iter().zip(values.iter().map(|m| m.max(0.0))).collect(), shortfall, ray))
+    Ok((dp_rows.into_iter().zip(values.iter().map(|m| m.max(0.0) * unit)).collect(), shortfall, ray))
 }
 
 /// Multipliers (DP row, μ) of one output row, the total shortfall Σσ, and the pricing ray.
-pub(super) type RowCertificate = (Vec<(usize, f64)>, f64, Vec<f64>);
+pub(crate) type RowCertificate = (Vec<(usize, f64)>, f64, Vec<f64>);
 
 #[cfg(not(feature = "highs"))]
-pub(super) fn row_certificate(_: &Problem, _: &DpRows, _: usize, _: &[f64]) -> Result<RowCertificate, PolishError> {
+pub(crate) fn row_certificate(_: &Problem, _: &DpRows, _: usize, _: &[f64]) -> Result<RowCertificate, PolishError> {
     Err(PolishError::NoHighs)
 }

@@ -61,3 +61,35 @@ fn repriced_multipliers_certify_a_vertex_whose_own_do_not() {
     }
     assert!(repaired >= 5, "only {repaired} of 8 cases had a loose certificate to repair");
 }
+
+/// The pricing LP is solved on d/|d|_∞, so that its absolute tolerance (1e-10) is relative to
+/// the reduced costs: the bound takes Σ_i min_k, and 1e-10 on reduced costs of order 1e-4 (a large
+/// poll's) cost 1e-10·|Y| of bound — the 1.3e-7 that kept a poll of 60 at resolution 10 from
+/// certifying. Its multipliers and shortfall must come back in the row's own units: whatever they
+/// leave below −σ on reduced costs of order 1e-4 must be rounding. (Small LPs like these are met far
+/// inside the tolerance either way; the resolution-10 poll is the measured case, in the benches.)
+#[test]
+fn a_pricing_lp_meets_its_rows_relative_to_the_reduced_costs() {
+    use crate::solve::polish::{row_certificate, DpRows};
+    let mut rng = StdRng::seed_from_u64(7);
+    for case in 0..8 {
+        let n_obs = rng.random_range(40..80);
+        let eps = [0.3, 1.0, 2.0][case % 3];
+        let problem = Problem::new(Arc::new(random_costs(&mut rng, n_obs, 4)), random_graph(&mut rng, n_obs), eps);
+        let dp = DpRows::new(&problem);
+        let d: Vec<f64> = (0..n_obs).map(|_| 1e-4 * (rng.random::<f64>() - 0.3)).collect();
+        let (row_mu, shortfall, _) = row_certificate(&problem, &dp, 0, &d).unwrap();
+        let mut mu = vec![0.0; problem.n_dp_rows()];
+        for (r, m) in row_mu {
+            mu[r] = m;
+        }
+        let reduced = problem.reduced_costs(&mu, &[0]);
+        let cost: Vec<f64> = (0..n_obs).map(|i| problem.cost[[i, 0]] / problem.scale).collect();
+        // reduced costs of d (not of the problem's own row 0): shift by d − c̃.
+        let below: f64 = (0..n_obs).map(|i| (-(reduced[0][i] - cost[i] + d[i])).max(0.0)).sum();
+        assert!(
+            below <= shortfall + 1e-12 * 1e-4 * n_obs as f64,
+            "case {case}: reduced costs fall {below:e} below 0 against a shortfall of {shortfall:e}"
+        );
+    }
+}
