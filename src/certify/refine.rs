@@ -16,9 +16,9 @@
 //! ```
 //!
 //! solved by damped LSQR (the matrix is never formed; one product costs one pass over P's
-//! positive entries). Tight rows stay exact to a
-//! few ulps, and loose rows keep slack far above the change. Nothing here is trusted: the repair's
-//! mixing step still measures every row and pays for what is left, and the exact check decides.
+//! positive entries). Tight rows stay exact to a few ulps, and loose rows keep slack far above the
+//! change. Nothing here is trusted: the repair's mixing step still measures every row and pays for
+//! what is left, and the exact check decides.
 
 use ndarray::Array2;
 
@@ -26,9 +26,13 @@ use ndarray::Array2;
 const TIGHT_RELATIVE: f64 = 1e-9;
 /// The column sums the refinement must reach, else it reports failure.
 const COLUMN_TOLERANCE: f64 = 1e-14;
-/// LSQR iterations per solve, its damping, and refinement passes.
+/// LSQR iterations per solve.
 const LSQR_ITERATIONS: usize = 2000;
+/// LSQR's damping: directions N moves by less than this are left alone.
 const LSQR_DAMPING: f64 = 1e-9;
+/// LSQR stops when the residual has shrunk by this factor; the next pass starts from what is left.
+const LSQR_REDUCTION: f64 = 1e-8;
+/// Refinement passes (each rebuilds the blocks and measures the column sums afresh).
 const PASSES: usize = 3;
 
 /// Why the refinement did not apply (the repair then uses the other methods).
@@ -248,7 +252,7 @@ fn least_change(p: &Array2<f64>, blocks: &Blocks, residual: &[f64]) -> Vec<f64> 
             *wi = vi - (theta / rho) * *wi;
         }
         // φ̄ is the residual's norm (of the damped problem).
-        if phi_bar.abs() <= 1e-8 * beta1 || alpha == 0.0 || beta == 0.0 {
+        if phi_bar.abs() <= LSQR_REDUCTION * beta1 || alpha == 0.0 || beta == 0.0 {
             break;
         }
     }
