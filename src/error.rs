@@ -27,7 +27,7 @@
 
 use std::path::PathBuf;
 
-pub use crate::certify::CertifyError;
+pub use crate::certify::{CertifyError, RefineFailure};
 pub use crate::compare::CompareError;
 pub use crate::guard::ArgumentError;
 pub use crate::lp::{LpError, SizeError};

@@ -22,6 +22,7 @@ pub use constrained::{ConstraintBreach, ConstraintCertificate};
 pub(crate) use dual::{exact_lagrangian_bound, objective_upper};
 pub(crate) use exact::PrivacyViolation;
 pub use privacy::{Privacy, PrivacyKind};
+pub use refine::RefineFailure;
 pub use repair::{RepairMethod, RepairReport};
 
 use crate::model::Neighbours;
@@ -156,7 +157,7 @@ pub enum CertifyError {
     #[error("the block refinement did not apply: {failure}")]
     RefineFailed {
         /// Why.
-        failure: String,
+        failure: RefineFailure,
     },
     /// Quantisation never passed the exact check.
     #[error(

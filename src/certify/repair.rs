@@ -163,7 +163,7 @@ pub(crate) fn repair_and_quantise(
     }
     if method == RepairMethod::Refine {
         super::refine::refine_column_sums(&mut q, &edges, rho)
-            .map_err(|failure| CertifyError::RefineFailed { failure: failure.to_string() })?;
+            .map_err(|failure| CertifyError::RefineFailed { failure })?;
     }
 
     // Steps 3–5.
