@@ -23,6 +23,10 @@ pub enum SolverChoice {
     HighsSimplex,
     /// HiGHS interior point with crossover.
     HighsIpm,
+    /// The block interior point built for the UBaPP LP's structure (one sparse factorisation per
+    /// output, a dense Schur complement on the column sums), then repricing and the active-set
+    /// polish. Plain Bayes programs only.
+    BlockIpm,
     /// Clarabel interior point (with a regularisation ladder and the active-set polish).
     Clarabel,
     /// good_lp with its default backend here (HiGHS, else Clarabel, else microlp).
@@ -47,7 +51,7 @@ impl SolverChoice {
     /// The cargo feature(s) a choice needs, if it is not compiled in.
     fn missing_feature(self) -> Option<&'static str> {
         let (needed, present) = match self {
-            SolverChoice::Auto | SolverChoice::Chain => return None,
+            SolverChoice::Auto | SolverChoice::Chain | SolverChoice::BlockIpm => return None,
             SolverChoice::Highs | SolverChoice::HighsSimplex | SolverChoice::HighsIpm => {
                 ("highs", cfg!(feature = "highs"))
             }
@@ -96,6 +100,9 @@ impl SolverChoice {
                 })
             }
             SolverChoice::Chain => Box::new(super::chain::ChainSolver),
+            SolverChoice::BlockIpm => {
+                Box::new(super::structured::BlockIpmSolver { limits, progress: progress.clone() })
+            }
             #[cfg(feature = "highs")]
             SolverChoice::Highs => Box::new(super::highs::HighsSolver {
                 method: super::highs::HighsAlgorithm::Choose,
@@ -202,11 +209,11 @@ impl Route {
         let (chain, graph) = neighbour_shape(model);
         match choice {
             SolverChoice::Auto if plain && chain => Ok(Route::Chain {
-                fallback: lp_order_for(graph),
+                fallback: lp_order_for(graph, plain),
                 reason: "auto: chain neighbours and the plain Bayes program, so the exact chain solver",
             }),
             SolverChoice::Auto => {
-                let backends = lp_order_for(graph);
+                let backends = lp_order_for(graph, plain);
                 if backends.is_empty() {
                     return Err(SolveError::NoBackend);
                 }
@@ -219,7 +226,7 @@ impl Route {
                         "auto: [constraints] rows, so the whole LP (no chain solver, output generation, orbit LP or polish), Clarabel first, then HiGHS"
                     }
                 } else if graph {
-                    "auto: an explicit neighbour graph, so HiGHS interior point first, then Clarabel"
+                    "auto: an explicit neighbour graph, so the block interior point first (HiGHS first on a symmetric model's orbit LP), then HiGHS interior point, then Clarabel"
                 } else {
                     "auto: a banded neighbour relation, so Clarabel first, then HiGHS"
                 };
@@ -235,7 +242,7 @@ impl Route {
                 requirement: "needs the chain neighbour relation y ~ y ± 1",
                 model: model.name().to_string(),
             }),
-            SolverChoice::Chain => Ok(Route::Chain { fallback: lp_order_for(graph), reason: "--solver chain" }),
+            SolverChoice::Chain => Ok(Route::Chain { fallback: lp_order_for(graph, plain), reason: "--solver chain" }),
             other => {
                 other.check_available()?;
                 Ok(Route::Lp { backends: vec![other], reason: "chosen with --solver" })
@@ -251,20 +258,22 @@ impl Route {
     }
 }
 
-/// Clarabel then HiGHS on chains and bands, HiGHS then Clarabel on explicit graphs; only those
+/// `auto`'s LP order for a plain program on `neighbours`; only the backends
 /// compiled in.
 #[cfg(test)]
 pub(crate) fn lp_order(neighbours: &Neighbours) -> Vec<SolverChoice> {
-    lp_order_for(matches!(neighbours, Neighbours::Graph { .. }))
+    lp_order_for(matches!(neighbours, Neighbours::Graph { .. }), true)
 }
 
-fn lp_order_for(graph: bool) -> Vec<SolverChoice> {
-    let order = if graph {
-        [SolverChoice::HighsIpm, SolverChoice::Clarabel]
-    } else {
-        [SolverChoice::Clarabel, SolverChoice::Highs]
+/// Explicit graphs: the block interior point (plain programs only), then HiGHS's interior point,
+/// then Clarabel; chains and bands: Clarabel, then HiGHS.
+fn lp_order_for(graph: bool, plain: bool) -> Vec<SolverChoice> {
+    let order: &[SolverChoice] = match (graph, plain) {
+        (true, true) => &[SolverChoice::BlockIpm, SolverChoice::HighsIpm, SolverChoice::Clarabel],
+        (true, false) => &[SolverChoice::HighsIpm, SolverChoice::Clarabel],
+        (false, _) => &[SolverChoice::Clarabel, SolverChoice::Highs],
     };
-    order.into_iter().filter(|c| c.is_available()).collect()
+    order.iter().copied().filter(|c| c.is_available()).collect()
 }
 
 /// (is the chain, is an explicit graph) of the model's neighbour relation, without building the

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::chain;
-use super::{LpSize, Route, SolveOptions};
+use super::{LpSize, Route, SolveOptions, SolverChoice};
 use crate::lp::{size_fields, SizeError};
 use crate::model::{Family, Model};
 
@@ -104,6 +104,18 @@ fn lp_seconds(model: &Model, nnz: f64, share: f64) -> f64 {
         Family::Poisson { .. } => 1.63 * (nnz / 1.4e5).powf(1.82) * share.powf(1.82),
         Family::Binomial { .. } => 16.5 * (nnz / 1.5e6).powf(1.2),
     }
+}
+
+/// Seconds the block interior point ([`super::structured`]) takes on `n_out` outputs (the
+/// restricted LP's under output generation) and `n_obs` observations on a 2-core machine: about
+/// 40 iterations, each factorising every output's |Y| × |Y| matrix and solving it against the
+/// identity (|Θ̃|·|Y|·nnz(L) multiply-adds, nnz(L) ≈ 15·|Y| on the multinomial's lattice: 13 000
+/// at |Y| = 861) and factorising the dense |Y| × |Y| Schur complement (|Y|³/3). The constants
+/// are fitted to the multinomial d = 3, resolution 10, Dirichlet(1, 2, 3) at K = 20 and 40 and
+/// the 2-D grid table model (docs/benchmarks.md).
+fn block_ipm_seconds(n_obs: f64, n_out: f64) -> f64 {
+    const ITERATIONS: f64 = 40.0;
+    0.3 + ITERATIONS * (7e-10 * n_out * n_obs * 15.0 * n_obs + 5e-11 * n_obs.powi(3))
 }
 
 /// The largest LP whose first restricted output set [`restricted_shares`] computes for the
@@ -273,12 +285,35 @@ pub(crate) fn estimate_route(
             // orbit, so the factor shrinks by the group's order (poll of 60, resolution 12: see
             // docs/benchmarks.md). A later backend whose whole LP does not fit is not started
             // (`solve_lp`), so the route's peak is its first backend's.
-            let group = match backends.first() {
-                Some(first) if first.is_highs() => symmetry_order(model) as u128,
-                _ => 1,
+            //
+            // The block interior point runs first on an asymmetric plain program on a graph; on
+            // a symmetric one HiGHS's orbit LP goes first (`structured::order_for`).
+            let symmetric = symmetry_order(model) > 1.0;
+            let backends: Vec<SolverChoice> = if symmetric && backends.iter().any(|b| b.is_highs()) {
+                let mut order: Vec<SolverChoice> =
+                    backends.iter().copied().filter(|&b| b != SolverChoice::BlockIpm).collect();
+                if backends.contains(&SolverChoice::BlockIpm) {
+                    let after = order.iter().position(|b| b.is_highs()).map_or(order.len(), |p| p + 1);
+                    order.insert(after, SolverChoice::BlockIpm);
+                }
+                order
+            } else {
+                backends.clone()
             };
-            let bytes = 8 * cost + lp_bytes(&LpShape { n_obs, n_out, n_vars, n_dp, nnz }, on_graph, group);
-            let secs = lp_seconds(model, nnz as f64, share);
+            let (bytes, secs) = if backends.first() == Some(&SolverChoice::BlockIpm) {
+                let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+                let lp = nnz * 16 + (2 * n_vars + 2 * n_dp + n_obs) * 32;
+                let block =
+                    super::structured::memory_bytes(n_obs as usize, n_out as usize, 2 * edges as usize, threads);
+                (8 * cost + lp + block, block_ipm_seconds(n_obs as f64, n_out as f64 * share))
+            } else {
+                let group = match backends.first() {
+                    Some(first) if first.is_highs() => symmetry_order(model) as u128,
+                    _ => 1,
+                };
+                let bytes = 8 * cost + lp_bytes(&LpShape { n_obs, n_out, n_vars, n_dp, nnz }, on_graph, group);
+                (bytes, lp_seconds(model, nnz as f64, share))
+            };
             ("LP", bytes, secs, backends.iter().map(|b| b.to_string()).collect())
         }
     };

@@ -113,6 +113,16 @@ pub(crate) fn run_whole(
             }
             second_vertex(problem, first, budget.saturating_sub(repairs.elapsed()), progress)
         }
+        SolverChoice::BlockIpm => {
+            let backend = choice.backend(limits, progress)?;
+            let started = Instant::now();
+            let raw = backend.solve(problem)?;
+            let budget = polish_budget(started.elapsed(), limits);
+            // An interior point's answer: repriced, then polished to a vertex where that does not
+            // certify it (as Clarabel's).
+            let repair = if polish { Repair::RepriceAndPolish(budget) } else { Repair::None };
+            Ok(judge(problem, raw, Producer::Solver(choice), repair, CHECK_TOLERANCE))
+        }
         other => {
             let backend = other.backend(limits, progress)?;
             let started = Instant::now();

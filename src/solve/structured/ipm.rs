@@ -1,0 +1,579 @@
+//! The block-angular primal-dual interior point (Mehrotra predictor-corrector) on the UBaPP LP.
+//!
+//! Per output k (m outputs, n observations, E directed neighbour pairs), with G the E × n matrix of
+//! the DP rows (row (a, b): e_a − e^ε e_b):
+//!
+//! ```text
+//! primal  min Σ_k c_kᵀ x_k   s.t.  G x_k + s_k = 0,  Σ_k x_k = 1,  x, s ≥ 0
+//! dual    max 1ᵀν            s.t.  z_k = c_k + Gᵀλ_k − ν ≥ 0,  λ ≥ 0
+//! ```
+//!
+//! Eliminating each output's slack and duals from the Newton system leaves, per output, the n × n
+//! matrix H_k = X_k⁻¹Z_k + Gᵀ W_k G (W = Λ S⁻¹), sparse with the neighbour graph's pattern, and
+//! the column sums couple the outputs only through the n × n Schur complement Σ_k H_k⁻¹ (Gondzio
+//! & Grothey's OOPS exploits the same block-angular form). One iteration factorises every H_k (one
+//! symbolic analysis shared by all), forms the Schur complement from blocks of solves with the
+//! identity, factorises it densely and back-substitutes: no LP matrix is ever built. The outputs'
+//! work is split over the machine's cores.
+//!
+//! H_k is handled as D(I + D Gᵀ W G D)D with D = (X⁻¹Z + ρI)^{-1/2}: the middle matrix has
+//! eigenvalues ≥ 1, so its inverse is bounded, and ρ (a primal regularisation, Altman & Gondzio
+//! 1999) caps D.
+
+use std::time::Instant;
+
+use super::dense_cholesky::DenseCholesky;
+use super::sparse_cholesky::{Symbolic, WIDTH};
+
+/// The LP in the interior point's terms (costs normalised so that max |c| = 1).
+pub(crate) struct BlockLp {
+    /// Outputs.
+    pub m: usize,
+    /// Observations.
+    pub n: usize,
+    /// c\[k·n + i\].
+    pub c: Vec<f64>,
+    /// Directed DP rows (a, b): x_a ≤ e^ε x_b.
+    pub rows: Vec<(usize, usize)>,
+    /// e^ε.
+    pub rho: f64,
+}
+
+/// How the interior point ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ending {
+    /// Gap and residuals within the tolerances.
+    Converged,
+    /// Progress stopped (numerical limits); the best iterate is returned.
+    Stalled,
+    /// The iteration cap.
+    IterationLimit,
+    /// The time cap.
+    TimeLimit,
+}
+
+/// The best iterate and how it was reached.
+pub(crate) struct IpmResult {
+    /// x\[k·n + i\].
+    pub x: Vec<f64>,
+    /// λ\[k·E + e\] (E = rows.len()), in the normalised costs' units.
+    pub lambda: Vec<f64>,
+    pub ending: Ending,
+    pub iterations: u32,
+    /// Relative gap |p − d| / |p| of the iterate returned.
+    pub gap: f64,
+    /// Largest primal and dual residuals of it.
+    pub primal_residual: f64,
+    pub dual_residual: f64,
+}
+
+/// Stopping rule and limits.
+pub(crate) struct Settings {
+    pub gap_tolerance: f64,
+    pub feasibility_tolerance: f64,
+    pub max_iterations: u32,
+    pub deadline: Option<Instant>,
+    /// Called after every iteration with its number.
+    pub on_iteration: Box<dyn Fn(u32) + Send + Sync>,
+}
+
+/// Primal regularisation ρ: X⁻¹Z + ρI.
+const PRIMAL_REGULARISATION: f64 = 1e-14;
+/// Fraction of the step to the boundary.
+const STEP_FRACTION: f64 = 0.99;
+/// Iterations without a better merit before the interior point gives up.
+const PATIENCE: u32 = 4;
+/// Passes of iterative refinement on the whole Newton system at most.
+const REFINEMENTS: usize = 3;
+/// A Newton direction whose leftover (after refinement) exceeds this is not used: the linear
+/// algebra has reached its limit (near the end, as μ → 0) and the best iterate so far is returned.
+const NEWTON_ERROR_LIMIT: f64 = 1e-9;
+/// Centrality correctors per iteration at most.
+const CENTRALITY_CORRECTORS: usize = 2;
+
+struct Point {
+    x: Vec<f64>,
+    z: Vec<f64>,
+    s: Vec<f64>,
+    lambda: Vec<f64>,
+    nu: Vec<f64>,
+}
+
+/// Right-hand sides of the Newton system: primal rows, column sums, dual rows, x∘z and s∘λ.
+struct Rhs {
+    p: Vec<f64>,
+    l: Vec<f64>,
+    d: Vec<f64>,
+    xz: Vec<f64>,
+    sl: Vec<f64>,
+}
+
+struct Direction {
+    x: Vec<f64>,
+    z: Vec<f64>,
+    s: Vec<f64>,
+    lambda: Vec<f64>,
+    nu: Vec<f64>,
+}
+
+/// The symmetric pattern of I + Gᵀ W G (the graph plus the diagonal) in CSC, with where each
+/// directed row's contributions go.
+struct Pattern {
+    col_ptr: Vec<usize>,
+    row_idx: Vec<usize>,
+    diagonal: Vec<usize>,
+    /// For row e = (a, b): positions of (a, b) and (b, a).
+    off: Vec<(usize, usize)>,
+}
+
+impl Pattern {
+    fn new(n: usize, rows: &[(usize, usize)]) -> Pattern {
+        let mut cols: Vec<Vec<usize>> = (0..n).map(|j| vec![j]).collect();
+        for &(a, b) in rows {
+            cols[a].push(b);
+            cols[b].push(a);
+        }
+        for c in &mut cols {
+            c.sort_unstable();
+            c.dedup();
+        }
+        let mut col_ptr = vec![0];
+        let mut row_idx = Vec::new();
+        for c in &cols {
+            row_idx.extend_from_slice(c);
+            col_ptr.push(row_idx.len());
+        }
+        let find = |col: usize, row: usize| {
+            col_ptr[col] + row_idx[col_ptr[col]..col_ptr[col + 1]].binary_search(&row).expect("in the pattern")
+        };
+        let diagonal = (0..n).map(|j| find(j, j)).collect();
+        let off = rows.iter().map(|&(a, b)| (find(b, a), find(a, b))).collect();
+        Pattern { col_ptr, row_idx, diagonal, off }
+    }
+}
+
+/// Solve `lp` from the standard interior start.
+pub(crate) fn solve(lp: &BlockLp, settings: &Settings) -> IpmResult {
+    let (m, n, ne) = (lp.m, lp.n, lp.rows.len());
+    let pattern = Pattern::new(n, &lp.rows);
+    let symbolic = Symbolic::analyse(n, &pattern.col_ptr, &pattern.row_idx);
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get()).min(m.max(1));
+
+    let g = |x: &[f64], out: &mut [f64]| {
+        for (e, &(a, b)) in lp.rows.iter().enumerate() {
+            out[e] = x[a] - lp.rho * x[b];
+        }
+    };
+    let gt_add = |l: &[f64], out: &mut [f64]| {
+        for (e, &(a, b)) in lp.rows.iter().enumerate() {
+            out[a] += l[e];
+            out[b] -= lp.rho * l[e];
+        }
+    };
+
+    // Start: the uniform mechanism is strictly feasible; the duals start small and below every
+    // column's least cost, then both sides are shifted off the boundary (Mehrotra 1992, §7).
+    let mut p = Point {
+        x: vec![1.0 / m as f64; m * n],
+        z: vec![0.0; m * n],
+        s: vec![0.0; m * ne],
+        lambda: vec![1e-3; m * ne],
+        nu: vec![f64::INFINITY; n],
+    };
+    let mut t = lp.c.clone();
+    for k in 0..m {
+        g(&p.x[k * n..(k + 1) * n], &mut p.s[k * ne..(k + 1) * ne]);
+        for v in &mut p.s[k * ne..(k + 1) * ne] {
+            *v = -*v;
+        }
+        gt_add(&p.lambda[k * ne..(k + 1) * ne], &mut t[k * n..(k + 1) * n]);
+    }
+    let (t_min, t_max) = t.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
+    for k in 0..m {
+        for i in 0..n {
+            p.nu[i] = p.nu[i].min(t[k * n + i]);
+        }
+    }
+    for v in &mut p.nu {
+        *v -= 0.1 * (t_max - t_min).max(1.0);
+    }
+    for k in 0..m {
+        for i in 0..n {
+            p.z[k * n + i] = t[k * n + i] - p.nu[i];
+        }
+    }
+    let xz: f64 = dot(&p.x, &p.z) + dot(&p.s, &p.lambda);
+    let shift = 0.5 * xz / (p.x.iter().sum::<f64>() + p.s.iter().sum::<f64>());
+    p.lambda.iter_mut().for_each(|v| *v += shift);
+    p.z.iter_mut().for_each(|v| *v += shift);
+
+    let count = (m * (n + ne)) as f64;
+    let mut best: Option<(f64, IpmResult)> = None;
+    let mut since_best = 0;
+    let mut iteration = 0;
+    let ending = loop {
+        // Residuals.
+        let mut rp = vec![0.0; m * ne];
+        let mut rd = vec![0.0; m * n];
+        let mut rl = vec![1.0; n];
+        for k in 0..m {
+            let (xk, sk) = (&p.x[k * n..(k + 1) * n], &p.s[k * ne..(k + 1) * ne]);
+            let rpk = &mut rp[k * ne..(k + 1) * ne];
+            g(xk, rpk);
+            for e in 0..ne {
+                rpk[e] = -(rpk[e] + sk[e]);
+            }
+            let rdk = &mut rd[k * n..(k + 1) * n];
+            rdk.copy_from_slice(&lp.c[k * n..(k + 1) * n]);
+            gt_add(&p.lambda[k * ne..(k + 1) * ne], rdk);
+            for i in 0..n {
+                rdk[i] = -(rdk[i] - p.nu[i] - p.z[k * n + i]);
+                rl[i] -= xk[i];
+            }
+        }
+        let mu = (dot(&p.x, &p.z) + dot(&p.s, &p.lambda)) / count;
+        let pobj = dot(&lp.c, &p.x);
+        let dobj: f64 = p.nu.iter().sum();
+        let gap = (pobj - dobj).abs() / pobj.abs().max(1e-12);
+        let pinf = max_abs(&rp).max(max_abs(&rl));
+        let dinf = max_abs(&rd);
+        // (f64::max would pass over a NaN.)
+        let merit = if gap.is_nan() || pinf.is_nan() || dinf.is_nan() { f64::NAN } else { gap.max(pinf).max(dinf) };
+        if best.as_ref().is_none_or(|(b, _)| merit < *b) {
+            best = Some((
+                merit,
+                IpmResult {
+                    x: p.x.clone(),
+                    lambda: p.lambda.clone(),
+                    ending: Ending::Stalled,
+                    iterations: iteration,
+                    gap,
+                    primal_residual: pinf,
+                    dual_residual: dinf,
+                },
+            ));
+            since_best = 0;
+        } else {
+            since_best += 1;
+        }
+        if gap <= settings.gap_tolerance
+            && pinf <= settings.feasibility_tolerance
+            && dinf <= settings.feasibility_tolerance
+        {
+            break Ending::Converged;
+        }
+        if since_best > PATIENCE || !merit.is_finite() {
+            break Ending::Stalled;
+        }
+        if iteration >= settings.max_iterations {
+            break Ending::IterationLimit;
+        }
+        if settings.deadline.is_some_and(|d| Instant::now() >= d) {
+            break Ending::TimeLimit;
+        }
+
+        // Factorise every block and form the Schur complement.
+        let w: Vec<f64> = p.lambda.iter().zip(&p.s).map(|(l, s)| l / s).collect();
+        let d: Vec<f64> = p.x.iter().zip(&p.z).map(|(x, z)| (x / (z + PRIMAL_REGULARISATION * x)).sqrt()).collect();
+        let chunk = m.div_ceil(threads);
+        let parts: Vec<(Vec<f64>, Vec<Option<super::sparse_cholesky::SparseCholesky<'_>>>)> =
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = (0..threads)
+                    .map(|t| {
+                        let (w, d, pattern, symbolic) = (&w, &d, &pattern, &symbolic);
+                        scope.spawn(move || {
+                            let mut schur = vec![0.0; n * n];
+                            let mut factors = Vec::new();
+                            for k in t * chunk..((t + 1) * chunk).min(m) {
+                                let values =
+                                    block_values(lp, pattern, &w[k * ne..(k + 1) * ne], &d[k * n..(k + 1) * n]);
+                                // I + D Gᵀ W G D ⪰ I: every pivot is ≥ 1.
+                                match symbolic.factorise(&values, 1.0) {
+                                    Ok(f) => {
+                                        add_inverse(&f, symbolic, &d[k * n..(k + 1) * n], &mut schur);
+                                        factors.push(Some(f));
+                                    }
+                                    Err(_) => factors.push(None),
+                                }
+                            }
+                            (schur, factors)
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().expect("a block worker does not panic")).collect()
+            });
+        let mut schur = vec![0.0; n * n];
+        let mut factors = Vec::with_capacity(m);
+        for (part, f) in parts {
+            for (a, b) in schur.iter_mut().zip(&part) {
+                *a += b;
+            }
+            factors.extend(f);
+        }
+        if factors.iter().any(Option::is_none) {
+            break Ending::Stalled;
+        }
+        let factors: Vec<_> = factors.into_iter().map(|f| f.expect("checked")).collect();
+        let schur = DenseCholesky::factorise(n, schur);
+        if schur.dropped == n {
+            // Nothing left of the Schur complement (its entries overflowed): the end of the road.
+            break Ending::Stalled;
+        }
+
+        // H_k⁻¹ v = D M⁻¹ D v.
+        let h_solve = |k: usize, v: &[f64]| -> Vec<f64> {
+            let dk = &d[k * n..(k + 1) * n];
+            let scaled: Vec<f64> = v.iter().zip(dk).map(|(a, b)| a * b).collect();
+            let mut y = factors[k].solve(&scaled);
+            y.iter_mut().zip(dk).for_each(|(a, b)| *a *= b);
+            y
+        };
+        // One solve of the Newton system for right-hand sides (r_p, r_l, r_d, r_xz, r_sλ):
+        // b = r_p − r_sλ/λ, g_k = r_d + r_xz/x + Gᵀ(W b), Δν = S⁻¹(r_l − Σ H_k⁻¹g_k),
+        // Δx_k = H_k⁻¹(g_k + Δν), Δλ = W(GΔx − b), Δs and Δz from the complementarity rows.
+        let reduced = |rhs: &Rhs| -> Direction {
+            let b: Vec<f64> = (0..m * ne).map(|j| rhs.p[j] - rhs.sl[j] / p.lambda[j]).collect();
+            let mut h = vec![0.0; m * n];
+            let mut sum_h = vec![0.0; n];
+            for k in 0..m {
+                let mut gk: Vec<f64> = (0..n).map(|i| rhs.d[k * n + i] + rhs.xz[k * n + i] / p.x[k * n + i]).collect();
+                let wb: Vec<f64> = (0..ne).map(|e| w[k * ne + e] * b[k * ne + e]).collect();
+                gt_add(&wb, &mut gk);
+                let hk = h_solve(k, &gk);
+                for i in 0..n {
+                    sum_h[i] += hk[i];
+                }
+                h[k * n..(k + 1) * n].copy_from_slice(&hk);
+            }
+            let mut dnu: Vec<f64> = (0..n).map(|i| rhs.l[i] - sum_h[i]).collect();
+            schur.solve(&mut dnu);
+            let mut dx = vec![0.0; m * n];
+            for k in 0..m {
+                let hk = h_solve(k, &dnu);
+                for i in 0..n {
+                    dx[k * n + i] = h[k * n + i] + hk[i];
+                }
+            }
+            let mut dlambda = vec![0.0; m * ne];
+            for k in 0..m {
+                let gdx = &mut dlambda[k * ne..(k + 1) * ne];
+                g(&dx[k * n..(k + 1) * n], gdx);
+                for e in 0..ne {
+                    let j = k * ne + e;
+                    gdx[e] = w[j] * (gdx[e] - b[j]);
+                }
+            }
+            let ds = (0..m * ne).map(|j| (rhs.sl[j] - p.s[j] * dlambda[j]) / p.lambda[j]).collect();
+            let dz = (0..m * n).map(|j| (rhs.xz[j] - p.z[j] * dx[j]) / p.x[j]).collect();
+            Direction { x: dx, z: dz, s: ds, lambda: dlambda, nu: dnu }
+        };
+        // What a direction leaves of the whole (unreduced) Newton system's right-hand side.
+        let leftover = |rhs: &Rhs, dir: &Direction| -> Rhs {
+            let mut out =
+                Rhs { p: rhs.p.clone(), l: rhs.l.clone(), d: rhs.d.clone(), xz: rhs.xz.clone(), sl: rhs.sl.clone() };
+            let mut tmp = vec![0.0; ne];
+            for k in 0..m {
+                g(&dir.x[k * n..(k + 1) * n], &mut tmp);
+                for e in 0..ne {
+                    let j = k * ne + e;
+                    out.p[j] -= tmp[e] + dir.s[j];
+                    out.sl[j] -= p.lambda[j] * dir.s[j] + p.s[j] * dir.lambda[j];
+                }
+                let mut gl = vec![0.0; n];
+                gt_add(&dir.lambda[k * ne..(k + 1) * ne], &mut gl);
+                for i in 0..n {
+                    let j = k * n + i;
+                    out.l[i] -= dir.x[j];
+                    out.d[j] -= gl[i] - dir.nu[i] - dir.z[j];
+                    out.xz[j] -= p.z[j] * dir.x[j] + p.x[j] * dir.z[j];
+                }
+            }
+            out
+        };
+        // Size of a leftover: feasibility rows absolutely, complementarity rows relative to x∘z, s∘λ.
+        let size = |r: &Rhs| -> f64 {
+            let compl_x = (0..m * n).map(|j| r.xz[j].abs() / (p.x[j] * p.z[j])).fold(0.0, f64::max);
+            let compl_s = (0..m * ne).map(|j| r.sl[j].abs() / (p.s[j] * p.lambda[j])).fold(0.0, f64::max);
+            max_abs(&r.p).max(max_abs(&r.l)).max(max_abs(&r.d)).max(compl_x * mu).max(compl_s * mu)
+        };
+        // The reduced solve, then iterative refinement on the whole system while it helps.
+        let solve_full = |rhs: &Rhs| -> (Direction, f64) {
+            let mut dir = reduced(rhs);
+            let mut left = leftover(rhs, &dir);
+            let mut error = size(&left);
+            for _ in 0..REFINEMENTS {
+                let correction = reduced(&left);
+                let candidate = Direction {
+                    x: add(&dir.x, &correction.x),
+                    z: add(&dir.z, &correction.z),
+                    s: add(&dir.s, &correction.s),
+                    lambda: add(&dir.lambda, &correction.lambda),
+                    nu: add(&dir.nu, &correction.nu),
+                };
+                let candidate_left = leftover(rhs, &candidate);
+                let candidate_error = size(&candidate_left);
+                if !(candidate_error < 0.5 * error) {
+                    break;
+                }
+                (dir, left, error) = (candidate, candidate_left, candidate_error);
+            }
+            (dir, error)
+        };
+        let newton = |rxz: &[f64], rsl: &[f64]| -> (Direction, f64) {
+            solve_full(&Rhs { p: rp.clone(), l: rl.clone(), d: rd.clone(), xz: rxz.to_vec(), sl: rsl.to_vec() })
+        };
+
+        // Predictor (affine scaling), then Mehrotra's corrector.
+        let rxz: Vec<f64> = p.x.iter().zip(&p.z).map(|(a, b)| -a * b).collect();
+        let rsl: Vec<f64> = p.s.iter().zip(&p.lambda).map(|(a, b)| -a * b).collect();
+        let (affine, error) = newton(&rxz, &rsl);
+        if !(error <= NEWTON_ERROR_LIMIT) {
+            break Ending::Stalled;
+        }
+        let (ap, ad) = steps(&p, &affine);
+        let mu_affine =
+            (p.x.iter()
+                .zip(&affine.x)
+                .zip(p.z.iter().zip(&affine.z))
+                .map(|((x, dx), (z, dz))| (x + ap * dx) * (z + ad * dz))
+                .sum::<f64>()
+                + p.s
+                    .iter()
+                    .zip(&affine.s)
+                    .zip(p.lambda.iter().zip(&affine.lambda))
+                    .map(|((s, ds), (l, dl))| (s + ap * ds) * (l + ad * dl))
+                    .sum::<f64>())
+                / count;
+        let sigma = (mu_affine / mu).powi(3).min(1.0);
+        let rxz: Vec<f64> = (0..m * n).map(|j| sigma * mu - p.x[j] * p.z[j] - affine.x[j] * affine.z[j]).collect();
+        let rsl: Vec<f64> =
+            (0..m * ne).map(|j| sigma * mu - p.s[j] * p.lambda[j] - affine.s[j] * affine.lambda[j]).collect();
+        let (mut dir, error) = newton(&rxz, &rsl);
+        if !(error <= NEWTON_ERROR_LIMIT) {
+            break Ending::Stalled;
+        }
+        // Gondzio's multiple centrality correctors (Gondzio 1996; Colombo & Gondzio 2008): aim a
+        // longer trial step, push the complementarity products that would leave [0.1, 10]·σμ
+        // back into it, and keep the corrected direction while the steps grow.
+        let target = sigma * mu;
+        for _ in 0..CENTRALITY_CORRECTORS {
+            let (ap, ad) = steps(&p, &dir);
+            let (tp, td) = ((ap + 0.2).min(1.0), (ad + 0.2).min(1.0));
+            let push = |v: f64| {
+                if v < 0.1 * target {
+                    0.1 * target - v
+                } else if v > 10.0 * target {
+                    (10.0 * target - v).max(-10.0 * target)
+                } else {
+                    0.0
+                }
+            };
+            let txz: Vec<f64> = (0..m * n).map(|j| push((p.x[j] + tp * dir.x[j]) * (p.z[j] + td * dir.z[j]))).collect();
+            let tsl: Vec<f64> =
+                (0..m * ne).map(|j| push((p.s[j] + tp * dir.s[j]) * (p.lambda[j] + td * dir.lambda[j]))).collect();
+            let (correction, error) =
+                solve_full(&Rhs { p: vec![0.0; m * ne], l: vec![0.0; n], d: vec![0.0; m * n], xz: txz, sl: tsl });
+            let candidate = Direction {
+                x: add(&dir.x, &correction.x),
+                z: add(&dir.z, &correction.z),
+                s: add(&dir.s, &correction.s),
+                lambda: add(&dir.lambda, &correction.lambda),
+                nu: add(&dir.nu, &correction.nu),
+            };
+            let (cp, cd) = steps(&p, &candidate);
+            if !(error <= NEWTON_ERROR_LIMIT) || cp + cd < 1.01 * (ap + ad) {
+                break;
+            }
+            dir = candidate;
+        }
+        let (ap, ad) = steps(&p, &dir);
+        let (ap, ad) = ((STEP_FRACTION * ap).min(1.0), (STEP_FRACTION * ad).min(1.0));
+        axpy(ap, &dir.x, &mut p.x);
+        axpy(ap, &dir.s, &mut p.s);
+        axpy(ad, &dir.z, &mut p.z);
+        axpy(ad, &dir.lambda, &mut p.lambda);
+        axpy(ad, &dir.nu, &mut p.nu);
+        iteration += 1;
+        (settings.on_iteration)(iteration);
+    };
+    let (_, mut result) = best.expect("the first iterate is always recorded");
+    result.ending = match ending {
+        // The best iterate is the last one exactly when the loop converged.
+        Ending::Converged => Ending::Converged,
+        other => other,
+    };
+    result
+}
+
+/// The values of I + D Gᵀ W G D on the pattern.
+fn block_values(lp: &BlockLp, pattern: &Pattern, w: &[f64], d: &[f64]) -> Vec<f64> {
+    let mut values = vec![0.0; pattern.row_idx.len()];
+    for (i, &pos) in pattern.diagonal.iter().enumerate() {
+        values[pos] = 1.0;
+        let _ = i;
+    }
+    let rho = lp.rho;
+    for (e, &(a, b)) in lp.rows.iter().enumerate() {
+        let we = w[e];
+        values[pattern.diagonal[a]] += d[a] * d[a] * we;
+        values[pattern.diagonal[b]] += d[b] * d[b] * rho * rho * we;
+        let off = -rho * we * d[a] * d[b];
+        let (ab, ba) = pattern.off[e];
+        values[ab] += off;
+        values[ba] += off;
+    }
+    values
+}
+
+/// schur += D M⁻¹ D (lower triangle, original order), from blocks of solves with the identity.
+fn add_inverse(f: &super::sparse_cholesky::SparseCholesky<'_>, symbolic: &Symbolic, d: &[f64], schur: &mut [f64]) {
+    let n = symbolic.n();
+    let perm = symbolic.perm();
+    let mut block = vec![0.0; n * WIDTH];
+    let mut first = 0;
+    while first < n {
+        let width = WIDTH.min(n - first);
+        block.iter_mut().for_each(|v| *v = 0.0);
+        for w in 0..width {
+            block[(first + w) * WIDTH + w] = 1.0;
+        }
+        f.solve_block(&mut block, first);
+        for w in 0..width {
+            let col = perm[first + w];
+            let dc = d[col];
+            for r in 0..n {
+                let row = perm[r];
+                if row >= col {
+                    schur[row * n + col] += d[row] * block[r * WIDTH + w] * dc;
+                }
+            }
+        }
+        first += width;
+    }
+}
+
+/// Largest steps in [0, 1] that keep the primal (x, s) and the dual (z, λ) non-negative.
+fn steps(p: &Point, dir: &Direction) -> (f64, f64) {
+    let ratio = |v: &[f64], dv: &[f64]| {
+        v.iter().zip(dv).filter(|(_, d)| **d < 0.0).map(|(v, d)| -v / d).fold(f64::INFINITY, f64::min)
+    };
+    let primal = ratio(&p.x, &dir.x).min(ratio(&p.s, &dir.s));
+    let dual = ratio(&p.z, &dir.z).min(ratio(&p.lambda, &dir.lambda));
+    (primal.min(1.0 / STEP_FRACTION), dual.min(1.0 / STEP_FRACTION))
+}
+
+fn add(a: &[f64], b: &[f64]) -> Vec<f64> {
+    a.iter().zip(b).map(|(a, b)| a + b).collect()
+}
+
+fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
+    y.iter_mut().zip(x).for_each(|(y, x)| *y += a * x);
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(a, b)| a * b).sum()
+}
+
+fn max_abs(v: &[f64]) -> f64 {
+    v.iter().fold(0.0, |m, x| m.max(x.abs()))
+}

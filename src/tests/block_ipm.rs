@@ -1,0 +1,124 @@
+//! The block interior point (`solve::structured`): its answers, after the same repricing, polish
+//! and assessment as every backend's, must be the whole LP's optimum as Clarabel finds it (an
+//! independent interior point with its own KKT solver), on seeded random graphs — connected and
+//! not, with costs of no symmetry — and on the bundled models; and an early stop must never be
+//! reported `optimal`.
+#![cfg(all(feature = "highs", feature = "clarabel"))]
+
+use std::sync::Arc;
+
+use rand::{rngs::StdRng, RngExt, SeedableRng};
+
+use crate::lp::{cost_matrix, MemoryBudget, Problem};
+use crate::model::Model;
+use crate::solve::{solve_lp, Limits, Solution, SolveError, SolveOptions, SolverChoice, Status, CHECK_TOLERANCE};
+
+use super::common::{bundled_models, rel_diff};
+use super::outputs::{random_costs, random_graph};
+
+fn solve(problem: &Problem, choice: SolverChoice, output_generation: bool) -> Solution {
+    let options = SolveOptions { output_generation, ..SolveOptions::from(choice) };
+    solve_lp(problem, &[choice], "test", &options, 0.0).unwrap()
+}
+
+/// The block interior point against Clarabel on the whole LP: the same optimum within 1e-7, a
+/// certified gap, and a bound never above the independent optimum.
+fn agree(problem: &Problem, output_generation: bool, what: &str) -> Solution {
+    let block = solve(problem, SolverChoice::BlockIpm, output_generation);
+    let whole = solve(problem, SolverChoice::Clarabel, false);
+    assert_eq!(whole.status, Status::Optimal, "{what}: Clarabel {}", whole.solver_detail);
+    assert_eq!(block.status, Status::Optimal, "{what}: {}", block.solver_detail);
+    assert!(block.solver_detail.contains("block interior point"), "{what}: {}", block.solver_detail);
+    assert!(
+        rel_diff(block.bayes_risk, whole.bayes_risk) < 1e-7,
+        "{what}: block interior point {} vs Clarabel {} ({})",
+        block.bayes_risk,
+        whole.bayes_risk,
+        block.solver_detail
+    );
+    let gap = block.checks.relative_gap.expect("a certified gap");
+    assert!(gap <= CHECK_TOLERANCE, "{what}: gap {gap:e}");
+    let bound = block.checks.dual_bound.expect("a bound");
+    assert!(bound <= whole.bayes_risk * (1.0 + 1e-9), "{what}: bound {bound} above the optimum {}", whole.bayes_risk);
+    block
+}
+
+#[test]
+fn random_graphs_agree_with_clarabel_on_the_whole_lp() {
+    let mut rng = StdRng::seed_from_u64(2026);
+    let mut disconnected = 0;
+    for case in 0..12 {
+        let n_obs = rng.random_range(8..24usize);
+        let n_out = rng.random_range(6..30usize);
+        let eps = [0.2, 0.7, 1.5, 3.0][case % 4];
+        let cost = Arc::new(random_costs(&mut rng, n_obs, n_out));
+        let neighbours = random_graph(&mut rng, n_obs);
+        let components = components(n_obs, &neighbours.edges().collect::<Vec<_>>());
+        disconnected += usize::from(components > 1);
+        let problem = Problem::try_new(cost, neighbours, eps, MemoryBudget::available()).unwrap();
+        // Half the cases through output generation (what `auto` would run), half on the whole LP.
+        let what = format!("case {case} (|Y| = {n_obs}, |Θ̃| = {n_out}, ε = {eps}, {components} component(s))");
+        agree(&problem, case % 2 == 0, &what);
+    }
+    assert!(disconnected >= 2, "only {disconnected} of the 12 graphs were disconnected");
+}
+
+/// Connected components of a graph on n vertices (union-find).
+fn components(n: usize, edges: &[(usize, usize)]) -> usize {
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn root(parent: &mut [usize], mut v: usize) -> usize {
+        while parent[v] != v {
+            parent[v] = parent[parent[v]];
+            v = parent[v];
+        }
+        v
+    }
+    for &(a, b) in edges {
+        let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
+        parent[ra] = rb;
+    }
+    (0..n).filter(|&v| root(&mut parent, v) == v).count()
+}
+
+/// Every bundled model whose LPs are plain and small enough for Clarabel's whole LP in a test.
+#[test]
+fn bundled_models_agree_with_clarabel_on_the_whole_lp() {
+    let mut checked = 0;
+    for path in bundled_models() {
+        let model = Model::load(&path).unwrap();
+        if !model.is_plain_program() {
+            continue;
+        }
+        let cost = Arc::new(cost_matrix(&model, MemoryBudget::available()).unwrap());
+        if cost.len() > 6_000 {
+            continue;
+        }
+        let neighbours = model.family().neighbours();
+        for &eps in &model.epsilons {
+            let problem = Problem::try_new(cost.clone(), neighbours.clone(), eps, MemoryBudget::available()).unwrap();
+            agree(&problem, false, &format!("{} at ε = {eps}", path.display()));
+            checked += 1;
+        }
+    }
+    assert!(checked >= 5, "only {checked} bundled LPs checked");
+}
+
+/// Stopped after a few iterations, the interior point's answer is not an optimum, and nothing
+/// may call it one (the polish is off, so nothing repairs it either).
+#[test]
+fn an_early_stop_is_never_optimal() {
+    let mut rng = StdRng::seed_from_u64(5);
+    let cost = Arc::new(random_costs(&mut rng, 16, 12));
+    let problem = Problem::try_new(cost, random_graph(&mut rng, 16), 0.7, MemoryBudget::available()).unwrap();
+    let options = SolveOptions {
+        limits: Limits { iterations: Some(3), seconds: None },
+        polish: false,
+        output_generation: false,
+        ..SolveOptions::from(SolverChoice::BlockIpm)
+    };
+    match solve_lp(&problem, &[SolverChoice::BlockIpm], "test", &options, 0.0) {
+        Ok(s) => assert_ne!(s.status, Status::Optimal, "{}", s.solver_detail),
+        Err(SolveError::NoSolution { status, .. }) => assert_eq!(status, Status::IterationLimit),
+        Err(e) => panic!("unexpected error: {e}"),
+    }
+}
