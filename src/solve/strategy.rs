@@ -121,7 +121,13 @@ pub(crate) fn run_whole(
             // An interior point's answer: repriced, then polished to a vertex where that does not
             // certify it (as Clarabel's).
             let repair = if polish { Repair::RepriceAndPolish(budget) } else { Repair::None };
-            Ok(judge(problem, raw, Producer::Solver(choice), repair, CHECK_TOLERANCE))
+            let mut judged = judge(problem, raw, Producer::Solver(choice), repair, CHECK_TOLERANCE);
+            // Stopped at its numerical limit, the interior point's own gap is not the measure:
+            // where our certificate of the released point meets the tolerance, it is optimal.
+            if judged.raw.status == Status::NearOptimal && judged.assessment.confirmed {
+                judged.raw.status = Status::Optimal;
+            }
+            Ok(judged)
         }
         other => {
             let backend = other.backend(limits, progress)?;

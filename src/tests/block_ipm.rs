@@ -26,20 +26,25 @@ fn solve(problem: &Problem, choice: SolverChoice, output_generation: bool) -> So
 fn agree(problem: &Problem, output_generation: bool, what: &str) -> Solution {
     let block = solve(problem, SolverChoice::BlockIpm, output_generation);
     let whole = solve(problem, SolverChoice::Clarabel, false);
-    assert_eq!(whole.status, Status::Optimal, "{what}: Clarabel {}", whole.solver_detail);
+    // The reference: Clarabel's released mechanism, certified by our bound to within the
+    // tolerance (its own status may say "almost" on a chain at large ε).
+    let reference_gap = whole.checks.relative_gap.unwrap_or(f64::INFINITY);
+    assert!(reference_gap <= CHECK_TOLERANCE, "{what}: Clarabel {}", whole.solver_detail);
     assert_eq!(block.status, Status::Optimal, "{what}: {}", block.solver_detail);
     assert!(block.solver_detail.contains("block interior point"), "{what}: {}", block.solver_detail);
+    // The risks of the mechanisms each releases (certified, repaired from the solver's point).
+    let released = |s: &Solution| s.checks.certified_objective.unwrap_or(s.bayes_risk);
     assert!(
-        rel_diff(block.bayes_risk, whole.bayes_risk) < 1e-7,
+        rel_diff(released(&block), released(&whole)) < 1e-7,
         "{what}: block interior point {} vs Clarabel {} ({})",
-        block.bayes_risk,
-        whole.bayes_risk,
+        released(&block),
+        released(&whole),
         block.solver_detail
     );
     let gap = block.checks.relative_gap.expect("a certified gap");
     assert!(gap <= CHECK_TOLERANCE, "{what}: gap {gap:e}");
     let bound = block.checks.dual_bound.expect("a bound");
-    assert!(bound <= whole.bayes_risk * (1.0 + 1e-9), "{what}: bound {bound} above the optimum {}", whole.bayes_risk);
+    assert!(bound <= released(&whole) * (1.0 + 1e-9), "{what}: bound {bound} above the optimum {}", released(&whole));
     block
 }
 
