@@ -176,7 +176,7 @@ fn dry_run_prints_size_route_memory_and_time_without_solving() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(start.elapsed().as_secs_f64() < 1.0);
     let out = stdout(&o);
-    for word in ["variables", "route: highs-ipm then clarabel via LP", "memory:", "time: roughly"] {
+    for word in ["variables", "route: highs-ipm then block-ipm then clarabel via LP", "memory:", "time: roughly"] {
         assert!(out.contains(word), "{word} missing from: {out}");
     }
     let o = run_ubapp(&["solve", path.to_str().unwrap(), "--dry-run", "--json"], &[], Some(dir.path()));

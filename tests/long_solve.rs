@@ -129,11 +129,11 @@ fn quiet_silences_progress_only() {
     assert!(!stderr(&quiet).contains("progress: "), "{}", stderr(&quiet));
 }
 
-/// Without `--max-seconds`, a solve estimated at twenty minutes (the asymmetric K = 60) is refused before any work, with the
+/// Without `--max-seconds`, a solve estimated at over ten minutes (the asymmetric K = 100) is refused before any work, with the
 /// estimate and the flag to pass; nothing goes to stdout.
 #[test]
 fn the_default_budget_refuses_a_solve_estimated_beyond_it() {
-    let model = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/models/multinomial-d3-k60-r10-a123.toml");
+    let model = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/models/multinomial-d3-k100-r10-a123.toml");
     let started = Instant::now();
     let o = ubapp(&["solve".as_ref(), model.as_os_str()]);
     assert!(started.elapsed() < Duration::from_secs(5), "answered after {:?}", started.elapsed());

@@ -31,7 +31,8 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     eps: Option<Vec<f64>>,
     /// Solver (auto = the exact chain solver when the neighbour relation is y ~ y ± 1 and the
-    /// program is the plain Bayes one, else Clarabel then HiGHS; HiGHS interior point first on explicit graphs).
+    /// program is the plain Bayes one, else Clarabel then HiGHS; on explicit graphs the block
+    /// interior point first, HiGHS first on a symmetric model's orbit LP).
     #[arg(long, value_enum, default_value_t = SolverChoice::Auto)]
     solver: SolverChoice,
     /// Print only a JSON array, one object per ε.
