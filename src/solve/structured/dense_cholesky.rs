@@ -5,6 +5,11 @@
 //! constraints no longer determine, and the solution's component along it is set to 0 instead of
 //! being amplified by 1/pivot.
 
+// Index loops over parallel arrays (x, z, s, λ by output and row) read as the formulas do.
+#![allow(clippy::needless_range_loop)]
+// `!(a <= b)` is meant: it is also true when a is NaN.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
+
 /// A pivot at most this fraction of its original diagonal is dropped.
 const DROP_PIVOT: f64 = 1e-13;
 

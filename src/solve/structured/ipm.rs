@@ -20,6 +20,11 @@
 //! eigenvalues ≥ 1, so its inverse is bounded, and ρ (a primal regularisation, Altman & Gondzio
 //! 1999) caps D.
 
+// Index loops over parallel arrays (x, z, s, λ by output and row) read as the formulas do.
+#![allow(clippy::needless_range_loop)]
+// `!(a <= b)` is meant: it is also true when a is NaN.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
+
 use std::time::Instant;
 
 use super::dense_cholesky::DenseCholesky;

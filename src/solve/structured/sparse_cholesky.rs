@@ -8,6 +8,9 @@
 //! row by row, so every entry of L is loaded once per block and multiplies [`WIDTH`] contiguous
 //! values (the loop the compiler vectorises).
 
+// Index loops over parallel arrays (x, z, s, λ by output and row) read as the formulas do.
+#![allow(clippy::needless_range_loop)]
+
 /// Relative floor of a pivot where the caller gives a lower bound (see `factorise`). Measured on
 /// the interior point's last iterations (asymmetric multinomial K = 40): 1e-14 and 1e-12 let the
 /// factor's entries grow until the Schur complement overflowed at a gap of 6.7e-8; 1e-10 kept
