@@ -408,13 +408,7 @@ pub(crate) fn solve(lp: &BlockLp, settings: &Settings) -> IpmResult {
             let mut error = size(&left);
             for _ in 0..REFINEMENTS {
                 let correction = reduced(&left);
-                let candidate = Direction {
-                    x: add(&dir.x, &correction.x),
-                    z: add(&dir.z, &correction.z),
-                    s: add(&dir.s, &correction.s),
-                    lambda: add(&dir.lambda, &correction.lambda),
-                    nu: add(&dir.nu, &correction.nu),
-                };
+                let candidate = dir.plus(&correction);
                 let candidate_left = leftover(rhs, &candidate);
                 let candidate_error = size(&candidate_left);
                 if !(candidate_error < 0.5 * error) {
@@ -478,13 +472,7 @@ pub(crate) fn solve(lp: &BlockLp, settings: &Settings) -> IpmResult {
                 (0..m * ne).map(|j| push((p.s[j] + tp * dir.s[j]) * (p.lambda[j] + td * dir.lambda[j]))).collect();
             let (correction, error) =
                 solve_full(&Rhs { p: vec![0.0; m * ne], l: vec![0.0; n], d: vec![0.0; m * n], xz: txz, sl: tsl });
-            let candidate = Direction {
-                x: add(&dir.x, &correction.x),
-                z: add(&dir.z, &correction.z),
-                s: add(&dir.s, &correction.s),
-                lambda: add(&dir.lambda, &correction.lambda),
-                nu: add(&dir.nu, &correction.nu),
-            };
+            let candidate = dir.plus(&correction);
             let (cp, cd) = steps(&p, &candidate);
             if !(error <= NEWTON_ERROR_LIMIT) || cp + cd < 1.01 * (ap + ad) {
                 break;
@@ -567,8 +555,18 @@ fn steps(p: &Point, dir: &Direction) -> (f64, f64) {
     (primal.min(1.0 / STEP_FRACTION), dual.min(1.0 / STEP_FRACTION))
 }
 
-fn add(a: &[f64], b: &[f64]) -> Vec<f64> {
-    a.iter().zip(b).map(|(a, b)| a + b).collect()
+impl Direction {
+    /// This direction plus a correction of it.
+    fn plus(&self, other: &Direction) -> Direction {
+        let add = |a: &[f64], b: &[f64]| -> Vec<f64> { a.iter().zip(b).map(|(a, b)| a + b).collect() };
+        Direction {
+            x: add(&self.x, &other.x),
+            z: add(&self.z, &other.z),
+            s: add(&self.s, &other.s),
+            lambda: add(&self.lambda, &other.lambda),
+            nu: add(&self.nu, &other.nu),
+        }
+    }
 }
 
 fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
