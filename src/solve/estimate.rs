@@ -109,13 +109,16 @@ fn lp_seconds(model: &Model, nnz: f64, share: f64) -> f64 {
 /// Seconds the block interior point ([`super::structured`]) takes on `n_out` outputs (the
 /// restricted LP's under output generation) and `n_obs` observations on a 2-core machine: about
 /// 40 iterations, each factorising every output's |Y| × |Y| matrix and solving it against the
-/// identity (|Θ̃|·|Y|·nnz(L) multiply-adds, nnz(L) ≈ 15·|Y| on the multinomial's lattice: 13 000
-/// at |Y| = 861) and factorising the dense |Y| × |Y| Schur complement (|Y|³/3). The constants
-/// are fitted to the multinomial d = 3, resolution 10, Dirichlet(1, 2, 3) at K = 20 and 40 and
-/// the 2-D grid table model (docs/benchmarks.md).
+/// identity (|Θ̃|·|Y|·nnz(L) multiply-adds, nnz(L) ≈ 15·|Y|·√(|Y|/861) on the multinomial's
+/// lattice: 13 000 at |Y| = 861, the fill growing with the separators) and factorising the dense
+/// |Y| × |Y| Schur complement (|Y|³/3). The constants are fitted to the multinomial d = 3,
+/// resolution 10, Dirichlet(1, 2, 3) at K = 20 and 40 and the 2-D grid table model; at K = 60 the
+/// iterations take about 5 s as modelled, but the end game there does not reach the tolerance
+/// and the route solves a second LP (docs/benchmarks.md).
 fn block_ipm_seconds(n_obs: f64, n_out: f64) -> f64 {
     const ITERATIONS: f64 = 40.0;
-    0.3 + ITERATIONS * (7e-10 * n_out * n_obs * 15.0 * n_obs + 5e-11 * n_obs.powi(3))
+    let factor_nonzeros = 15.0 * n_obs * (n_obs / 861.0).sqrt();
+    0.3 + ITERATIONS * (7e-10 * n_out * n_obs * factor_nonzeros + 5e-11 * n_obs.powi(3))
 }
 
 /// The largest LP whose first restricted output set [`restricted_shares`] computes for the
