@@ -291,23 +291,10 @@ pub(crate) fn estimate_route(
             //
             // The block interior point runs first on an asymmetric plain program on a graph; on
             // a symmetric one HiGHS's orbit LP goes first (`structured::order_for`).
-            let symmetric = symmetry_order(model) > 1.0;
-            let backends: Vec<SolverChoice> = if symmetric && backends.iter().any(|b| b.is_highs()) {
-                let mut order: Vec<SolverChoice> =
-                    backends.iter().copied().filter(|&b| b != SolverChoice::BlockIpm).collect();
-                if backends.contains(&SolverChoice::BlockIpm) {
-                    let after = order.iter().position(|b| b.is_highs()).map_or(order.len(), |p| p + 1);
-                    order.insert(after, SolverChoice::BlockIpm);
-                }
-                order
-            } else {
-                backends.clone()
-            };
+            let backends = super::structured::order_for(symmetry_order(model) > 1.0, backends);
             let (bytes, secs) = if backends.first() == Some(&SolverChoice::BlockIpm) {
-                let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
                 let lp = nnz * 16 + (2 * n_vars + 2 * n_dp + n_obs) * 32;
-                let block =
-                    super::structured::memory_bytes(n_obs as usize, n_out as usize, 2 * edges as usize, threads);
+                let block = super::structured::memory_bytes(n_obs as usize, n_out as usize, 2 * edges as usize);
                 (8 * cost + lp + block, block_ipm_seconds(n_obs as f64, n_out as f64 * share))
             } else {
                 let group = match backends.first() {

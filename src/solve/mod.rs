@@ -285,13 +285,7 @@ const FALLBACK_MIN_SECONDS: f64 = 60.0;
 /// the estimate's own formula ([`estimate::lp_bytes`]).
 fn whole_lp_bytes(problem: &Problem, choice: SolverChoice) -> u128 {
     if choice == SolverChoice::BlockIpm {
-        let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
-        return structured::memory_bytes(
-            problem.n_obs(),
-            problem.n_outputs(),
-            2 * problem.neighbours.edge_count(),
-            threads,
-        );
+        return structured::memory_bytes(problem.n_obs(), problem.n_outputs(), 2 * problem.neighbours.edge_count());
     }
     let group = match &problem.symmetry {
         Some(s) if choice.is_highs() => s.group_order as u128,
@@ -320,7 +314,7 @@ pub(crate) fn solve_lp(
     assembly_seconds: f64,
 ) -> Result<Solution> {
     let start = Instant::now();
-    let backends = &structured::order_for(problem, backends);
+    let backends = &structured::order_for(problem.symmetry.is_some(), backends);
     let mut best: Option<strategy::Judged> = None;
     let mut stopped: Option<strategy::Judged> = None;
     // Each attempt with who made it, so the kept producer's own is left out of the detail.

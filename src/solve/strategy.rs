@@ -113,22 +113,6 @@ pub(crate) fn run_whole(
             }
             second_vertex(problem, first, budget.saturating_sub(repairs.elapsed()), progress)
         }
-        SolverChoice::BlockIpm => {
-            let backend = choice.backend(limits, progress)?;
-            let started = Instant::now();
-            let raw = backend.solve(problem)?;
-            let budget = polish_budget(started.elapsed(), limits);
-            // An interior point's answer: repriced, then polished to a vertex where that does not
-            // certify it (as Clarabel's).
-            let repair = if polish { Repair::RepriceAndPolish(budget) } else { Repair::None };
-            let mut judged = judge(problem, raw, Producer::Solver(choice), repair, CHECK_TOLERANCE);
-            // Stopped at its numerical limit, the interior point's own gap is not the measure:
-            // where our certificate of the released point meets the tolerance, it is optimal.
-            if judged.raw.status == Status::NearOptimal && judged.assessment.confirmed {
-                judged.raw.status = Status::Optimal;
-            }
-            Ok(judged)
-        }
         other => {
             let backend = other.backend(limits, progress)?;
             let started = Instant::now();
@@ -137,9 +121,18 @@ pub(crate) fn run_whole(
             // HiGHS: a vertex that passes our checks stands; the polish is for the occasional
             // inconsistent duals (6.5e-7 of gap at ε = 1 on models/bernoulli-k100.toml) and costs
             // more than it gains on a vertex already certified (vote-share-3way at ε = 2: 10 s).
-            let polishes = polish && other.is_highs();
+            // The block interior point: an unconfirmed point is repriced, then polished.
+            let block = other == SolverChoice::BlockIpm;
+            let polishes = polish && (other.is_highs() || block);
             let repair = if polishes { Repair::RepriceAndPolish(budget) } else { Repair::None };
-            Ok(judge(problem, raw, Producer::Solver(backend.name()), repair, CHECK_TOLERANCE))
+            let mut judged = judge(problem, raw, Producer::Solver(backend.name()), repair, CHECK_TOLERANCE);
+            // Stopped at its numerical limit, the block interior point's own gap is not the
+            // measure: where our certificate of the released point meets the tolerance, it is
+            // optimal.
+            if block && judged.raw.status == Status::NearOptimal && judged.assessment.confirmed {
+                judged.raw.status = Status::Optimal;
+            }
+            Ok(judged)
         }
     }
 }

@@ -25,7 +25,9 @@ fn solve(problem: &Problem, choice: SolverChoice, output_generation: bool) -> So
 /// The route `auto` takes (its first backend, by output generation) against the whole LP by
 /// Clarabel: the same optimum, and a bound on the full LP that certifies it.
 fn agree(problem: &Problem, what: &str) -> Solution {
-    let first = crate::solve::structured::order_for(problem, &crate::solve::lp_order(&problem.neighbours))[0];
+    let first =
+        crate::solve::structured::order_for(problem.symmetry.is_some(), &crate::solve::lp_order(&problem.neighbours))
+            [0];
     let fast = solve(problem, first, true);
     let whole = solve(problem, SolverChoice::Clarabel, false);
     assert!(!whole.solver_detail.contains("output generation"), "{what}: {}", whole.solver_detail);

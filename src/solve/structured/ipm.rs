@@ -157,12 +157,17 @@ impl Pattern {
     }
 }
 
+/// Threads the outputs' work is split over: the machine's cores, at most one per output.
+pub(crate) fn worker_threads(outputs: usize) -> usize {
+    std::thread::available_parallelism().map_or(1, |t| t.get()).min(outputs.max(1))
+}
+
 /// Solve `lp` from the standard interior start.
 pub(crate) fn solve(lp: &BlockLp, settings: &Settings) -> IpmResult {
     let (m, n, ne) = (lp.m, lp.n, lp.rows.len());
     let pattern = Pattern::new(n, &lp.rows);
     let symbolic = Symbolic::analyse(n, &pattern.col_ptr, &pattern.row_idx);
-    let threads = std::thread::available_parallelism().map_or(1, |t| t.get()).min(m.max(1));
+    let threads = worker_threads(m);
 
     let g = |x: &[f64], out: &mut [f64]| {
         for (e, &(a, b)) in lp.rows.iter().enumerate() {
@@ -490,20 +495,15 @@ pub(crate) fn solve(lp: &BlockLp, settings: &Settings) -> IpmResult {
         (settings.on_iteration)(iteration);
     };
     let (_, mut result) = best.expect("the first iterate is always recorded");
-    result.ending = match ending {
-        // The best iterate is the last one exactly when the loop converged.
-        Ending::Converged => Ending::Converged,
-        other => other,
-    };
+    result.ending = ending;
     result
 }
 
 /// The values of I + D Gᵀ W G D on the pattern.
 fn block_values(lp: &BlockLp, pattern: &Pattern, w: &[f64], d: &[f64]) -> Vec<f64> {
     let mut values = vec![0.0; pattern.row_idx.len()];
-    for (i, &pos) in pattern.diagonal.iter().enumerate() {
+    for &pos in &pattern.diagonal {
         values[pos] = 1.0;
-        let _ = i;
     }
     let rho = lp.rho;
     for (e, &(a, b)) in lp.rows.iter().enumerate() {

@@ -23,7 +23,8 @@ use crate::lp::Problem;
 /// Bytes the block interior point needs on an LP of `n_obs` observations and `n_out` outputs: the
 /// dense Schur complement once per worker thread and once summed, the iterates (x, z, s, λ and
 /// their directions) and the per-output factors.
-pub(crate) fn memory_bytes(n_obs: usize, n_out: usize, n_dp_rows_per_output: usize, threads: usize) -> u128 {
+pub(crate) fn memory_bytes(n_obs: usize, n_out: usize, n_dp_rows_per_output: usize) -> u128 {
+    let threads = ipm::worker_threads(n_out);
     let dense = (threads as u128 + 1) * (n_obs as u128).pow(2) * 8;
     let iterates = 24 * (n_out as u128) * (n_obs as u128 + n_dp_rows_per_output as u128) * 8;
     // A factor of the neighbour graph's pattern: measured 15 nonzeros per observation on the
@@ -32,12 +33,12 @@ pub(crate) fn memory_bytes(n_obs: usize, n_out: usize, n_dp_rows_per_output: usi
     dense + iterates + factors
 }
 
-/// The order `backends` run in on `problem`: where HiGHS solves a symmetric model's orbit LP (|G|
-/// times smaller, measured faster than the block interior point on the whole LP), HiGHS goes
-/// first and the block interior point becomes its fallback.
-pub(crate) fn order_for(problem: &Problem, backends: &[SolverChoice]) -> Vec<SolverChoice> {
+/// The order `backends` run in on an LP with or without symmetries: where HiGHS solves a
+/// symmetric model's orbit LP (|G| times smaller, measured faster than the block interior point
+/// on the whole LP), HiGHS goes first and the block interior point becomes its fallback.
+pub(crate) fn order_for(symmetric: bool, backends: &[SolverChoice]) -> Vec<SolverChoice> {
     let mut order = backends.to_vec();
-    let highs_first = problem.symmetry.is_some() && order.iter().any(|c| c.is_highs());
+    let highs_first = symmetric && order.iter().any(|c| c.is_highs());
     if let (true, Some(at)) = (highs_first, order.iter().position(|&c| c == SolverChoice::BlockIpm)) {
         order.remove(at);
         let after = order.iter().position(|c| c.is_highs()).map_or(order.len(), |p| p + 1);

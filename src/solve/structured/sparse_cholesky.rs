@@ -27,10 +27,10 @@ pub(crate) struct Symbolic {
     n: usize,
     /// perm\[new\] = old.
     perm: Vec<usize>,
-    /// Lower triangle of P A Pᵀ (with the diagonal) by columns: for new column j, its entries
-    /// (new row ≥ j, the position of the value in the caller's value array).
+    /// Lower triangle of P A Pᵀ (with the diagonal) by rows: for new row k, its entries (new
+    /// column j ≤ k, increasing; the position of the value in the caller's value array).
     lower_ptr: Vec<usize>,
-    lower_row: Vec<usize>,
+    lower_col: Vec<usize>,
     lower_src: Vec<usize>,
     /// L by columns, diagonal first; rows below the diagonal in increasing order.
     l_ptr: Vec<usize>,
@@ -64,37 +64,32 @@ impl Symbolic {
         for (new, &old) in perm.iter().enumerate() {
             inv[old] = new;
         }
-        // Lower triangle of the permuted matrix, by columns, remembering where each value lives.
+        // Lower triangle of the permuted matrix, by rows, remembering where each value lives.
         let mut entries: Vec<(usize, usize, usize)> = Vec::with_capacity(col_ptr[n]);
         for old_col in 0..n {
             for (p, &old_row) in row_idx.iter().enumerate().take(col_ptr[old_col + 1]).skip(col_ptr[old_col]) {
                 let (r, c) = (inv[old_row], inv[old_col]);
                 if r >= c {
-                    entries.push((c, r, p));
+                    entries.push((r, c, p));
                 }
             }
         }
         entries.sort_unstable();
         let mut lower_ptr = vec![0; n + 1];
-        for &(c, _, _) in &entries {
-            lower_ptr[c + 1] += 1;
+        for &(r, _, _) in &entries {
+            lower_ptr[r + 1] += 1;
         }
-        for j in 0..n {
-            lower_ptr[j + 1] += lower_ptr[j];
+        for k in 0..n {
+            lower_ptr[k + 1] += lower_ptr[k];
         }
-        let lower_row: Vec<usize> = entries.iter().map(|e| e.1).collect();
+        let lower_col: Vec<usize> = entries.iter().map(|e| e.1).collect();
         let lower_src: Vec<usize> = entries.iter().map(|e| e.2).collect();
 
         // Elimination tree and the row patterns of L (Davis §4.1: ereach over the upper triangle,
         // i.e. over the lower triangle's transpose — for row k, the entries A[k, j] with j < k).
-        let mut upper_by_row: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for j in 0..n {
-            for &r in &lower_row[lower_ptr[j]..lower_ptr[j + 1]] {
-                if r > j {
-                    upper_by_row[r].push(j);
-                }
-            }
-        }
+        let upper_by_row: Vec<Vec<usize>> = (0..n)
+            .map(|k| lower_col[lower_ptr[k]..lower_ptr[k + 1]].iter().copied().filter(|&j| j < k).collect())
+            .collect();
         let mut parent = vec![usize::MAX; n];
         let mut ancestor = vec![usize::MAX; n];
         for k in 0..n {
@@ -149,7 +144,7 @@ impl Symbolic {
                 next[j] += 1;
             }
         }
-        Symbolic { n, perm, lower_ptr, lower_row, lower_src, l_ptr, l_row, row_ptr, row_col, row_slot }
+        Symbolic { n, perm, lower_ptr, lower_col, lower_src, l_ptr, l_row, row_ptr, row_col, row_slot }
     }
 
     /// Order of the matrix.
@@ -174,30 +169,12 @@ impl Symbolic {
         let mut x = vec![0.0; n];
         // cursor[j]: one past the last entry of column j filled so far.
         let mut cursor: Vec<usize> = (0..n).map(|j| self.l_ptr[j] + 1).collect();
-        // Column k of the lower triangle is row k of the upper one: scatter it, then solve.
-        // `by_row` lists, for row k, the (column j < k, value) of the permuted matrix.
-        let mut by_row_ptr = vec![0usize; n + 1];
-        for j in 0..n {
-            for &r in &self.lower_row[self.lower_ptr[j]..self.lower_ptr[j + 1]] {
-                by_row_ptr[r + 1] += 1;
-            }
-        }
         for k in 0..n {
-            by_row_ptr[k + 1] += by_row_ptr[k];
-        }
-        let mut by_row_fill = by_row_ptr.clone();
-        let mut by_row: Vec<(usize, f64)> = vec![(0, 0.0); by_row_ptr[n]];
-        for j in 0..n {
-            for p in self.lower_ptr[j]..self.lower_ptr[j + 1] {
-                let r = self.lower_row[p];
-                by_row[by_row_fill[r]] = (j, values[self.lower_src[p]]);
-                by_row_fill[r] += 1;
-            }
-        }
-        for k in 0..n {
+            // Scatter row k of the lower triangle, then solve for row k of L.
             let mut diagonal = 0.0;
             let mut original = 0.0;
-            for &(j, v) in &by_row[by_row_ptr[k]..by_row_ptr[k + 1]] {
+            for p in self.lower_ptr[k]..self.lower_ptr[k + 1] {
+                let (j, v) = (self.lower_col[p], values[self.lower_src[p]]);
                 if j == k {
                     diagonal = v;
                     original = v.abs();
