@@ -28,7 +28,7 @@
 use std::time::Instant;
 
 use super::dense_cholesky::DenseCholesky;
-use super::sparse_cholesky::{Symbolic, WIDTH};
+use super::sparse_cholesky::{Symbolic, PIVOT_FLOOR, WIDTH};
 
 /// The LP in the interior point's terms (costs normalised so that max |c| = 1).
 pub(crate) struct BlockLp {
@@ -93,6 +93,12 @@ const REFINEMENTS: usize = 3;
 /// A Newton direction whose leftover (after refinement) exceeds this is not used: the linear
 /// algebra has reached its limit (near the end, as μ → 0) and the best iterate so far is returned.
 const NEWTON_ERROR_LIMIT: f64 = 1e-9;
+/// Where the linear algebra gives out (a block that is not positive definite, a Schur complement
+/// with no pivot left, a Newton leftover above [`NEWTON_ERROR_LIMIT`]), the iteration is tried
+/// again with the sparse factors' relative pivot floor raised 100-fold, up to this. Asymmetric
+/// multinomial K = 60: the Schur complement overflowed at a gap of 3.5e-7 with the floor at
+/// 1e-10; at 1e-8 one more iteration reached 1.3e-7, which certifies (5.3e-8).
+const MAX_PIVOT_FLOOR: f64 = 1e-6;
 /// Centrality correctors per iteration at most.
 const CENTRALITY_CORRECTORS: usize = 2;
 
@@ -167,6 +173,7 @@ pub(crate) fn solve(lp: &BlockLp, settings: &Settings) -> IpmResult {
     let (m, n, ne) = (lp.m, lp.n, lp.rows.len());
     let pattern = Pattern::new(n, &lp.rows);
     let symbolic = Symbolic::analyse(n, &pattern.col_ptr, &pattern.row_idx);
+    let perm = symbolic.perm();
     let threads = worker_threads(m);
 
     let g = |x: &[f64], out: &mut [f64]| {
@@ -221,6 +228,7 @@ pub(crate) fn solve(lp: &BlockLp, settings: &Settings) -> IpmResult {
     let mut best: Option<(f64, IpmResult)> = None;
     let mut since_best = 0;
     let mut iteration = 0;
+    let mut pivot_floor = PIVOT_FLOOR;
     let ending = loop {
         // Residuals.
         let mut rp = vec![0.0; m * ne];
@@ -298,7 +306,7 @@ pub(crate) fn solve(lp: &BlockLp, settings: &Settings) -> IpmResult {
                                 let values =
                                     block_values(lp, pattern, &w[k * ne..(k + 1) * ne], &d[k * n..(k + 1) * n]);
                                 // I + D Gᵀ W G D ⪰ I: every pivot is ≥ 1.
-                                match symbolic.factorise(&values, 1.0) {
+                                match symbolic.factorise(&values, 1.0, pivot_floor) {
                                     Ok(f) => {
                                         add_inverse(&f, symbolic, &d[k * n..(k + 1) * n], &mut schur);
                                         factors.push(Some(f));
@@ -321,12 +329,18 @@ pub(crate) fn solve(lp: &BlockLp, settings: &Settings) -> IpmResult {
             factors.extend(f);
         }
         if factors.iter().any(Option::is_none) {
+            if raise_floor(&mut pivot_floor) {
+                continue;
+            }
             break Ending::Stalled;
         }
         let factors: Vec<_> = factors.into_iter().map(|f| f.expect("checked")).collect();
-        let schur = DenseCholesky::factorise(n, schur);
+        let schur = DenseCholesky::factorise(n, schur, threads);
         if schur.dropped == n {
             // Nothing left of the Schur complement (its entries overflowed): the end of the road.
+            if raise_floor(&mut pivot_floor) {
+                continue;
+            }
             break Ending::Stalled;
         }
 
@@ -343,27 +357,33 @@ pub(crate) fn solve(lp: &BlockLp, settings: &Settings) -> IpmResult {
         // Δx_k = H_k⁻¹(g_k + Δν), Δλ = W(GΔx − b), Δs and Δz from the complementarity rows.
         let reduced = |rhs: &Rhs| -> Direction {
             let b: Vec<f64> = (0..m * ne).map(|j| rhs.p[j] - rhs.sl[j] / p.lambda[j]).collect();
-            let mut h = vec![0.0; m * n];
-            let mut sum_h = vec![0.0; n];
-            for k in 0..m {
+            let h = per_output(m, threads, |k| {
                 let mut gk: Vec<f64> = (0..n).map(|i| rhs.d[k * n + i] + rhs.xz[k * n + i] / p.x[k * n + i]).collect();
                 let wb: Vec<f64> = (0..ne).map(|e| w[k * ne + e] * b[k * ne + e]).collect();
                 gt_add(&wb, &mut gk);
-                let hk = h_solve(k, &gk);
+                h_solve(k, &gk)
+            });
+            let mut sum_h = vec![0.0; n];
+            for hk in &h {
                 for i in 0..n {
                     sum_h[i] += hk[i];
                 }
-                h[k * n..(k + 1) * n].copy_from_slice(&hk);
             }
-            let mut dnu: Vec<f64> = (0..n).map(|i| rhs.l[i] - sum_h[i]).collect();
-            schur.solve(&mut dnu);
-            let mut dx = vec![0.0; m * n];
-            for k in 0..m {
-                let hk = h_solve(k, &dnu);
+            // The Schur complement is factorised in the blocks' order.
+            let mut permuted: Vec<f64> = perm.iter().map(|&i| rhs.l[i] - sum_h[i]).collect();
+            schur.solve(&mut permuted);
+            let mut dnu = vec![0.0; n];
+            for (new, &old) in perm.iter().enumerate() {
+                dnu[old] = permuted[new];
+            }
+            let dx_parts = per_output(m, threads, |k| {
+                let mut dxk = h_solve(k, &dnu);
                 for i in 0..n {
-                    dx[k * n + i] = h[k * n + i] + hk[i];
+                    dxk[i] += h[k][i];
                 }
-            }
+                dxk
+            });
+            let dx: Vec<f64> = dx_parts.concat();
             let mut dlambda = vec![0.0; m * ne];
             for k in 0..m {
                 let gdx = &mut dlambda[k * ne..(k + 1) * ne];
@@ -432,6 +452,9 @@ pub(crate) fn solve(lp: &BlockLp, settings: &Settings) -> IpmResult {
         let rsl: Vec<f64> = p.s.iter().zip(&p.lambda).map(|(a, b)| -a * b).collect();
         let (affine, error) = newton(&rxz, &rsl);
         if !(error <= NEWTON_ERROR_LIMIT) {
+            if raise_floor(&mut pivot_floor) {
+                continue;
+            }
             break Ending::Stalled;
         }
         let (ap, ad) = steps(&p, &affine);
@@ -454,6 +477,9 @@ pub(crate) fn solve(lp: &BlockLp, settings: &Settings) -> IpmResult {
             (0..m * ne).map(|j| sigma * mu - p.s[j] * p.lambda[j] - affine.s[j] * affine.lambda[j]).collect();
         let (mut dir, error) = newton(&rxz, &rsl);
         if !(error <= NEWTON_ERROR_LIMIT) {
+            if raise_floor(&mut pivot_floor) {
+                continue;
+            }
             break Ending::Stalled;
         }
         // Gondzio's multiple centrality correctors (Gondzio 1996; Colombo & Gondzio 2008): aim a
@@ -499,6 +525,30 @@ pub(crate) fn solve(lp: &BlockLp, settings: &Settings) -> IpmResult {
     result
 }
 
+/// Raise the pivot floor one step; false when it is already at [`MAX_PIVOT_FLOOR`].
+fn raise_floor(floor: &mut f64) -> bool {
+    if *floor >= MAX_PIVOT_FLOOR {
+        return false;
+    }
+    *floor *= 100.0;
+    true
+}
+
+/// `[f(0), …, f(m − 1)]`, the outputs split over `threads` threads in contiguous runs.
+fn per_output<T: Send>(m: usize, threads: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    if threads <= 1 {
+        return (0..m).map(f).collect();
+    }
+    let chunk = m.div_ceil(threads);
+    let f = &f;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| scope.spawn(move || (t * chunk..((t + 1) * chunk).min(m)).map(f).collect::<Vec<T>>()))
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().expect("an output worker does not panic")).collect()
+    })
+}
+
 /// The values of I + D Gᵀ W G D on the pattern.
 fn block_values(lp: &BlockLp, pattern: &Pattern, w: &[f64], d: &[f64]) -> Vec<f64> {
     let mut values = vec![0.0; pattern.row_idx.len()];
@@ -518,7 +568,9 @@ fn block_values(lp: &BlockLp, pattern: &Pattern, w: &[f64], d: &[f64]) -> Vec<f6
     values
 }
 
-/// schur += D M⁻¹ D (lower triangle, original order), from blocks of solves with the identity.
+/// schur += P D M⁻¹ D Pᵀ on and below the diagonal, in the factor's order P (row-major), from
+/// blocks of solves with the identity (the entries written above the diagonal are not read).
+/// Every output shares the ordering, so the sum is the Schur complement permuted once.
 fn add_inverse(f: &super::sparse_cholesky::SparseCholesky<'_>, symbolic: &Symbolic, d: &[f64], schur: &mut [f64]) {
     let n = symbolic.n();
     let perm = symbolic.perm();
@@ -526,19 +578,19 @@ fn add_inverse(f: &super::sparse_cholesky::SparseCholesky<'_>, symbolic: &Symbol
     let mut first = 0;
     while first < n {
         let width = WIDTH.min(n - first);
-        block.iter_mut().for_each(|v| *v = 0.0);
+        block[first * WIDTH..].iter_mut().for_each(|v| *v = 0.0);
+        let mut d_col = [0.0; WIDTH];
         for w in 0..width {
             block[(first + w) * WIDTH + w] = 1.0;
+            d_col[w] = d[perm[first + w]];
         }
-        f.solve_block(&mut block, first);
-        for w in 0..width {
-            let col = perm[first + w];
-            let dc = d[col];
-            for r in 0..n {
-                let row = perm[r];
-                if row >= col {
-                    schur[row * n + col] += d[row] * block[r * WIDTH + w] * dc;
-                }
+        f.solve_block_lower(&mut block, first);
+        for r in first..n {
+            let d_row = d[perm[r]];
+            let solved = &block[r * WIDTH..r * WIDTH + width];
+            let out = &mut schur[r * n + first..r * n + first + width];
+            for w in 0..width {
+                out[w] += d_row * solved[w] * d_col[w];
             }
         }
         first += width;
