@@ -19,8 +19,10 @@
 /// refinement recovers.
 pub(crate) const PIVOT_FLOOR: f64 = 1e-10;
 
-/// Right-hand sides per block in [`SparseCholesky::solve_block_lower`].
-pub(crate) const WIDTH: usize = 8;
+/// Right-hand sides per block in [`SparseCholesky::solve_block_lower`]. Forming the Schur
+/// complement of the 3-option poll of 100 (|Y| = 5151) took 9.4 s an iteration with 8, 6.3 s with
+/// 16, 4.9 s with 32 and 5.8 s with 64 (the block, |Y| × 64 values, no longer stays in cache).
+pub(crate) const WIDTH: usize = 32;
 
 /// The symbolic analysis of one pattern: the ordering and the structure of L.
 #[derive(Debug)]
