@@ -129,15 +129,22 @@ fn quiet_silences_progress_only() {
     assert!(!stderr(&quiet).contains("progress: "), "{}", stderr(&quiet));
 }
 
-/// Without `--max-seconds`, a solve estimated at over ten minutes (the asymmetric K = 100) is refused before any work, with the
-/// estimate and the flag to pass; nothing goes to stdout.
+/// Without `--max-seconds`, a solve estimated at over ten minutes (a 3-option poll of 120 with
+/// Dirichlet(1, 2, 3): about 19 minutes) is refused before any work, with the estimate, the flag
+/// to pass and the file; nothing goes to stdout.
 #[test]
 fn the_default_budget_refuses_a_solve_estimated_beyond_it() {
-    let model = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/models/multinomial-d3-k100-r10-a123.toml");
+    let text = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/models/multinomial-d3-k100-r10-a123.toml"),
+    )
+    .unwrap()
+    .replace("records = 100", "records = 120");
+    let (_dir, model) = common::model_file(&text);
     let started = Instant::now();
     let o = ubapp(&["solve".as_ref(), model.as_os_str()]);
     assert!(started.elapsed() < Duration::from_secs(5), "answered after {:?}", started.elapsed());
-    assert_input_error(&o, &["roughly", "default budget of 600 s", "--max-seconds S"]);
+    let file = model.display().to_string();
+    assert_input_error(&o, &["roughly", "default budget of 600 s", "--max-seconds S", &file]);
     assert!(o.stdout.is_empty(), "{}", stdout(&o));
 }
 

@@ -167,12 +167,11 @@ fn check_before_header(r: &Request) -> Result<Estimate> {
         return Err(r.name_file(Error::TooLarge(est.size_error())));
     }
     if r.options.limits.seconds.is_none() && estimated > DEFAULT_TIME_BUDGET_SECONDS {
-        return Err(SolveError::TooSlow {
+        return Err(r.name_file(SolveError::TooSlow {
             estimated_seconds: estimated,
             limit_seconds: DEFAULT_TIME_BUDGET_SECONDS,
             fields: est.fields,
-        }
-        .into());
+        }));
     }
     Ok(est)
 }
@@ -317,12 +316,10 @@ fn run_shard(a: Args) -> Result<()> {
     }
     if max_seconds.is_none() && estimated > DEFAULT_TIME_BUDGET_SECONDS {
         let fields = est.fields.clone();
-        return Err(SolveError::TooSlow {
-            estimated_seconds: estimated,
-            limit_seconds: DEFAULT_TIME_BUDGET_SECONDS,
-            fields,
-        }
-        .into());
+        return Err(name_file(
+            SolveError::TooSlow { estimated_seconds: estimated, limit_seconds: DEFAULT_TIME_BUDGET_SECONDS, fields }
+                .into(),
+        ));
     }
     let shown = if json { Shown::Silent } else { Shown::for_stderr(quiet) };
     if !matches!(shown, Shown::Silent) {
@@ -358,6 +355,11 @@ pub fn name_model_file(e: impl Into<Error>, model_path: &Path) -> Error {
         Error::TooLarge(size) => Error::TooLarge(size.in_origin(&origin)),
         Error::Solve(SolveError::NonFiniteCosts { fields }) if !fields.starts_with(&origin) => {
             SolveError::NonFiniteCosts { fields: format!("{origin}: {fields}") }.into()
+        }
+        Error::Solve(SolveError::TooSlow { estimated_seconds, limit_seconds, fields })
+            if !fields.starts_with(&origin) =>
+        {
+            SolveError::TooSlow { estimated_seconds, limit_seconds, fields: format!("{fields} in {origin}") }.into()
         }
         other => other,
     }

@@ -14,7 +14,9 @@ use crate::model::{Model, Neighbours};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ValueEnum)]
 pub enum SolverChoice {
     /// Decided per model: the exact chain solver for chain neighbours and the plain Bayes
-    /// program, else Clarabel then HiGHS (HiGHS's interior point first on explicit graphs).
+    /// program; on other explicit neighbour graphs the block interior point, then HiGHS's
+    /// interior point, then Clarabel (HiGHS first on a symmetric model's orbit LP, and on a
+    /// constrained program, which is solved whole); on banded relations Clarabel, then HiGHS.
     // (This text is `--help`'s: no rustdoc links. The decision is `Route::for_model`.)
     Auto,
     /// HiGHS, letting it choose the method (dual simplex on these LPs).
@@ -195,7 +197,10 @@ pub enum Route {
 impl Route {
     /// The one decision of which solvers a model's LP goes to for `choice`. `Auto`: the chain
     /// solver when the neighbour relation is the chain y ~ y ± 1 and the program is the plain
-    /// Bayes one; otherwise Clarabel then HiGHS, HiGHS first on an explicit neighbour graph.
+    /// Bayes one; on another explicit neighbour graph with the plain program the block interior
+    /// point, then HiGHS, then Clarabel (`lp_order_for`; HiGHS first where a symmetric model has
+    /// its orbit LP, `structured::order_for`); otherwise Clarabel then HiGHS, HiGHS first on an
+    /// explicit neighbour graph.
     ///
     /// Why the LP order depends on the graph: on a chain or band the KKT system of an
     /// interior-point method stays banded and Clarabel wins by far (HiGHS dual simplex: > 120 s at

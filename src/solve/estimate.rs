@@ -108,17 +108,26 @@ fn lp_seconds(model: &Model, nnz: f64, share: f64) -> f64 {
 
 /// Seconds the block interior point ([`super::structured`]) takes on `n_out` outputs (the
 /// restricted LP's under output generation) and `n_obs` observations on a 2-core machine: about
-/// 40 iterations, each factorising every output's |Y| × |Y| matrix and solving it against the
-/// identity (|Θ̃|·|Y|·nnz(L) multiply-adds, nnz(L) ≈ 15·|Y|·√(|Y|/861) on the multinomial's
-/// lattice: 13 000 at |Y| = 861, the fill growing with the separators) and factorising the dense
-/// |Y| × |Y| Schur complement (|Y|³/3). The constants are fitted to the multinomial d = 3,
-/// resolution 10, Dirichlet(1, 2, 3) at K = 20 and 40 and the 2-D grid table model; at K = 60 the
-/// iterations take about 5 s as modelled, but the end game there does not reach the tolerance
-/// and the route solves a second LP (docs/benchmarks.md).
+/// 40 iterations, each
+///
+/// - forming the |Y| × |Y| Schur complement's lower triangle from every output's factor solved
+///   against the identity (|Θ̃|·|Y|·nnz(L) multiply-adds at most, nnz(L) ≈ 15·|Y|·√(|Y|/861) on the
+///   multinomial's lattice: 13 000 at |Y| = 861, the fill growing with the separators);
+/// - factorising it densely (|Y|³/3);
+/// - 5–16 Newton solves (predictor, corrector, centrality correctors, refinement), each one solve
+///   per output with its factor (|Θ̃|·nnz(L)), and the vector work around them (|Θ̃|·|Y|).
+///
+/// The constants are one iteration's parts as measured on the multinomial d = 3, resolution 10,
+/// Dirichlet(1, 2, 3) at K = 100 (|Y| = 5151, 66 outputs: 4.9 s forming, 3–4 s factorising, 2.5 s
+/// solving), checked against the whole solves at K = 20, 40 and 60 and the 2-D grid table model
+/// (docs/benchmarks.md).
 fn block_ipm_seconds(n_obs: f64, n_out: f64) -> f64 {
     const ITERATIONS: f64 = 40.0;
     let factor_nonzeros = 15.0 * n_obs * (n_obs / 861.0).sqrt();
-    0.3 + ITERATIONS * (7e-10 * n_out * n_obs * factor_nonzeros + 5e-11 * n_obs.powi(3))
+    let forming = 7.7e-11 * n_out * n_obs * factor_nonzeros;
+    let dense = 2.6e-11 * n_obs.powi(3);
+    let solving = 2.0e-7 * n_out * factor_nonzeros + 2.5e-6 * n_out * n_obs;
+    0.3 + ITERATIONS * (forming + dense + solving)
 }
 
 /// The largest LP whose first restricted output set [`restricted_shares`] computes for the
