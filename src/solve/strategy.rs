@@ -81,7 +81,7 @@ pub(crate) fn run_whole(
                 };
                 let started = Instant::now();
                 let raw = super::LpSolver::solve(&backend, problem)?;
-                let budget = polish_budget(started.elapsed(), limits);
+                let budget = polish_budget(SolverChoice::Clarabel, started.elapsed(), limits);
                 let repair = if polish { Repair::RepriceAndPolish(budget) } else { Repair::None };
                 let judged = judge(problem, raw, Producer::Solver(SolverChoice::Clarabel), repair, polish_above);
                 let gap = judged.assessment.checks.relative_gap.unwrap_or(f64::INFINITY);
@@ -105,7 +105,7 @@ pub(crate) fn run_whole(
             let backend = choice.backend(limits, progress)?;
             let started = Instant::now();
             let raw = backend.solve(problem)?;
-            let budget = polish_budget(started.elapsed(), limits);
+            let budget = polish_budget(choice, started.elapsed(), limits);
             let repairs = Instant::now();
             let first = judge(problem, raw, Producer::Solver(backend.name()), Repair::Reprice(budget), CHECK_TOLERANCE);
             if first.assessment.confirmed || !first.raw.status.has_solution() {
@@ -118,12 +118,7 @@ pub(crate) fn run_whole(
             let started = Instant::now();
             let raw = backend.solve(problem)?;
             let block = other == SolverChoice::BlockIpm;
-            // The block interior point's polish gets a quarter of the usual budget: on its
-            // points stopped short of the tolerance the polish has not yet finished (asymmetric
-            // multinomial K = 60: stopped at its budget after 143 s; K = 100: after 927 s, a
-            // gap of 6.4e-6 left as it was).
-            let backend_time = if block { started.elapsed() / 4 } else { started.elapsed() };
-            let budget = polish_budget(backend_time, limits);
+            let budget = polish_budget(other, started.elapsed(), limits);
             // HiGHS: a vertex that passes our checks stands; the polish is for the occasional
             // inconsistent duals (6.5e-7 of gap at ε = 1 on models/bernoulli-k100.toml) and costs
             // more than it gains on a vertex already certified (vote-share-3way at ε = 2: 10 s).
@@ -275,10 +270,14 @@ fn repriced(problem: &Problem, raw: RawSolution, before: Assessment, budget: Dur
 
 /// The polish may take twice the backend's time, and at least a second: where it cannot finish
 /// (the active set read from the point admits no vertex, and HiGHS labours on the retry: 13 s
-/// after a 1.7 s interior point on the clipped-Poisson band) the backend's answer stands.
+/// after a 1.7 s interior point on the clipped-Poisson band) the backend's answer stands. After
+/// the block interior point it gets a quarter of that: on its points stopped short of the
+/// tolerance the polish has not yet finished (asymmetric multinomial K = 60: stopped at its
+/// budget after 143 s; K = 100: after 927 s, a gap of 6.4e-6 left as it was).
 /// Under a time limit, the polish gets at most what the backend left of it.
-fn polish_budget(backend: Duration, limits: Limits) -> Duration {
-    let budget = (2 * backend).max(Duration::from_secs(1));
+fn polish_budget(choice: SolverChoice, backend: Duration, limits: Limits) -> Duration {
+    let share = if choice == SolverChoice::BlockIpm { backend / 2 } else { 2 * backend };
+    let budget = share.max(Duration::from_secs(1));
     match limits.remaining_after(backend) {
         Some(left) => budget.min(Duration::from_secs_f64(left)),
         None => budget,
