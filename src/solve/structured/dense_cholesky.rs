@@ -5,11 +5,14 @@
 //! constraints no longer determine, and the solution's component along it is set to 0 instead of
 //! being amplified by 1/pivot.
 //!
-//! The factorisation is right-looking by panels of [`PANEL`] columns (Golub & Van Loan,
-//! *Matrix Computations*, 4th ed., §4.2.9): the panel's diagonal block is factorised, the rows
-//! below it are solved against that block, and the trailing matrix takes the panel's rank-[`PANEL`]
-//! update, which is nearly all of the n³/3 operations. That update runs on every core, through a
-//! register-blocked kernel compiled for AVX2 and FMA where the processor has them.
+//! The factorisation is right-looking and blocked twice (Golub & Van Loan, *Matrix Computations*,
+//! 4th ed., §4.2.9). Within a block of [`BLOCK`] columns, panel by panel of [`PANEL`]: the panel's
+//! diagonal block is factorised, the rows below it are solved against that block, and the block's
+//! remaining columns take the panel's update. Then the trailing matrix takes the block's
+//! rank-[`BLOCK`] update, which is nearly all of the n³/3 operations. The updates run on every
+//! core, through a register-tiled kernel (one column tile packed contiguously and shared by a
+//! group of row tiles while it is in cache, as in GotoBLAS) compiled for AVX2 and FMA where the
+//! processor has them.
 
 // Index loops over parallel arrays (x, z, s, λ by output and row) read as the formulas do.
 #![allow(clippy::needless_range_loop)]
@@ -19,12 +22,21 @@
 /// A pivot at most this fraction of its original diagonal is dropped.
 const DROP_PIVOT: f64 = 1e-13;
 
-/// Columns per panel.
+/// Columns per panel: the diagonal block is factorised and the rows below it solved this many
+/// columns at a time.
 const PANEL: usize = 64;
 
-/// Rows and columns of the trailing update's register tile.
-const TILE_ROWS: usize = 4;
+/// Columns per block: the trailing matrix takes one rank-[`BLOCK`] update per block (its panels
+/// update only the block's own columns), so the trailing matrix is read and written n / BLOCK
+/// times rather than n / PANEL.
+const BLOCK: usize = 256;
+
+/// Rows and columns of the update's register tile (12 vector accumulators with AVX2).
+const TILE_ROWS: usize = 6;
 const TILE_COLS: usize = 8;
+
+/// Row tiles that share each packed column tile while it is in the first-level cache.
+const TILE_GROUP: usize = 8;
 
 /// The lower-triangular factor, row-major in a full n × n buffer; a dropped pivot is stored as
 /// +∞ (dividing by it gives 0).
@@ -38,60 +50,57 @@ pub(crate) struct DenseCholesky {
 
 impl DenseCholesky {
     /// Factorise the symmetric matrix whose lower triangle is in `a` (row-major n × n; the upper
-    /// triangle is not read), consuming it; the trailing updates use `threads` threads.
+    /// triangle is not read), consuming it; the updates use `threads` threads.
     pub(crate) fn factorise(n: usize, mut a: Vec<f64>, threads: usize) -> DenseCholesky {
         debug_assert_eq!(a.len(), n * n);
         let original: Vec<f64> = (0..n).map(|i| a[i * n + i]).collect();
         let threads = threads.max(1);
         let mut dropped = 0;
-        // The panel's columns of the rows below it, transposed: packed[t * n + j] = L[j, p0 + t].
-        let mut packed = vec![0.0; PANEL * n];
-        let mut p0 = 0;
-        while p0 < n {
-            let p1 = (p0 + PANEL).min(n);
-            // The diagonal block, row by row (the left-looking rule within the panel).
-            for i in p0..p1 {
-                let (done, rest) = a.split_at_mut(i * n);
-                let row_i = &mut rest[..n];
-                for j in p0..i {
-                    let s = row_i[j] - dot(&row_i[p0..j], &done[j * n + p0..j * n + j]);
-                    let pivot = done[j * n + j];
-                    row_i[j] = if pivot.is_finite() { s / pivot } else { 0.0 };
+        let mut packed = Vec::new();
+        let mut b0 = 0;
+        while b0 < n {
+            let b1 = (b0 + BLOCK).min(n);
+            let mut p0 = b0;
+            while p0 < b1 {
+                let p1 = (p0 + PANEL).min(b1);
+                dropped += factorise_diagonal_block(&mut a, n, p0, p1, &original);
+                if p1 == n {
+                    break;
                 }
-                let s = row_i[i] - dot(&row_i[p0..i], &row_i[p0..i]);
-                if !(s > DROP_PIVOT * original[i].abs()) || !s.is_finite() {
-                    row_i[i] = f64::INFINITY;
-                    dropped += 1;
-                } else {
-                    row_i[i] = s.sqrt();
+                let (head, trailing) = a.split_at_mut(p1 * n);
+                let diagonal_block = &head[p0 * n..];
+                // The rows below the panel, solved against its diagonal block.
+                for_row_ranges(trailing, n, p1, threads, |_, rows| {
+                    for row in rows.chunks_mut(n) {
+                        for j in p0..p1 {
+                            let s = row[j] - dot(&row[p0..j], &diagonal_block[(j - p0) * n + p0..(j - p0) * n + j]);
+                            let pivot = diagonal_block[(j - p0) * n + j];
+                            row[j] = if pivot.is_finite() { s / pivot } else { 0.0 };
+                        }
+                    }
+                });
+                // The block's remaining columns take the panel's update.
+                if p1 < b1 {
+                    pack_columns(trailing, n, p1, (p0, p1), (p1, b1), &mut packed);
+                    let packed = &packed;
+                    for_row_ranges(trailing, n, p1, threads, |first_row, rows| {
+                        update(rows, n, first_row, (p0, p1), (p1, b1), packed);
+                    });
                 }
+                p0 = p1;
             }
-            if p1 == n {
+            if b1 == n {
                 break;
             }
-            let (head, trailing) = a.split_at_mut(p1 * n);
-            let diagonal_block = &head[p0 * n..];
-            // The rows below the panel, solved against its diagonal block.
-            for_row_ranges(trailing, n, p1, threads, |_, rows| {
-                for row in rows.chunks_mut(n) {
-                    for j in p0..p1 {
-                        let s = row[j] - dot(&row[p0..j], &diagonal_block[(j - p0) * n + p0..(j - p0) * n + j]);
-                        let pivot = diagonal_block[(j - p0) * n + j];
-                        row[j] = if pivot.is_finite() { s / pivot } else { 0.0 };
-                    }
-                }
-            });
-            for (r, row) in trailing.chunks(n).enumerate() {
-                for t in 0..p1 - p0 {
-                    packed[t * n + p1 + r] = row[p0 + t];
-                }
-            }
-            // The trailing matrix's update: A[i, j] −= L[i, panel] · L[j, panel] for p1 ≤ j ≤ i.
+            // The trailing matrix takes the block's update: A[i, j] −= L[i, block] · L[j, block]
+            // for b1 ≤ j ≤ i.
+            let trailing = &mut a[b1 * n..];
+            pack_columns(trailing, n, b1, (b0, b1), (b1, n), &mut packed);
             let packed = &packed;
-            for_row_ranges(trailing, n, p1, threads, |first_row, rows| {
-                update(rows, n, first_row, p0, p1, packed);
+            for_row_ranges(trailing, n, b1, threads, |first_row, rows| {
+                update(rows, n, first_row, (b0, b1), (b1, n), packed);
             });
-            p0 = p1;
+            b0 = b1;
         }
         DenseCholesky { n, l: a, dropped }
     }
@@ -115,6 +124,54 @@ impl DenseCholesky {
     }
 }
 
+/// Factorise the diagonal block of the panel `p0..p1` row by row (the left-looking rule within
+/// the panel), dropping cancelled pivots; returns how many were dropped.
+fn factorise_diagonal_block(a: &mut [f64], n: usize, p0: usize, p1: usize, original: &[f64]) -> usize {
+    let mut dropped = 0;
+    for i in p0..p1 {
+        let (done, rest) = a.split_at_mut(i * n);
+        let row_i = &mut rest[..n];
+        for j in p0..i {
+            let s = row_i[j] - dot(&row_i[p0..j], &done[j * n + p0..j * n + j]);
+            let pivot = done[j * n + j];
+            row_i[j] = if pivot.is_finite() { s / pivot } else { 0.0 };
+        }
+        let s = row_i[i] - dot(&row_i[p0..i], &row_i[p0..i]);
+        if !(s > DROP_PIVOT * original[i].abs()) || !s.is_finite() {
+            row_i[i] = f64::INFINITY;
+            dropped += 1;
+        } else {
+            row_i[i] = s.sqrt();
+        }
+    }
+    dropped
+}
+
+/// Pack the factor's columns `depth` of the rows `columns` (held in `rows` from row `first`)
+/// as column tiles: tile c holds, for each t in `depth`, the [`TILE_COLS`] values
+/// L[columns.0 + c·TILE_COLS + w, depth.0 + t], zero past the last column.
+fn pack_columns(
+    rows: &[f64],
+    n: usize,
+    first: usize,
+    depth: (usize, usize),
+    columns: (usize, usize),
+    packed: &mut Vec<f64>,
+) {
+    let k = depth.1 - depth.0;
+    let tiles = (columns.1 - columns.0).div_ceil(TILE_COLS);
+    packed.clear();
+    packed.resize(tiles * k * TILE_COLS, 0.0);
+    for j in columns.0..columns.1 {
+        let (tile, w) = ((j - columns.0) / TILE_COLS, (j - columns.0) % TILE_COLS);
+        let row = &rows[(j - first) * n + depth.0..(j - first) * n + depth.1];
+        let out = &mut packed[tile * k * TILE_COLS..(tile + 1) * k * TILE_COLS];
+        for t in 0..k {
+            out[t * TILE_COLS + w] = row[t];
+        }
+    }
+}
+
 /// Run `work(first_row, rows)` on `threads` contiguous slices of the rows `first..n` (`rows`
 /// holds them, n values each), cut so that each slice has about the same share of a lower
 /// triangle's work (row i costs ∝ i − first).
@@ -123,7 +180,7 @@ where
     F: Fn(usize, &mut [f64]) + Sync,
 {
     let count = n - first;
-    let threads = threads.min(count.div_ceil(TILE_ROWS)).max(1);
+    let threads = threads.min(count.div_ceil(TILE_ROWS * TILE_GROUP)).max(1);
     if threads == 1 {
         work(first, rows);
         return;
@@ -149,86 +206,155 @@ where
     });
 }
 
-/// The trailing update for the rows `first_row..` held in `rows`: for each row i and column
-/// p1 ≤ j ≤ i, rows[i][j] −= Σ_t rows[i][p0 + t] · packed[t·n + j].
-fn update(rows: &mut [f64], n: usize, first_row: usize, p0: usize, p1: usize, packed: &[f64]) {
+/// The update of the rows `first_row..` held in `rows`: for each row i and column j in
+/// `columns` with j ≤ i, rows\[i\]\[j\] −= Σ_t rows\[i\]\[depth.0 + t\] · L\[j, depth.0 + t\], the
+/// second factor from [`pack_columns`].
+fn update(
+    rows: &mut [f64],
+    n: usize,
+    first_row: usize,
+    depth: (usize, usize),
+    columns: (usize, usize),
+    packed: &[f64],
+) {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
             // SAFETY: the processor has AVX2 and FMA (checked just above).
-            unsafe { update_avx2_fma(rows, n, first_row, p0, p1, packed) };
+            unsafe { update_avx2_fma(rows, n, first_row, depth, columns, packed) };
             return;
         }
     }
-    update_kernel::<false>(rows, n, first_row, p0, p1, packed);
+    update_kernel::<false>(rows, n, first_row, depth, columns, packed);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn update_avx2_fma(rows: &mut [f64], n: usize, first_row: usize, p0: usize, p1: usize, packed: &[f64]) {
-    update_kernel::<true>(rows, n, first_row, p0, p1, packed);
+unsafe fn update_avx2_fma(
+    rows: &mut [f64],
+    n: usize,
+    first_row: usize,
+    depth: (usize, usize),
+    columns: (usize, usize),
+    packed: &[f64],
+) {
+    update_kernel::<true>(rows, n, first_row, depth, columns, packed);
 }
 
 /// The update's loops, inlined into each instruction set's entry so that the compiler vectorises
 /// them for it; `FUSED` uses fused multiply-adds (only where the processor has them: elsewhere
-/// `mul_add` is a library call).
+/// `mul_add` is a library call). Row tiles are taken [`TILE_GROUP`] at a time, and each packed
+/// column tile serves the whole group before the next is loaded.
 #[inline(always)]
 fn update_kernel<const FUSED: bool>(
     rows: &mut [f64],
     n: usize,
     first_row: usize,
-    p0: usize,
-    p1: usize,
+    depth: (usize, usize),
+    columns: (usize, usize),
     packed: &[f64],
 ) {
-    let width = p1 - p0;
+    let k = depth.1 - depth.0;
     let count = rows.len() / n;
-    let mut r0 = 0;
-    while r0 < count {
-        let tile_rows = TILE_ROWS.min(count - r0);
-        // Row i's panel values, copied so that the tile's rows can be written below.
-        let mut lhs = [[0.0; PANEL]; TILE_ROWS];
-        for r in 0..tile_rows {
-            lhs[r][..width].copy_from_slice(&rows[(r0 + r) * n + p0..(r0 + r) * n + p1]);
+    // The group's row values over `depth`, t-major within each tile: lhs[g][t·TILE_ROWS + r].
+    let mut lhs = vec![0.0; TILE_GROUP * k * TILE_ROWS];
+    let mut g0 = 0;
+    while g0 < count {
+        let group_rows = (TILE_ROWS * TILE_GROUP).min(count - g0);
+        let tiles = group_rows.div_ceil(TILE_ROWS);
+        for g in 0..tiles {
+            let tile = &mut lhs[g * k * TILE_ROWS..(g + 1) * k * TILE_ROWS];
+            for r in 0..TILE_ROWS {
+                let row = g0 + g * TILE_ROWS + r;
+                if row < g0 + group_rows {
+                    let values = &rows[row * n + depth.0..row * n + depth.1];
+                    for t in 0..k {
+                        tile[t * TILE_ROWS + r] = values[t];
+                    }
+                } else {
+                    for t in 0..k {
+                        tile[t * TILE_ROWS + r] = 0.0;
+                    }
+                }
+            }
         }
-        // Columns up to the tile's last row's diagonal; the entries above the diagonal of its
-        // first rows are written too, and never read.
-        let last = first_row + r0 + tile_rows - 1;
-        let mut j0 = p1;
+        // Columns up to the group's last row's diagonal (and inside `columns`); the entries above
+        // the diagonal of a tile's first rows are written too, and never read.
+        let last = (first_row + g0 + group_rows - 1).min(columns.1 - 1);
+        let mut j0 = columns.0;
         while j0 <= last {
-            let cols = TILE_COLS.min(last + 1 - j0);
-            let mut acc = [[0.0; TILE_COLS]; TILE_ROWS];
-            if cols == TILE_COLS {
-                for t in 0..width {
-                    let column: &[f64; TILE_COLS] =
-                        packed[t * n + j0..t * n + j0 + TILE_COLS].try_into().expect("a full tile");
-                    for r in 0..TILE_ROWS {
-                        let l = lhs[r][t];
-                        for c in 0..TILE_COLS {
-                            acc[r][c] = if FUSED { l.mul_add(column[c], acc[r][c]) } else { acc[r][c] + l * column[c] };
-                        }
-                    }
+            let cols = TILE_COLS.min(columns.1 - j0);
+            let column_tile = (j0 - columns.0) / TILE_COLS;
+            let b = &packed[column_tile * k * TILE_COLS..(column_tile + 1) * k * TILE_COLS];
+            for g in 0..tiles {
+                let tile_first = g0 + g * TILE_ROWS;
+                let tile_rows = TILE_ROWS.min(g0 + group_rows - tile_first);
+                if first_row + tile_first + tile_rows - 1 < j0 {
+                    // The whole tile lies above the diagonal.
+                    continue;
                 }
-            } else {
-                for t in 0..width {
-                    for r in 0..TILE_ROWS {
-                        let l = lhs[r][t];
-                        for c in 0..cols {
-                            acc[r][c] += l * packed[t * n + j0 + c];
-                        }
+                let a = &lhs[g * k * TILE_ROWS..(g + 1) * k * TILE_ROWS];
+                let acc = if FUSED { tile_fused(a, b, k) } else { tile_plain(a, b, k) };
+                for r in 0..tile_rows {
+                    let out = &mut rows[(tile_first + r) * n + j0..(tile_first + r) * n + j0 + cols];
+                    for c in 0..cols {
+                        out[c] -= acc[r][c];
                     }
                 }
             }
-            for r in 0..tile_rows {
-                let out = &mut rows[(r0 + r) * n + j0..(r0 + r) * n + j0 + cols];
-                for c in 0..cols {
-                    out[c] -= acc[r][c];
-                }
-            }
-            j0 += cols;
+            j0 += TILE_COLS;
         }
-        r0 += tile_rows;
+        g0 += group_rows;
     }
+}
+
+/// Σ_t a\[t\]\[r\] · b\[t\]\[c\] for a [`TILE_ROWS`] × [`TILE_COLS`] tile (a and b t-major).
+#[inline(always)]
+fn tile_plain(a: &[f64], b: &[f64], k: usize) -> [[f64; TILE_COLS]; TILE_ROWS] {
+    let mut acc = [[0.0; TILE_COLS]; TILE_ROWS];
+    for t in 0..k {
+        for r in 0..TILE_ROWS {
+            let l = a[t * TILE_ROWS + r];
+            for c in 0..TILE_COLS {
+                acc[r][c] += l * b[t * TILE_COLS + c];
+            }
+        }
+    }
+    acc
+}
+
+/// [`tile_plain`] with AVX2 fused multiply-adds, the twelve accumulators held in registers.
+#[inline(always)]
+fn tile_fused(a: &[f64], b: &[f64], k: usize) -> [[f64; TILE_COLS]; TILE_ROWS] {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        assert!(a.len() >= k * TILE_ROWS && b.len() >= k * TILE_COLS);
+        // SAFETY: only reached from `update_avx2_fma`, on a processor with AVX2 and FMA; every
+        // load is inside `a` or `b` (asserted above).
+        unsafe {
+            let (pa, pb) = (a.as_ptr(), b.as_ptr());
+            let mut c = [_mm256_setzero_pd(); 2 * TILE_ROWS];
+            for t in 0..k {
+                let b0 = _mm256_loadu_pd(pb.add(t * TILE_COLS));
+                let b1 = _mm256_loadu_pd(pb.add(t * TILE_COLS + 4));
+                let row = pa.add(t * TILE_ROWS);
+                for r in 0..TILE_ROWS {
+                    let l = _mm256_broadcast_sd(&*row.add(r));
+                    c[2 * r] = _mm256_fmadd_pd(l, b0, c[2 * r]);
+                    c[2 * r + 1] = _mm256_fmadd_pd(l, b1, c[2 * r + 1]);
+                }
+            }
+            let mut acc = [[0.0; TILE_COLS]; TILE_ROWS];
+            for r in 0..TILE_ROWS {
+                _mm256_storeu_pd(acc[r].as_mut_ptr(), c[2 * r]);
+                _mm256_storeu_pd(acc[r].as_mut_ptr().add(4), c[2 * r + 1]);
+            }
+            acc
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    tile_plain(a, b, k)
 }
 
 /// Σ a_i b_i with eight independent accumulators (the loop the compiler vectorises).
@@ -267,8 +393,9 @@ mod tests {
 
     #[test]
     fn solves_positive_definite_systems_across_panels_and_threads() {
-        // 20: one partial panel; 203: three panels and a ragged last tile.
-        for (n, threads) in [(20, 1), (203, 1), (203, 2), (203, 3)] {
+        // 20: one partial panel; 203: three panels and a ragged last tile; 521: two full blocks
+        // and a ragged third (a column tile and a row tile of one).
+        for (n, threads) in [(20, 1), (203, 1), (203, 2), (203, 3), (521, 1), (521, 2)] {
             let a = positive_definite(n);
             // Garbage above the diagonal must not be read.
             let mut lower = a.clone();
