@@ -118,15 +118,16 @@ fn lp_seconds(model: &Model, nnz: f64, share: f64) -> f64 {
 ///   per output with its factor (|Θ̃|·nnz(L)), and the vector work around them (|Θ̃|·|Y|).
 ///
 /// The constants are one iteration's parts as measured on the multinomial d = 3, resolution 10,
-/// Dirichlet(1, 2, 3) at K = 100 (|Y| = 5151, 66 outputs: 4.9 s forming, 3–4 s factorising, 2.5 s
-/// solving), checked against the whole solves at K = 20, 40 and 60 and the 2-D grid table model
-/// (docs/benchmarks.md).
+/// Dirichlet(1, 2, 3) at K = 60 (|Y| = 1891, 55 outputs: forming 0.42 s, factorising 0.09 s,
+/// solving about 0.6 s) and K = 100 (|Y| = 5151, 66 outputs: 3.7 s, 1.4 s, about 1.2 s), with a
+/// per-unit-vector term for the forming's fixed costs; checked against the whole solves at K = 20,
+/// 40 and 60 and the 2-D grid table model (docs/benchmarks.md).
 fn block_ipm_seconds(n_obs: f64, n_out: f64) -> f64 {
     const ITERATIONS: f64 = 40.0;
     let factor_nonzeros = 15.0 * n_obs * (n_obs / 861.0).sqrt();
-    let forming = 7.7e-11 * n_out * n_obs * factor_nonzeros;
-    let dense = 2.6e-11 * n_obs.powi(3);
-    let solving = 2.0e-7 * n_out * factor_nonzeros + 2.5e-6 * n_out * n_obs;
+    let forming = 4.65e-11 * n_out * n_obs * factor_nonzeros + 2.1e-6 * n_out * n_obs;
+    let dense = 1.0e-11 * n_obs.powi(3);
+    let solving = 4.5e-6 * n_out * n_obs;
     0.3 + ITERATIONS * (forming + dense + solving)
 }
 
