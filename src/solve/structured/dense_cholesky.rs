@@ -84,7 +84,7 @@ impl DenseCholesky {
                     pack_columns(trailing, n, p1, (p0, p1), (p1, b1), &mut packed);
                     let packed = &packed;
                     for_row_ranges(trailing, n, p1, threads, |first_row, rows| {
-                        update(rows, n, first_row, (p0, p1), (p1, b1), packed);
+                        update(rows, &Update { n, first_row, depth: (p0, p1), columns: (p1, b1), packed });
                     });
                 }
                 p0 = p1;
@@ -98,7 +98,7 @@ impl DenseCholesky {
             pack_columns(trailing, n, b1, (b0, b1), (b1, n), &mut packed);
             let packed = &packed;
             for_row_ranges(trailing, n, b1, threads, |first_row, rows| {
-                update(rows, n, first_row, (b0, b1), (b1, n), packed);
+                update(rows, &Update { n, first_row, depth: (b0, b1), columns: (b1, n), packed });
             });
             b0 = b1;
         }
@@ -206,39 +206,34 @@ where
     });
 }
 
-/// The update of the rows `first_row..` held in `rows`: for each row i and column j in
-/// `columns` with j ≤ i, rows\[i\]\[j\] −= Σ_t rows\[i\]\[depth.0 + t\] · L\[j, depth.0 + t\], the
+/// One update of the rows `first_row..` (held in a slice of n values a row): for each row i and
+/// column j in `columns` with j ≤ i, A\[i\]\[j\] −= Σ_t A\[i\]\[depth.0 + t\] · L\[j, depth.0 + t\], the
 /// second factor from [`pack_columns`].
-fn update(
-    rows: &mut [f64],
+struct Update<'a> {
     n: usize,
     first_row: usize,
     depth: (usize, usize),
     columns: (usize, usize),
-    packed: &[f64],
-) {
+    packed: &'a [f64],
+}
+
+/// Apply `job` to `rows`, with the processor's best kernel.
+fn update(rows: &mut [f64], job: &Update<'_>) {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
             // SAFETY: the processor has AVX2 and FMA (checked just above).
-            unsafe { update_avx2_fma(rows, n, first_row, depth, columns, packed) };
+            unsafe { update_avx2_fma(rows, job) };
             return;
         }
     }
-    update_kernel::<false>(rows, n, first_row, depth, columns, packed);
+    update_kernel::<false>(rows, job);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn update_avx2_fma(
-    rows: &mut [f64],
-    n: usize,
-    first_row: usize,
-    depth: (usize, usize),
-    columns: (usize, usize),
-    packed: &[f64],
-) {
-    update_kernel::<true>(rows, n, first_row, depth, columns, packed);
+unsafe fn update_avx2_fma(rows: &mut [f64], job: &Update<'_>) {
+    update_kernel::<true>(rows, job);
 }
 
 /// The update's loops, inlined into each instruction set's entry so that the compiler vectorises
@@ -246,14 +241,8 @@ unsafe fn update_avx2_fma(
 /// `mul_add` is a library call). Row tiles are taken [`TILE_GROUP`] at a time, and each packed
 /// column tile serves the whole group before the next is loaded.
 #[inline(always)]
-fn update_kernel<const FUSED: bool>(
-    rows: &mut [f64],
-    n: usize,
-    first_row: usize,
-    depth: (usize, usize),
-    columns: (usize, usize),
-    packed: &[f64],
-) {
+fn update_kernel<const FUSED: bool>(rows: &mut [f64], job: &Update<'_>) {
+    let Update { n, first_row, depth, columns, packed } = *job;
     let k = depth.1 - depth.0;
     let count = rows.len() / n;
     // The group's row values over `depth`, t-major within each tile: lhs[g][t·TILE_ROWS + r].
