@@ -13,8 +13,8 @@
 //! the column sums couple the outputs only through the n × n Schur complement Σ_k H_k⁻¹ (Gondzio
 //! & Grothey's OOPS exploits the same block-angular form). One iteration factorises every H_k (one
 //! symbolic analysis shared by all), forms the Schur complement from blocks of solves with the
-//! identity summed in column strips, factorises it densely and back-substitutes: no LP matrix is ever built. The outputs'
-//! work is split over the machine's cores.
+//! identity summed in column strips, factorises it densely and back-substitutes: no LP matrix is
+//! ever built. The outputs' work is split over the machine's cores.
 //!
 //! H_k is handled as D(I + D Gᵀ W G D)D with D = (X⁻¹Z + ρI)^{-1/2}: the middle matrix has
 //! eigenvalues ≥ 1, so its inverse is bounded, and ρ (a primal regularisation, Altman & Gondzio
@@ -547,7 +547,7 @@ fn block_values(lp: &BlockLp, pattern: &Pattern, w: &[f64], d: &[f64]) -> Vec<f6
 }
 
 /// The Schur complement Σ_k P D_k M_k⁻¹ D_k Pᵀ on and below the diagonal, in the factors' order P
-/// (row-major; the entries above the diagonal are 0 and never read). Every output shares the
+/// (row-major; the entries above the diagonal are not read). Every output shares the
 /// ordering, so the sum is formed by column blocks of [`WIDTH`]: for each block, every output's
 /// factor is solved against the same unit vectors and the solutions summed in a strip
 /// (|Y| × [`WIDTH`]) that stays in cache, the outputs split over the threads; the strip is then
