@@ -72,11 +72,7 @@ impl DenseCholesky {
                 // The rows below the panel, solved against its diagonal block.
                 for_row_ranges(trailing, n, p1, threads, |_, rows| {
                     for row in rows.chunks_mut(n) {
-                        for j in p0..p1 {
-                            let s = row[j] - dot(&row[p0..j], &diagonal_block[(j - p0) * n + p0..(j - p0) * n + j]);
-                            let pivot = diagonal_block[(j - p0) * n + j];
-                            row[j] = if pivot.is_finite() { s / pivot } else { 0.0 };
-                        }
+                        solve_against_diagonal_block(row, diagonal_block, n, p0, p1);
                     }
                 });
                 // The block's remaining columns take the panel's update.
@@ -131,11 +127,7 @@ fn factorise_diagonal_block(a: &mut [f64], n: usize, p0: usize, p1: usize, origi
     for i in p0..p1 {
         let (done, rest) = a.split_at_mut(i * n);
         let row_i = &mut rest[..n];
-        for j in p0..i {
-            let s = row_i[j] - dot(&row_i[p0..j], &done[j * n + p0..j * n + j]);
-            let pivot = done[j * n + j];
-            row_i[j] = if pivot.is_finite() { s / pivot } else { 0.0 };
-        }
+        solve_against_diagonal_block(row_i, &done[p0 * n..], n, p0, i);
         let s = row_i[i] - dot(&row_i[p0..i], &row_i[p0..i]);
         if !(s > DROP_PIVOT * original[i].abs()) || !s.is_finite() {
             row_i[i] = f64::INFINITY;
@@ -145,6 +137,19 @@ fn factorise_diagonal_block(a: &mut [f64], n: usize, p0: usize, p1: usize, origi
         }
     }
     dropped
+}
+
+/// The entries p0..end of `row`, solved against the factorised diagonal block of the panel that
+/// starts at p0 (`block` holds L's rows p0.., n values each): the forward substitution
+/// L\[row, j\] = (A\[row, j\] − Σ_{p0 ≤ t < j} L\[row, t\] L\[j, t\]) / L\[j, j\], 0 where pivot j was
+/// dropped.
+fn solve_against_diagonal_block(row: &mut [f64], block: &[f64], n: usize, p0: usize, end: usize) {
+    for j in p0..end {
+        let block_row = &block[(j - p0) * n..(j - p0) * n + j + 1];
+        let s = row[j] - dot(&row[p0..j], &block_row[p0..j]);
+        let pivot = block_row[j];
+        row[j] = if pivot.is_finite() { s / pivot } else { 0.0 };
+    }
 }
 
 /// Pack the factor's columns `depth` of the rows `columns` (held in `rows` from row `first`)

@@ -25,6 +25,8 @@
 // `!(a <= b)` is meant: it is also true when a is NaN.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
+use std::ops::Range;
+use std::sync::Mutex;
 use std::time::Instant;
 
 use super::dense_cholesky::DenseCholesky;
@@ -514,16 +516,21 @@ fn raise_floor(floor: &mut f64) -> bool {
 
 /// `[f(0), …, f(m − 1)]`, the outputs split over `threads` threads in contiguous runs.
 fn per_output<T: Send>(m: usize, threads: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    per_thread(m, threads, |_, outputs| outputs.map(&f).collect::<Vec<T>>()).into_iter().flatten().collect()
+}
+
+/// `[f(0, outputs of thread 0), …]`: the outputs 0..m split over `threads` threads in contiguous
+/// runs of m / threads (rounded up), in the threads' order.
+fn per_thread<T: Send>(m: usize, threads: usize, f: impl Fn(usize, Range<usize>) -> T + Sync) -> Vec<T> {
     if threads <= 1 {
-        return (0..m).map(f).collect();
+        return vec![f(0, 0..m)];
     }
     let chunk = m.div_ceil(threads);
     let f = &f;
     std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| scope.spawn(move || (t * chunk..((t + 1) * chunk).min(m)).map(f).collect::<Vec<T>>()))
-            .collect();
-        handles.into_iter().flat_map(|h| h.join().expect("an output worker does not panic")).collect()
+        let handles: Vec<_> =
+            (0..threads).map(|t| scope.spawn(move || f(t, t * chunk..((t + 1) * chunk).min(m)))).collect();
+        handles.into_iter().map(|h| h.join().expect("an output worker does not panic")).collect()
     })
 }
 
@@ -563,44 +570,35 @@ fn form_schur(
     let perm = symbolic.perm();
     // D in the factors' order, output by output.
     let d_permuted: Vec<f64> = (0..m).flat_map(|k| perm.iter().map(move |&old| d[k * n + old])).collect();
-    let chunk = m.div_ceil(threads);
-    let mut blocks: Vec<Vec<f64>> = (0..threads).map(|_| vec![0.0; n * WIDTH]).collect();
+    // One block of right-hand sides per thread, reused from column block to column block.
+    let blocks: Vec<Mutex<Vec<f64>>> = (0..threads.max(1)).map(|_| Mutex::new(vec![0.0; n * WIDTH])).collect();
     let mut schur = vec![0.0; n * n];
     let mut first = 0;
     while first < n {
         let width = WIDTH.min(n - first);
         // Each thread's outputs summed in its own strip, rows first.. only.
-        let strips: Vec<Vec<f64>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = blocks
-                .iter_mut()
-                .enumerate()
-                .map(|(t, block)| {
-                    let d_permuted = &d_permuted;
-                    scope.spawn(move || {
-                        let mut strip = vec![0.0; (n - first) * WIDTH];
-                        for k in t * chunk..((t + 1) * chunk).min(m) {
-                            let dk = &d_permuted[k * n..(k + 1) * n];
-                            block[first * WIDTH..].iter_mut().for_each(|v| *v = 0.0);
-                            let mut d_col = [0.0; WIDTH];
-                            for w in 0..width {
-                                block[(first + w) * WIDTH + w] = 1.0;
-                                d_col[w] = dk[first + w];
-                            }
-                            factors[k].solve_block_lower(block, first);
-                            for r in first..n {
-                                let d_row = dk[r];
-                                let solved = &block[r * WIDTH..(r + 1) * WIDTH];
-                                let out = &mut strip[(r - first) * WIDTH..(r - first + 1) * WIDTH];
-                                for w in 0..WIDTH {
-                                    out[w] += d_row * solved[w] * d_col[w];
-                                }
-                            }
-                        }
-                        strip
-                    })
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().expect("a Schur worker does not panic")).collect()
+        let strips = per_thread(m, threads, |t, outputs| {
+            let mut block = blocks[t].lock().expect("one thread per block");
+            let mut strip = vec![0.0; (n - first) * WIDTH];
+            for k in outputs {
+                let dk = &d_permuted[k * n..(k + 1) * n];
+                block[first * WIDTH..].iter_mut().for_each(|v| *v = 0.0);
+                let mut d_col = [0.0; WIDTH];
+                for w in 0..width {
+                    block[(first + w) * WIDTH + w] = 1.0;
+                    d_col[w] = dk[first + w];
+                }
+                factors[k].solve_block_lower(&mut block, first);
+                for r in first..n {
+                    let d_row = dk[r];
+                    let solved = &block[r * WIDTH..(r + 1) * WIDTH];
+                    let out = &mut strip[(r - first) * WIDTH..(r - first + 1) * WIDTH];
+                    for w in 0..WIDTH {
+                        out[w] += d_row * solved[w] * d_col[w];
+                    }
+                }
+            }
+            strip
         });
         for strip in &strips {
             for r in first..n {
