@@ -30,6 +30,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use super::dense_cholesky::DenseCholesky;
+use super::double_double::{DoubleDouble, Real};
 use super::sparse_cholesky::{Symbolic, PIVOT_FLOOR, WIDTH};
 
 /// The LP in the interior point's terms (costs normalised so that max |c| = 1).
@@ -102,9 +103,20 @@ const NEWTON_ERROR_LIMIT: f64 = 1e-9;
 /// Where the linear algebra gives out (a block that is not positive definite, a Schur complement
 /// with no pivot left, a Newton leftover above [`NEWTON_ERROR_LIMIT`]), the iteration is tried
 /// again with the sparse factors' relative pivot floor raised 100-fold, up to this. Asymmetric
-/// multinomial K = 60: the Schur complement overflowed at a gap of 3.5e-7 with the floor at
+/// multinomial K = 60 with f64 blocks (before [`DOUBLE_DOUBLE_ABOVE`]): the Schur complement overflowed at a gap of 3.5e-7 with the floor at
 /// 1e-10; at 1e-8 one more iteration reached 1.3e-7, which certifies (5.3e-8).
 const MAX_PIVOT_FLOOR: f64 = 1e-6;
+/// Weight of a DP row in a block, relative to the block's unit diagonal (w (d_a² + e^{2ε} d_b²) in
+/// I + D Gᵀ W G D), above which the block is factorised in double-double. A tight row's weight
+/// grows like (xλ/μ)² as μ → 0, and f64 keeps the identity under it to about weight · 1e-16: past
+/// 1e16 the directions the tight rows leave free, which decide the column sums, are rounding.
+/// Measured (asymmetric multinomial K = 60): the f64 factors stopped the interior point at a gap of
+/// 1.3e-7 after 39 iterations (certified 5.3e-8 after raising the pivot floor); with this
+/// threshold (the factor rounded to f64 for the solves) it converged to 8.9e-11 in 45, and K = 40
+/// to 9.1e-12 in 41 instead of stopping at 6.7e-8. Thresholds 1e10–1e14 gave the same iterates
+/// within noise; the double-double factorisations cost little next to forming the Schur
+/// complement.
+const DOUBLE_DOUBLE_ABOVE: f64 = 1e8;
 /// Centrality correctors per iteration at most.
 const CENTRALITY_CORRECTORS: usize = 2;
 
@@ -300,9 +312,13 @@ pub(crate) fn solve(lp: &BlockLp, settings: &Settings) -> IpmResult {
         let w: Vec<f64> = p.lambda.iter().zip(&p.s).map(|(l, s)| l / s).collect();
         let d: Vec<f64> = p.x.iter().zip(&p.z).map(|(x, z)| (x / (z + PRIMAL_REGULARISATION * x)).sqrt()).collect();
         let factors = per_output(m, threads, |k| {
-            let values = block_values(lp, &pattern, &w[k * ne..(k + 1) * ne], &d[k * n..(k + 1) * n]);
+            let (wk, dk) = (&w[k * ne..(k + 1) * ne], &d[k * n..(k + 1) * n]);
             // I + D Gᵀ W G D ⪰ I: every pivot is ≥ 1.
-            symbolic.factorise(&values, 1.0, pivot_floor).ok()
+            if heaviest_row(lp, wk, dk) > DOUBLE_DOUBLE_ABOVE {
+                symbolic.factorise(&block_values::<DoubleDouble>(lp, &pattern, wk, dk), 1.0, pivot_floor).ok()
+            } else {
+                symbolic.factorise(&block_values::<f64>(lp, &pattern, wk, dk), 1.0, pivot_floor).ok()
+            }
         });
         if factors.iter().any(Option::is_none) {
             if raise_floor(&mut pivot_floor) {
@@ -534,21 +550,28 @@ fn per_thread<T: Send>(m: usize, threads: usize, f: impl Fn(usize, Range<usize>)
     })
 }
 
-/// The values of I + D Gᵀ W G D on the pattern.
-fn block_values(lp: &BlockLp, pattern: &Pattern, w: &[f64], d: &[f64]) -> Vec<f64> {
-    let mut values = vec![0.0; pattern.row_idx.len()];
+/// The largest weight w (d_a² + e^{2ε} d_b²) of a DP row in I + D Gᵀ W G D.
+fn heaviest_row(lp: &BlockLp, w: &[f64], d: &[f64]) -> f64 {
+    let rho2 = lp.rho * lp.rho;
+    lp.rows.iter().zip(w).map(|(&(a, b), &we)| we * (d[a] * d[a] + rho2 * d[b] * d[b])).fold(0.0, f64::max)
+}
+
+/// The values of I + D Gᵀ W G D on the pattern, in the precision of `R`.
+fn block_values<R: Real>(lp: &BlockLp, pattern: &Pattern, w: &[f64], d: &[f64]) -> Vec<R> {
+    let mut values = vec![R::default(); pattern.row_idx.len()];
     for &pos in &pattern.diagonal {
-        values[pos] = 1.0;
+        values[pos] = R::from_f64(1.0);
     }
-    let rho = lp.rho;
+    let rho = R::from_f64(lp.rho);
     for (e, &(a, b)) in lp.rows.iter().enumerate() {
-        let we = w[e];
-        values[pattern.diagonal[a]] += d[a] * d[a] * we;
-        values[pattern.diagonal[b]] += d[b] * d[b] * rho * rho * we;
-        let off = -rho * we * d[a] * d[b];
+        let (we, da, db) = (R::from_f64(w[e]), R::from_f64(d[a]), R::from_f64(d[b]));
+        let (diag_a, diag_b) = (pattern.diagonal[a], pattern.diagonal[b]);
+        values[diag_a] = values[diag_a].add(da.mul(da).mul(we));
+        values[diag_b] = values[diag_b].add(db.mul(db).mul(rho).mul(rho).mul(we));
+        let off = R::from_f64(-lp.rho).mul(we).mul(da).mul(db);
         let (ab, ba) = pattern.off[e];
-        values[ab] += off;
-        values[ba] += off;
+        values[ab] = values[ab].add(off);
+        values[ba] = values[ba].add(off);
     }
     values
 }

@@ -10,6 +10,7 @@
 //! Plain (Bayes, pure ε) programs only; the whole LP (a symmetric model's orbit LP is HiGHS's).
 
 mod dense_cholesky;
+mod double_double;
 mod ipm;
 mod sparse_cholesky;
 

@@ -19,6 +19,8 @@
 /// refinement recovers.
 pub(crate) const PIVOT_FLOOR: f64 = 1e-10;
 
+use super::double_double::Real;
+
 /// Right-hand sides per block in [`SparseCholesky::solve_block_lower`]. Forming the Schur
 /// complement of the 3-option poll of 100 (|Y| = 5151) took 9.4 s an iteration with 8, 6.3 s with
 /// 16, 4.9 s with 32 and 5.8 s with 64 (the block, |Y| × 64 values, no longer stays in cache).
@@ -161,57 +163,64 @@ impl Symbolic {
     }
 
     /// Factorise the matrix whose values are `values` (indexed like the `row_idx` the pattern was
-    /// analysed from).
+    /// analysed from), in the precision of `R` (f64, or double-double where the matrix's entries
+    /// span more than f64 holds; the factor is rounded to f64 either way).
     ///
     /// `min_pivot`: a lower bound on every pivot that the caller knows to hold in exact arithmetic
     /// (for I + B with B positive semidefinite every pivot is ≥ 1); a pivot that rounding pulls
     /// below it is raised to it, or to `relative_floor` of its diagonal where that is larger.
     /// With 0, a pivot ≤ 0 is an error.
-    pub(crate) fn factorise(
+    pub(crate) fn factorise<R: Real>(
         &self,
-        values: &[f64],
+        values: &[R],
         min_pivot: f64,
         relative_floor: f64,
     ) -> Result<SparseCholesky<'_>, NotPositiveDefinite> {
         let n = self.n;
-        let mut l_val = vec![0.0; self.l_ptr[n]];
-        let mut x = vec![0.0; n];
+        let mut l_val = vec![R::default(); self.l_ptr[n]];
+        let mut x = vec![R::default(); n];
         // cursor[j]: one past the last entry of column j filled so far.
         let mut cursor: Vec<usize> = (0..n).map(|j| self.l_ptr[j] + 1).collect();
         for k in 0..n {
             // Scatter row k of the lower triangle, then solve for row k of L.
-            let mut diagonal = 0.0;
+            let mut diagonal = R::default();
             let mut original = 0.0;
             for p in self.lower_ptr[k]..self.lower_ptr[k + 1] {
                 let (j, v) = (self.lower_col[p], values[self.lower_src[p]]);
                 if j == k {
                     diagonal = v;
-                    original = v.abs();
+                    original = v.to_f64().abs();
                 } else {
                     x[j] = v;
                 }
             }
             for p in self.row_ptr[k]..self.row_ptr[k + 1] {
                 let j = self.row_col[p];
-                let lkj = x[j] / l_val[self.l_ptr[j]];
-                x[j] = 0.0;
+                let lkj = x[j].div(l_val[self.l_ptr[j]]);
+                x[j] = R::default();
                 for q in self.l_ptr[j] + 1..cursor[j] {
-                    x[self.l_row[q]] -= l_val[q] * lkj;
+                    let r = self.l_row[q];
+                    x[r] = x[r].sub(l_val[q].mul(lkj));
                 }
-                diagonal -= lkj * lkj;
+                diagonal = diagonal.sub(lkj.mul(lkj));
                 l_val[self.row_slot[p]] = lkj;
                 cursor[j] += 1;
             }
             // A pivot that cancels below `relative_floor` of its diagonal is raised to that level:
             // growth stays bounded, and the caller refines against the true system.
             let floor = min_pivot.max(relative_floor * original);
-            let diagonal = if min_pivot > 0.0 { diagonal.max(floor) } else { diagonal };
-            if diagonal.is_nan() || diagonal <= 0.0 {
+            // (Like f64::max: a NaN pivot becomes the floor too.)
+            let pivot = diagonal.to_f64();
+            if min_pivot > 0.0 && (pivot.is_nan() || pivot < floor) {
+                diagonal = R::from_f64(floor);
+            }
+            let pivot = diagonal.to_f64();
+            if pivot.is_nan() || pivot <= 0.0 {
                 return Err(NotPositiveDefinite { column: k });
             }
             l_val[self.l_ptr[k]] = diagonal.sqrt();
         }
-        Ok(SparseCholesky { sym: self, l_val })
+        Ok(SparseCholesky { sym: self, l_val: l_val.into_iter().map(R::to_f64).collect() })
     }
 }
 
@@ -404,5 +413,44 @@ mod tests {
                 assert!((block[new * WIDTH + w] - x[sym.perm()[new]]).abs() < 1e-12);
             }
         }
+    }
+
+    /// I + t·(a chain's Laplacian), the shape of a block whose DP rows are all tight: its inverse
+    /// maps the all-ones vector (the Laplacian's null direction) to itself. At t = 1e10 the f64
+    /// factor keeps that direction only to 3e-7 (the entries 1 + 2t lose the identity's last
+    /// digits, and the elimination cancels the rest); factorised in double-double and rounded to
+    /// f64, to 1e-15. (From t ≈ 1e12 on, the f64 solves with the rounded factor lose it too.)
+    #[test]
+    fn double_double_keeps_the_direction_stiff_rows_leave_free() {
+        use crate::solve::structured::double_double::DoubleDouble;
+        let (n, t): (usize, f64) = (40, 1e10);
+        let mut col_ptr = vec![0];
+        let mut row_idx = Vec::new();
+        // Entries as (1 + degree·t, −t): the identity part kept apart until the precision is chosen.
+        let mut entries: Vec<(f64, f64)> = Vec::new();
+        for j in 0..n {
+            for i in j.saturating_sub(1)..(j + 2).min(n) {
+                row_idx.push(i);
+                let degree = if j == 0 || j == n - 1 { 1.0 } else { 2.0 };
+                entries.push(if i == j { (1.0, degree * t) } else { (0.0, -t) });
+            }
+            col_ptr.push(row_idx.len());
+        }
+        let sym = Symbolic::analyse(n, &col_ptr, &row_idx);
+        let ones = vec![1.0; n];
+        let error = |x: Vec<f64>| x.iter().map(|v| (v - 1.0).abs()).fold(0.0, f64::max);
+
+        let in_f64: Vec<f64> = entries.iter().map(|&(a, b)| a + b).collect();
+        let f64_error = match sym.factorise(&in_f64, 1.0, PIVOT_FLOOR) {
+            Ok(f) => error(f.solve(&ones)),
+            Err(_) => f64::INFINITY,
+        };
+        assert!(f64_error.is_nan() || f64_error >= 1e-8, "f64 was expected to lose the direction: error {f64_error}");
+
+        let in_dd: Vec<DoubleDouble> =
+            entries.iter().map(|&(a, b)| DoubleDouble::from_f64(a).add(DoubleDouble::from_f64(b))).collect();
+        let f = sym.factorise(&in_dd, 1.0, PIVOT_FLOOR).unwrap();
+        let dd_error = error(f.solve(&ones));
+        assert!(dd_error < 1e-12, "double-double: error {dd_error}");
     }
 }
