@@ -103,8 +103,9 @@ const NEWTON_ERROR_LIMIT: f64 = 1e-9;
 /// Where the linear algebra gives out (a block that is not positive definite, a Schur complement
 /// with no pivot left, a Newton leftover above [`NEWTON_ERROR_LIMIT`]), the iteration is tried
 /// again with the sparse factors' relative pivot floor raised 100-fold, up to this. Asymmetric
-/// multinomial K = 60 with f64 blocks (before [`DOUBLE_DOUBLE_ABOVE`]): the Schur complement overflowed at a gap of 3.5e-7 with the floor at
-/// 1e-10; at 1e-8 one more iteration reached 1.3e-7, which certifies (5.3e-8).
+/// multinomial K = 60 with f64 blocks (before [`DOUBLE_DOUBLE_ABOVE`]): the Schur complement
+/// overflowed at a gap of 3.5e-7 with the floor at 1e-10; at 1e-8 one more iteration reached
+/// 1.3e-7, which certifies (5.3e-8).
 const MAX_PIVOT_FLOOR: f64 = 1e-6;
 /// Weight of a DP row in a block, relative to the block's unit diagonal (w (d_a² + e^{2ε} d_b²) in
 /// I + D Gᵀ W G D), above which the block is factorised in double-double. A tight row's weight

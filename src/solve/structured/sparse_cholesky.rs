@@ -210,11 +210,11 @@ impl Symbolic {
             // growth stays bounded, and the caller refines against the true system.
             let floor = min_pivot.max(relative_floor * original);
             // (Like f64::max: a NaN pivot becomes the floor too.)
-            let pivot = diagonal.to_f64();
+            let mut pivot = diagonal.to_f64();
             if min_pivot > 0.0 && (pivot.is_nan() || pivot < floor) {
                 diagonal = R::from_f64(floor);
+                pivot = floor;
             }
-            let pivot = diagonal.to_f64();
             if pivot.is_nan() || pivot <= 0.0 {
                 return Err(NotPositiveDefinite { column: k });
             }
