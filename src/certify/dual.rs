@@ -21,7 +21,9 @@
 //! rounded down again. The cost is one pass over the constraint matrix, like the float bound.
 
 use crate::certify::exact::{exp_upper, next_down, next_up};
-use crate::lp::Problem;
+use ndarray::Array2;
+
+use crate::lp::{Incidence, Problem};
 
 /// A float ≤ the exact Lagrangian bound g(μ) of `problem` with e^ε replaced by an upper bound:
 /// a proven lower bound on the LP's optimum (unscaled units; `mu` as for
@@ -99,7 +101,8 @@ pub(crate) fn exact_lagrangian_bound(problem: &Problem, mu: &[f64]) -> f64 {
                 *r = next_down(*r + extra[i * n_out + k]);
             }
         }
-        bound = next_down(bound + column_minimum(&mut reduced, &incidence[i], mu, n_out, e_up, clip));
+        let multiplier = |r: usize| clip(mu[r]);
+        bound = next_down(bound + column_minimum(&mut reduced, incidence[i].iter().copied(), &multiplier, n_out, e_up));
     }
     if let Some(delta) = problem.program.delta {
         // − δ Σ_p max(ν_p, max_k μ_(p,k)), each product rounded up before it is subtracted.
@@ -150,20 +153,19 @@ pub(crate) fn objective_upper(problem: &Problem, columns: &[Vec<u64>], total: u6
 }
 
 /// min_k of lower bounds of the reduced costs c\[k,i\] + Σ_r μ_r A\[r, (k,i)\] of column i, given
-/// lower bounds of c\[·,i\] in `reduced` (overwritten) and the DP-row blocks of the edges at i.
-/// For the edge (a, b) and output k the DP rows add μ₀ − E·μ₁ at a and μ₁ − E·μ₀ at b
-/// (μ₀: P\[k,a\] ≤ e^ε P\[k,b\], μ₁: the reverse).
+/// lower bounds of c\[·,i\] in `reduced` (overwritten), the DP-row blocks of the edges at i and
+/// the multiplier of each DP row (≥ 0). For the edge (a, b) and output k the DP rows add
+/// μ₀ − E·μ₁ at a and μ₁ − E·μ₀ at b (μ₀: P\[k,a\] ≤ e^ε P\[k,b\], μ₁: the reverse).
 fn column_minimum(
     reduced: &mut [f64],
-    blocks: &[(usize, usize)],
-    mu: &[f64],
+    blocks: impl Iterator<Item = (usize, usize)>,
+    mu: &impl Fn(usize) -> f64,
     n_out: usize,
     e_up: f64,
-    clip: impl Fn(f64) -> f64,
 ) -> f64 {
-    for &(own, other) in blocks {
+    for (own, other) in blocks {
         for (k, r) in reduced.iter_mut().enumerate() {
-            let (m_own, m_other) = (clip(mu[own * n_out + k]), clip(mu[other * n_out + k]));
+            let (m_own, m_other) = (mu(own * n_out + k), mu(other * n_out + k));
             if m_own != 0.0 {
                 *r = next_down(*r + m_own);
             }
@@ -173,6 +175,68 @@ fn column_minimum(
         }
     }
     reduced.iter().copied().fold(f64::INFINITY, f64::min)
+}
+
+/// [`exact_lagrangian_bound`] of the plain program (Bayes risk, pure ε) without the LP: costs
+/// `cost` (C\[i, k\], unscaled), the DP rows of `incidence`, and multipliers μ_r = `scale`·λ_r
+/// (λ in single precision, as the anytime route keeps them; negative or NaN read as 0). The same
+/// theorem and the same directed rounding, column by column on every core (each partial sum is
+/// rounded down, and so is their sum). −∞ when nothing can be proven.
+pub(crate) fn exact_plain_bound(cost: &Array2<f64>, incidence: &Incidence, eps: f64, lam: &[f32], scale: f64) -> f64 {
+    use rayon::prelude::*;
+    let n_out = cost.ncols();
+    assert_eq!(lam.len(), 2 * incidence.n_edges() * n_out, "one multiplier per DP row");
+    let e_up = exp_upper(eps);
+    if !e_up.is_finite() {
+        return f64::NEG_INFINITY;
+    }
+    let multiplier = |r: usize| {
+        let m = lam[r] as f64 * scale;
+        if m > 0.0 {
+            m
+        } else {
+            0.0
+        }
+    };
+    let bound = (0..incidence.n_obs())
+        .into_par_iter()
+        .fold(
+            || (0.0f64, vec![0.0f64; n_out]),
+            |(sum, mut reduced), i| {
+                reduced.copy_from_slice(cost.row(i).as_slice().expect("a standard-layout cost matrix"));
+                let blocks = incidence.at(i).iter().map(|&(o, t)| (o as usize, t as usize));
+                let column = column_minimum(&mut reduced, blocks, &multiplier, n_out, e_up);
+                (next_down(sum + column), reduced)
+            },
+        )
+        .map(|(sum, _)| sum)
+        .reduce(|| 0.0, |a, b| next_down(a + b));
+    if bound.is_nan() {
+        f64::NEG_INFINITY
+    } else {
+        bound
+    }
+}
+
+/// A float ≥ Σ_{k,i} c\[k,i\] w\[k,i\] / T for integer weights `columns[i][k]` (each column
+/// summing to `total`) under costs C\[i, k\], every product and sum rounded up (the Bayes
+/// program's [`objective_upper`], without the LP; on every core).
+pub(crate) fn bayes_risk_upper(cost: &Array2<f64>, columns: &[Vec<u64>], total: u64) -> f64 {
+    use rayon::prelude::*;
+    let sum = columns
+        .par_iter()
+        .enumerate()
+        .map(|(i, col)| {
+            let mut s = 0.0f64;
+            for (k, &w) in col.iter().enumerate() {
+                if w != 0 {
+                    s = next_up(s + next_up(cost[[i, k]] * w as f64));
+                }
+            }
+            s
+        })
+        .reduce(|| 0.0, |a, b| next_up(a + b));
+    next_up(sum / total as f64)
 }
 
 #[cfg(test)]

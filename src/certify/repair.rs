@@ -446,6 +446,129 @@ fn lift_rows(q: &mut Array2<f64>, neighbours: &Neighbours, edges: &[(usize, usiz
     }
 }
 
+/// Repair any column-stochastic P (|Θ̃| × |Y|, entries ≥ 0, each column summing to 1 in floats)
+/// however far from ε-DP — a first-order method's iterate, not a vertex — into weights summing to
+/// `total` per column, certified ε-DP exactly on the edges of `incidence`: the lift of every row
+/// (on every core), the columns normalised, then the mixing and quantisation of
+/// [`repair_and_quantise`] (steps 2–5; no input limit: the price of a far point is paid in risk,
+/// which the caller measures). Returns the weights, the certified ε and a report
+/// ([`RepairMethod::LiftMix`]).
+pub(crate) fn repair_far(
+    incidence: &crate::lp::Incidence,
+    eps: f64,
+    p: Array2<f64>,
+    total: u64,
+) -> Result<(Vec<Vec<u64>>, f64, RepairReport)> {
+    use rayon::prelude::*;
+    let (n_out, n_obs) = p.dim();
+    if n_obs != incidence.n_obs() || n_out == 0 || p.iter().any(|v| !v.is_finite() || *v < 0.0) {
+        return Err(CertifyError::InvalidArgument {
+            name: "p",
+            problem: format!("must be a finite, non-negative {n_out} × {} matrix", incidence.n_obs()),
+        });
+    }
+    let bound = RatioBound::for_eps(eps);
+    let rho = bound.value();
+    let mut q = p;
+    let column_error = q.columns().into_iter().map(|c| (c.sum() - 1.0).abs()).fold(0.0, f64::max);
+    let min_entry = q.iter().copied().fold(f64::INFINITY, f64::min);
+    let edges = incidence.edges();
+    let violation = |q: &Array2<f64>| {
+        q.as_slice()
+            .expect("a standard-layout matrix")
+            .par_chunks(n_obs)
+            .map(|row| {
+                edges.iter().fold(0.0f64, |v, &(a, b)| {
+                    let (qa, qb) = (row[a as usize], row[b as usize]);
+                    v.max(qa - rho * qb).max(qb - rho * qa)
+                })
+            })
+            .collect::<Vec<f64>>()
+    };
+    let input_dp_violation = violation(&q).into_iter().fold(0.0, f64::max);
+    normalise_columns(&mut q);
+    // Lift and normalise in turn: the lift makes every row ρ-Lipschitz in ratio, the
+    // normalisation breaks that by the ratio of neighbouring column sums, which shrinks round by
+    // round; the mixing pays for what is left.
+    let mut need = violation(&q);
+    for _ in 0..LIFT_ROUNDS {
+        if need.iter().all(|&v| v <= 0.0) {
+            break;
+        }
+        q.as_slice_mut()
+            .expect("a standard-layout matrix")
+            .par_chunks_mut(n_obs)
+            .for_each(|row| lift_row(row, incidence, rho));
+        normalise_columns(&mut q);
+        need = violation(&q);
+    }
+    let input = InputMeasures {
+        input_dp_violation,
+        input_delta_spent: None,
+        input_column_error: column_error,
+        input_min_entry: min_entry,
+    };
+    let t = total as f64;
+    let mut margin = 2.0 / t;
+    for attempt in 1..=16u32 {
+        let g: Vec<f64> = need
+            .iter()
+            .zip(q.outer_iter())
+            .map(|(&v, row)| {
+                if row.iter().any(|&x| x > 0.0) && !edges.is_empty() {
+                    (v + margin * (1.0 + rho)).max(0.0) / (rho - 1.0)
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        let mixing_mass: f64 = g.iter().sum();
+        if !mixing_mass.is_finite() {
+            return Err(CertifyError::QuantisationFailed { eps, delta: 0.0, total, margin });
+        }
+        let columns: Vec<Vec<u64>> = (0..n_obs)
+            .into_par_iter()
+            .map(|i| {
+                let col: Vec<f64> = (0..n_out).map(|k| q[[k, i]] + g[k]).collect();
+                quantise(&col, total)
+            })
+            .collect();
+        let pairs = edges.iter().map(|&(a, b)| (a as usize, b as usize));
+        match certify_weights(&columns, pairs, eps) {
+            Ok(certified) => return Ok((columns, certified, input.report(RepairMethod::LiftMix, mixing_mass, margin, attempt))),
+            Err(_) => margin *= 4.0,
+        }
+    }
+    Err(CertifyError::QuantisationFailed { eps, delta: 0.0, total, margin })
+}
+
+/// Rounds of lift and normalisation in [`repair_far`].
+const LIFT_ROUNDS: usize = 12;
+
+/// The max-plus closure of one row on the graph of `incidence` (as [`lift_rows`]): vertices in
+/// decreasing order of their final value, each raising its neighbours to its value / ρ.
+fn lift_row(row: &mut [f64], incidence: &crate::lp::Incidence, rho: f64) {
+    let edges = incidence.edges();
+    let mut done = vec![false; row.len()];
+    let mut heap: std::collections::BinaryHeap<(OrdF64, usize)> =
+        row.iter().enumerate().map(|(i, &v)| (OrdF64(v), i)).collect();
+    while let Some((OrdF64(v), i)) = heap.pop() {
+        if done[i] || v < row[i] {
+            continue;
+        }
+        done[i] = true;
+        let w = v / rho;
+        for &(own, _) in incidence.at(i) {
+            let (a, b) = edges[own as usize / 2];
+            let j = if a as usize == i { b as usize } else { a as usize };
+            if !done[j] && w > row[j] {
+                row[j] = w;
+                heap.push((OrdF64(w), j));
+            }
+        }
+    }
+}
+
 /// A total order on non-NaN floats for the heap.
 struct OrdF64(f64);
 impl PartialEq for OrdF64 {

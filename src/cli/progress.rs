@@ -109,6 +109,8 @@ struct SolveState {
     phase: Option<ubapp::solve::Phase>,
     iteration: Option<(String, u64)>,
     gap: Option<f64>,
+    /// The anytime route's certified risk and proven bound, and its iteration.
+    bounds: Option<(f64, f64, u64)>,
     done: usize,
     started: Instant,
     eps_started: Instant,
@@ -129,6 +131,9 @@ impl SolveState {
         }
         if let Some((solver, it)) = &self.iteration {
             parts.push(format!("{solver} iteration {it}"));
+        }
+        if let Some((upper, lower, iteration)) = self.bounds {
+            parts.push(format!("iteration {iteration}, risk in [{lower:.6e}, {upper:.6e}]"));
         }
         if let Some(g) = self.gap {
             parts.push(format!("certified gap {g:.1e}"));
@@ -172,6 +177,7 @@ impl ubapp::solve::ProgressSink for Sink {
                 s.phase = None;
                 s.iteration = None;
                 s.gap = None;
+                s.bounds = None;
                 s.eps_started = Instant::now();
             }
             Event::Phase(p) => {
@@ -180,6 +186,7 @@ impl ubapp::solve::ProgressSink for Sink {
             }
             Event::Iteration { solver, iteration } => s.iteration = Some((solver.to_string(), iteration)),
             Event::Gap(g) => s.gap = Some(g),
+            Event::Bounds { upper, lower, iteration } => s.bounds = Some((upper, lower, iteration)),
             Event::Solved { .. } => s.done += 1,
             // An event added to the library later is not shown until it is handled here.
             _ => {}
@@ -199,6 +206,7 @@ impl SolveProgress {
             phase: None,
             iteration: None,
             gap: None,
+            bounds: None,
             done: 0,
             started: now,
             eps_started: now,

@@ -13,8 +13,9 @@ use super::progress::{seconds, Shown, SolveProgress};
 use ubapp::{Error, MemoryBudget, Result};
 
 /// Without `--max-seconds`, a solve estimated to take longer than this is refused up front (with
-/// the estimate and the flag to pass); with it, the solve runs and stops at the limit.
-pub const DEFAULT_TIME_BUDGET_SECONDS: f64 = 600.0;
+/// the estimate and the flag to pass) unless `auto` can take the anytime route instead; with it,
+/// the solve runs and stops at the limit.
+pub use ubapp::solve::DEFAULT_TIME_BUDGET_SECONDS;
 
 /// The memory budget: `UBAPP_MEMORY_LIMIT` (bytes) when set, else 4 GiB or what the OS reports
 /// available, whichever is less ([`MemoryBudget::from_env`]).
@@ -52,6 +53,11 @@ pub struct Args {
     /// Without it, a solve estimated (see --dry-run) to take more than 10 minutes is refused.
     #[arg(long, value_name = "S")]
     max_seconds: Option<f64>,
+    /// Stop the anytime route when the certified relative gap (risk of the released mechanism
+    /// minus the proven lower bound, over that risk) is at most G, in (0, 1); default 1e-3.
+    /// The exact routes solve to their own tolerance (1e-7).
+    #[arg(long, value_name = "G")]
+    gap: Option<f64>,
     /// No progress on stderr (the results are printed as usual).
     #[arg(long, short)]
     quiet: bool,
@@ -85,6 +91,11 @@ impl Args {
                 return Err(Error::argument("--max-seconds", format!("must be a number of seconds > 0 (got {s})")));
             }
         }
+        if let Some(g) = self.gap {
+            if !(g > 0.0 && g < 1.0) {
+                return Err(Error::argument("--gap", format!("must lie in (0, 1), a relative gap such as 1e-3 (got {g})")));
+            }
+        }
         let model = Model::load(&self.model)?;
         if let Some(out) = &self.out {
             check_out(out, &self.model, model.csv_files())?;
@@ -97,7 +108,8 @@ impl Args {
             ));
         }
         let limits = ubapp::solve::Limits { seconds: self.max_seconds, ..Default::default() };
-        let options = SolveOptions { solver: self.solver, memory: memory_budget(), limits, ..SolveOptions::default() };
+        let options =
+            SolveOptions { solver: self.solver, memory: memory_budget(), limits, gap: self.gap, ..SolveOptions::default() };
         Ok(Request {
             model_path: self.model,
             model,

@@ -30,6 +30,7 @@
 
 mod constraints;
 mod costs;
+mod incidence;
 // The orbit LP is solved by the HiGHS backend only.
 #[cfg_attr(not(feature = "highs"), allow(dead_code))]
 mod symmetry;
@@ -54,6 +55,7 @@ pub enum LpError {
 pub(crate) use crate::model::size_fields;
 pub(crate) use constraints::{constraint_row_count, constraint_rows, LpConstraints};
 pub(crate) use costs::cost_matrix;
+pub(crate) use incidence::Incidence;
 pub(crate) use symmetry::Symmetry;
 
 use std::sync::Arc;

@@ -42,6 +42,10 @@ pub enum SolverChoice {
     GoodLpMicrolp,
     /// The structured chain solver (geometric + remap or column generation, certified).
     Chain,
+    /// The anytime route at any size: first-order iterations (restarted PDHG) that never build
+    /// the LP, stopping at the certified gap (--gap) or the time limit with an exactly ε-DP
+    /// mechanism and a proven lower bound. Plain Bayes programs only.
+    Anytime,
 }
 
 impl SolverChoice {
@@ -53,7 +57,7 @@ impl SolverChoice {
     /// The cargo feature(s) a choice needs, if it is not compiled in.
     fn missing_feature(self) -> Option<&'static str> {
         let (needed, present) = match self {
-            SolverChoice::Auto | SolverChoice::Chain | SolverChoice::BlockIpm => return None,
+            SolverChoice::Auto | SolverChoice::Chain | SolverChoice::BlockIpm | SolverChoice::Anytime => return None,
             SolverChoice::Highs | SolverChoice::HighsSimplex | SolverChoice::HighsIpm => {
                 ("highs", cfg!(feature = "highs"))
             }
@@ -102,6 +106,13 @@ impl SolverChoice {
                 })
             }
             SolverChoice::Chain => Box::new(super::chain::ChainSolver),
+            SolverChoice::Anytime => {
+                return Err(SolveError::NotApplicable {
+                    choice: self,
+                    requirement: "is a route of its own, not an LP backend",
+                    model: "this LP".into(),
+                })
+            }
             SolverChoice::BlockIpm => {
                 Box::new(super::structured::BlockIpmSolver { limits, progress: progress.clone() })
             }
@@ -192,6 +203,12 @@ pub enum Route {
         /// Why this route.
         reason: &'static str,
     },
+    /// The anytime route (`solve::anytime`): a certified mechanism and a proven bound at any
+    /// size, until the target gap or the time limit.
+    Anytime {
+        /// Why this route.
+        reason: &'static str,
+    },
 }
 
 impl Route {
@@ -248,6 +265,12 @@ impl Route {
                 model: model.name().to_string(),
             }),
             SolverChoice::Chain => Ok(Route::Chain { fallback: lp_order_for(graph, plain), reason: "--solver chain" }),
+            SolverChoice::Anytime if !plain => Err(SolveError::NotApplicable {
+                choice,
+                requirement: "solves the plain Bayes program only (no delta, objective = \"bayes\", no [constraints])",
+                model: model.name().to_string(),
+            }),
+            SolverChoice::Anytime => Ok(Route::Anytime { reason: "chosen with --solver" }),
             other => {
                 other.check_available()?;
                 Ok(Route::Lp { backends: vec![other], reason: "chosen with --solver" })
@@ -258,7 +281,7 @@ impl Route {
     /// Why this route, for `solver_detail`.
     pub fn reason(&self) -> &'static str {
         match self {
-            Route::Chain { reason, .. } | Route::Lp { reason, .. } => reason,
+            Route::Chain { reason, .. } | Route::Lp { reason, .. } | Route::Anytime { reason } => reason,
         }
     }
 }

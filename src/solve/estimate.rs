@@ -229,8 +229,34 @@ fn symmetry_order(model: &Model) -> f64 {
 /// (the outputs it starts from, found from the cost matrix: up to about a second); else the
 /// whole LP's, from the sizes alone.
 pub fn estimate(model: &Model, epsilons: &[f64], options: &SolveOptions) -> super::error::Result<Estimate> {
+    Ok(plan_route(model, options, Some(epsilons))?.1)
+}
+
+/// The one decision of the route a solve takes and its price: [`Route::for_model`]'s route for
+/// `options.solver`; under `auto`, where that exact route's estimate does not fit the memory
+/// budget — or cannot finish within the time limit — and the program is the plain one, the
+/// anytime route instead, which answers at any size with a certified gap.
+pub(crate) fn plan_route(
+    model: &Model,
+    options: &SolveOptions,
+    epsilons: Option<&[f64]>,
+) -> super::error::Result<(Route, Estimate)> {
     let route = Route::for_model(model, options.solver)?;
-    Ok(estimate_route(model, &route, options, Some(epsilons)))
+    let planned = estimate_route(model, &route, options, epsilons);
+    if options.solver != SolverChoice::Auto || !model.is_plain_program() || matches!(route, Route::Chain { .. }) {
+        return Ok((route, planned));
+    }
+    let n_eps = epsilons.map_or(model.epsilons.len(), <[f64]>::len).max(1) as f64;
+    let budget = options.limits.seconds.unwrap_or(super::DEFAULT_TIME_BUDGET_SECONDS);
+    let too_long = planned.seconds_per_eps * n_eps > budget;
+    let reason = match (planned.fits, too_long) {
+        (true, false) => return Ok((route, planned)),
+        (false, _) => "auto: the exact LP route does not fit the memory budget, so the anytime route (certified gap)",
+        (true, true) => "auto: the exact LP route's estimate exceeds the time limit, so the anytime route (certified gap)",
+    };
+    let anytime = Route::Anytime { reason };
+    let estimate = estimate_route(model, &anytime, options, epsilons);
+    Ok((anytime, estimate))
 }
 
 /// [`estimate`] on `route`; `epsilons` `None`: from the sizes alone (the whole LP's time), as the
@@ -264,6 +290,16 @@ pub(crate) fn estimate_route(
             .min(usize::MAX as u128) as usize,
     };
     let (path, memory_bytes, seconds, solvers) = match route {
+        Route::Anytime { .. } => {
+            let bytes = super::anytime::memory_bytes(n_obs, n_out, m, edges);
+            // Until the gap: the time limit where one is set; else about a thousand iterations,
+            // each moving the iterate's bytes about three times at ~4 GB/s.
+            let per_iteration = 3.0 * (16 * n_vars + 8 * n_dp) as f64 / 4e9;
+            let n_eps = epsilons.map_or(model.epsilons.len(), <[f64]>::len).max(1) as f64;
+            let budget = options.limits.seconds.unwrap_or(super::DEFAULT_TIME_BUDGET_SECONDS) / n_eps;
+            let secs = (1000.0 * per_iteration).min(budget);
+            ("anytime (matrix-free, certified gap)", bytes, secs, vec![super::anytime::SOLVER_NAME.to_string()])
+        }
         Route::Chain { .. } if chain::takes_compact(model, options.memory) => {
             // Moments (M walks of ~80σ pmf steps), then the certificate's pass over every (k, z).
             let sigma = (n_obs as f64 / 4.0).sqrt().max(1.0);

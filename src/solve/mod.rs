@@ -7,6 +7,7 @@
 //! the Lagrangian bound and the mechanism that would be released (`crate::certify`) — and
 //! a solver's "optimal" becomes [`Status::NearOptimal`] when those checks do not confirm it.
 
+pub(crate) mod anytime;
 mod assess;
 mod attempt;
 mod backend;
@@ -60,6 +61,11 @@ use crate::lp::{cost_matrix, MemoryBudget, Problem, Program, Symmetry};
 use crate::model::{Model, Neighbours, Objective};
 use error::Result;
 
+/// The time a solve may take when the caller sets no limit (seconds): `auto` takes the anytime
+/// route where the exact route's estimate exceeds it, the anytime route stops by it, and the
+/// command line refuses an exact solve estimated above it.
+pub const DEFAULT_TIME_BUDGET_SECONDS: f64 = 600.0;
+
 /// How to solve: the solver, the memory budget, limits and where progress goes.
 #[derive(Debug, Clone)]
 pub struct SolveOptions {
@@ -78,6 +84,9 @@ pub struct SolveOptions {
     pub output_generation: bool,
     /// Where the route and the backends report progress (nowhere by default).
     pub progress: Progress,
+    /// The certified relative gap (U − L)/U at which the anytime route stops (in (0, 1);
+    /// `None`: [`anytime::DEFAULT_GAP`]). The exact routes solve to their own tolerances.
+    pub gap: Option<f64>,
 }
 
 impl Default for SolveOptions {
@@ -89,6 +98,7 @@ impl Default for SolveOptions {
             polish: true,
             output_generation: true,
             progress: Progress::none(),
+            gap: None,
         }
     }
 }
@@ -116,10 +126,10 @@ pub fn solve_model_each(
     let options = options.into();
     let eps_list = epsilons.unwrap_or(&model.epsilons);
     check_epsilons(eps_list)?;
-    let route = Route::for_model(model, options.solver)?;
+    check_gap(options.gap)?;
+    // Answer before working: the route and its price from the sizes alone, before any allocation.
+    let (route, planned) = estimate::plan_route(model, &options, Some(eps_list))?;
     check_route_eps(&route, eps_list)?;
-    // Answer before working: priced from the sizes alone, before any allocation.
-    let planned = estimate::estimate_route(model, &route, &options, None);
     if !planned.fits {
         return Err(planned.size_error().into());
     }
@@ -143,6 +153,7 @@ pub fn solve_model_each(
     let started = Instant::now();
     let mut run = || -> Result<Vec<Solution>> {
         match &route {
+            Route::Anytime { reason } => anytime::solve_model(model, eps_list, reason, &options, &mut each),
             Route::Chain { fallback, reason } => {
                 progress.phase(Phase::Chain);
                 // The route, not the chain solver, runs the LP when the chain cannot certify.
@@ -243,12 +254,23 @@ pub fn check_epsilons(eps: &[f64]) -> Result<()> {
 /// before printing anything.
 pub fn check_solve(model: &Model, epsilons: &[f64], options: &SolveOptions) -> Result<()> {
     check_epsilons(epsilons)?;
+    check_gap(options.gap)?;
     check_route_eps(&Route::for_model(model, options.solver)?, epsilons)
 }
 
-/// On the LP route, every ε within what the LP backends represent faithfully.
+/// A target gap, when given, in (0, 1) (an argument error naming `gap`).
+pub fn check_gap(gap: Option<f64>) -> Result<()> {
+    match gap {
+        Some(g) if !(g > 0.0 && g < 1.0) => {
+            Err(SolveError::argument("gap", format!("must lie in (0, 1), a relative gap such as 1e-3 (got {g})")))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// On the LP and anytime routes, every ε within what the LP's coefficients represent faithfully.
 fn check_route_eps(route: &Route, epsilons: &[f64]) -> Result<()> {
-    if let Route::Lp { .. } = route {
+    if let Route::Lp { .. } | Route::Anytime { .. } = route {
         epsilons.iter().try_for_each(|&e| crate::lp::check_lp_eps(e))?;
     }
     Ok(())

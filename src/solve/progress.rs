@@ -32,6 +32,8 @@ pub enum Phase {
     Chain,
     /// Repair, quantisation and the exact checks of the mechanism to release.
     Certifying,
+    /// The anytime route's first-order iterations, with checkpoints that certify both bounds.
+    FirstOrder,
 }
 
 impl fmt::Display for Phase {
@@ -44,6 +46,7 @@ impl fmt::Display for Phase {
             Phase::WholeLp => f.write_str("whole LP"),
             Phase::Chain => f.write_str("chain solver"),
             Phase::Certifying => f.write_str("certifying"),
+            Phase::FirstOrder => f.write_str("first-order iterations"),
         }
     }
 }
@@ -63,6 +66,16 @@ pub enum Event<'a> {
     },
     /// A phase of the current ε starts.
     Phase(Phase),
+    /// The anytime route's best certified pair at a checkpoint: the proven risk of the mechanism
+    /// it would release and the proven lower bound on the optimum (unscaled).
+    Bounds {
+        /// The certified mechanism's risk (∞ before the first).
+        upper: f64,
+        /// The proven lower bound (−∞ before the first).
+        lower: f64,
+        /// Iterations so far.
+        iteration: u64,
+    },
     /// A backend finished an iteration.
     Iteration {
         /// The backend, e.g. `clarabel`.

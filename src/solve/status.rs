@@ -19,6 +19,9 @@ pub enum Status {
     Unbounded,
     /// A time limit stopped the solver.
     TimeLimit,
+    /// The anytime route stopped with a certified mechanism and a proven lower bound whose
+    /// relative gap is above the optimal tolerance (the gap is in the checks).
+    CertifiedGap,
     /// An iteration limit stopped the solver.
     IterationLimit,
     /// The solver gave up on numerical grounds.
@@ -30,7 +33,7 @@ pub enum Status {
 impl Status {
     /// True when a usable solution came back.
     pub fn has_solution(self) -> bool {
-        matches!(self, Status::Optimal | Status::NearOptimal)
+        matches!(self, Status::Optimal | Status::NearOptimal | Status::CertifiedGap)
     }
 }
 
@@ -42,6 +45,7 @@ impl fmt::Display for Status {
             Status::Infeasible => "infeasible",
             Status::Unbounded => "unbounded",
             Status::TimeLimit => "time-limit",
+            Status::CertifiedGap => "certified-gap",
             Status::IterationLimit => "iteration-limit",
             Status::NumericalError => "numerical-error",
             Status::Failed => "failed",

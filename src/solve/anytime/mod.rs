@@ -1,0 +1,296 @@
+//! The anytime route: a certified mechanism and a proven lower bound at any size, and a gap that
+//! closes as it runs. The LP is never built: its operator — the DP map D on every output row, the
+//! column sums — is applied by passes over the observations and the neighbour edges.
+//!
+//! - **Iterations:** restarted reflected Halpern PDHG ([`pdhg`]) with the column simplices in the
+//!   primal and one multiplier per DP row in the dual.
+//! - **Lower bound:** any multipliers λ ≥ 0 give the Lagrangian bound
+//!   g(λ) = Σ_i min_k (c\[k,i\] + (Dᵀλ)\[k,i\]) (each column a simplex; UBaPP's LP, relaxed), here
+//!   proven in directed rounding with e^ε bounded above (`certify::dual::exact_plain_bound`).
+//! - **Upper bound:** the current primal point, made exactly ε-DP by the lift of every row, mixing
+//!   and quantisation (`certify::repair::repair_far`), checked exactly on the integer weights and
+//!   priced with every rounding upwards. It is the mechanism `--out` writes.
+//! - **Coarse to fine:** none yet for general graphs; the first point is the non-private Bayes
+//!   rule, the first multipliers zero (whose bound is the non-private risk).
+//!
+//! Both bounds are kept at their best: the gap reported is (U − L)/U of the best certified
+//! mechanism and the best proven bound, so it never widens.
+
+mod pdhg;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use ndarray::Array2;
+
+use super::assess::Residuals;
+use super::{Checks, Event, LpSize, Phase, Solution, SolveError, SolveOptions, Status};
+use crate::certify::{self, PrivacyCertificate, Repaired, DEFAULT_TOTAL};
+use crate::lp::{cost_matrix, Incidence};
+use crate::model::Model;
+
+/// The certified gap the anytime route stops at when the caller sets none.
+pub const DEFAULT_GAP: f64 = 1e-3;
+
+/// A gap below this is reported as optimal (the exact routes' tolerance for "optimal").
+const OPTIMAL_GAP: f64 = 1e-7;
+
+/// Certification may take at most this share of the time (the checkpoints are spaced so).
+const CERTIFICATION_SHARE: f64 = 0.25;
+
+/// Iterations between checkpoints at the least.
+const MIN_CHECK_EVERY: u64 = 20;
+
+/// The name the route's solutions carry.
+pub const SOLVER_NAME: &str = "anytime";
+
+/// What the anytime route needs in memory for a model of `n_obs` observations, `n_out` outputs,
+/// `n_theta` parameter points and `edges` undirected neighbour pairs (bytes): the cost matrix and
+/// the likelihood it is built from (f64), the iterate in single precision (cost, x, its anchor
+/// and x̂; λ and its anchor per DP row), the incidence, and the certificate's copies (P in f64,
+/// the integer weights, the released probabilities).
+pub(crate) fn memory_bytes(n_obs: u128, n_out: u128, n_theta: u128, edges: u128) -> u128 {
+    let n_vars = n_obs * n_out;
+    let n_dp = 2 * edges * n_out;
+    let cost = 8 * n_vars + 8 * n_obs * n_theta;
+    let iterate = 4 * 4 * n_vars + 2 * 4 * n_dp;
+    let incidence = Incidence::bytes(n_obs as usize, edges as usize);
+    let certificate = 3 * 8 * n_vars + 48 * n_obs;
+    cost + iterate + incidence + certificate
+}
+
+/// Solve `model` for each ε by the anytime route; `each` sees every solution as it is finished.
+pub(crate) fn solve_model(
+    model: &Model,
+    eps_list: &[f64],
+    reason: &str,
+    options: &SolveOptions,
+    each: &mut dyn FnMut(&Solution),
+) -> Result<Vec<Solution>, SolveError> {
+    let started = Instant::now();
+    options.progress.phase(Phase::Assembling);
+    let cost = Arc::new(cost_matrix(model, options.memory)?);
+    if cost.iter().any(|c| !c.is_finite()) {
+        return Err(SolveError::NonFiniteCosts { fields: "parameter.grid, output.grid".to_string() });
+    }
+    let neighbours = model.family.neighbours();
+    let incidence = Incidence::new(&neighbours).ok_or(SolveError::NoBackend)?;
+    let assembly = started.elapsed().as_secs_f64();
+    let mut solutions = Vec::with_capacity(eps_list.len());
+    for (index, &eps) in eps_list.iter().enumerate() {
+        // The whole solve's time (the caller's limit, else the default budget), shared equally
+        // among the ε left.
+        let limit = options.limits.seconds.unwrap_or(super::DEFAULT_TIME_BUDGET_SECONDS);
+        let left = (limit - started.elapsed().as_secs_f64()).max(0.0);
+        let share = Some(left / (eps_list.len() - index) as f64);
+        let s = solve_eps(&cost, &incidence, eps, reason, options, share, assembly)?;
+        each(&s);
+        solutions.push(s);
+    }
+    Ok(solutions)
+}
+
+/// The best certified pair so far.
+struct Best {
+    /// The proven lower bound (unscaled).
+    lower: f64,
+    /// The certified mechanism with the least proven risk, and that risk.
+    release: Option<(Repaired, f64)>,
+}
+
+impl Best {
+    fn upper(&self) -> f64 {
+        self.release.as_ref().map_or(f64::INFINITY, |(_, u)| *u)
+    }
+
+    fn gap(&self) -> f64 {
+        let u = self.upper();
+        if u.is_finite() && u > 0.0 {
+            ((u - self.lower) / u).max(0.0)
+        } else {
+            f64::INFINITY
+        }
+    }
+}
+
+/// The anytime solve of one ε on costs `cost` (C\[i, k\], unscaled) and the DP rows of
+/// `incidence`, within `seconds`.
+pub(crate) fn solve_eps(
+    cost: &Arc<Array2<f64>>,
+    incidence: &Incidence,
+    eps: f64,
+    reason: &str,
+    options: &SolveOptions,
+    seconds: Option<f64>,
+    assembly: f64,
+) -> Result<Solution, SolveError> {
+    let start = Instant::now();
+    let (n_obs, m) = cost.dim();
+    let target = options.gap.unwrap_or(DEFAULT_GAP);
+    let scale = crate::lp::non_private_risk(cost).max(f64::MIN_POSITIVE);
+    let progress = &options.progress;
+    progress.phase(Phase::FirstOrder);
+
+    // The start: the non-private Bayes rule, zero multipliers (whose bound is the non-private
+    // risk).
+    let cost_scaled: Vec<f32> = cost.iter().map(|&c| (c / scale) as f32).collect();
+    let mut x = vec![0f32; n_obs * m];
+    for (i, row) in cost.outer_iter().enumerate() {
+        let best = row.iter().enumerate().fold(0, |b, (k, &c)| if c < row[b] { k } else { b });
+        x[i * m + best] = 1.0;
+    }
+    let lam = vec![0f32; 2 * incidence.n_edges() * m];
+    let mut state = pdhg::Pdhg::new(incidence, m, eps, cost_scaled, x, lam);
+
+    let mut best = Best { lower: f64::NEG_INFINITY, release: None };
+    let mut clock = Checkpoints::new();
+    let stop_reason = loop {
+        state.step();
+        let out_of_time = seconds.is_some_and(|s| start.elapsed().as_secs_f64() >= s);
+        let iteration_cap = options.limits.iterations.is_some_and(|l| state.iterations >= l as u64 * 100);
+        let last = out_of_time || iteration_cap;
+        if !(last || clock.due(state.iterations)) {
+            continue;
+        }
+        // The bound at every checkpoint (one pass); the mechanism (the lift, the quantisation,
+        // the exact check) at every other one, when the bound says the target may be met, and
+        // at the end.
+        let t = Instant::now();
+        let lower = certify::exact_plain_bound(cost, incidence, eps, state.dual(), scale);
+        best.lower = best.lower.max(lower);
+        let hopeful = best.upper().is_finite() && (best.upper() - best.lower) / best.upper() <= 2.0 * target;
+        if last || hopeful || clock.upper_due() {
+            certify_primal(cost, incidence, eps, state.primal(), &mut best);
+        }
+        clock.certified(state.iterations, t.elapsed().as_secs_f64());
+        progress.report(Event::Bounds { upper: best.upper(), lower: best.lower, iteration: state.iterations });
+        progress.report(Event::Gap(best.gap()));
+        if best.gap() <= target {
+            break format!("certified gap {:.2e} ≤ the target {target:.0e}", best.gap());
+        }
+        if out_of_time {
+            break format!("the time limit was reached at a certified gap of {:.2e}", best.gap());
+        }
+        if iteration_cap {
+            break format!("the iteration limit was reached at a certified gap of {:.2e}", best.gap());
+        }
+    };
+    let gap = best.gap();
+    let Some((release, upper)) = best.release else {
+        return Err(SolveError::NoBackend);
+    };
+    let p = release.probabilities();
+    let residuals = Residuals::of(&p, &incidence_neighbours(incidence), eps);
+    let status = if gap <= OPTIMAL_GAP { Status::Optimal } else { Status::CertifiedGap };
+    let detail = format!(
+        "{reason}; restarted PDHG, {} iterations, {} restarts; {stop_reason} (certifying took {:.1} s)",
+        state.iterations, state.restarts, clock.spent
+    );
+    let checks = Checks {
+        max_dp_violation: residuals.max_dp_violation,
+        max_column_error: residuals.max_column_error,
+        min_entry: residuals.min_entry,
+        dual_bound: Some(best.lower),
+        dual_bound_exact: true,
+        relative_gap: Some(gap),
+        objective: release.objective,
+        certified_objective: Some(upper),
+        worst_case_risk: None,
+        delta: 0.0,
+        delta_spent: 0.0,
+    };
+    let n_edges = incidence.n_edges();
+    Ok(Solution {
+        eps,
+        bayes_risk: release.objective,
+        solver: SOLVER_NAME.to_string(),
+        status,
+        solver_detail: detail,
+        seconds: start.elapsed().as_secs_f64(),
+        assembly_seconds: assembly,
+        size: LpSize { outputs: m, observations: n_obs, variables: n_obs * m, rows: n_obs + 2 * n_edges * m },
+        checks,
+        p,
+        release: Some(release),
+        compact: None,
+    })
+}
+
+/// When to certify: checkpoints spaced so that certifying takes at most
+/// [`CERTIFICATION_SHARE`] of the time, and the mechanism at every other one.
+struct Checkpoints {
+    /// The iteration of the next checkpoint.
+    next: u64,
+    /// Checkpoints so far.
+    count: u64,
+    /// Seconds spent certifying.
+    spent: f64,
+    /// When the iterations since the last checkpoint began, and at which iteration.
+    since: Instant,
+    since_iteration: u64,
+}
+
+impl Checkpoints {
+    fn new() -> Self {
+        Checkpoints { next: MIN_CHECK_EVERY, count: 0, spent: 0.0, since: Instant::now(), since_iteration: 0 }
+    }
+
+    fn due(&self, iteration: u64) -> bool {
+        iteration >= self.next
+    }
+
+    /// The mechanism is certified at the first checkpoint and every other one after it.
+    fn upper_due(&self) -> bool {
+        self.count % 2 == 0
+    }
+
+    /// A checkpoint at `iteration` took `took` seconds: space the next one.
+    fn certified(&mut self, iteration: u64, took: f64) {
+        let iterating = (self.since.elapsed().as_secs_f64() - took).max(1e-9);
+        let per_iteration = iterating / (iteration - self.since_iteration).max(1) as f64;
+        let wait = took * (1.0 - CERTIFICATION_SHARE) / CERTIFICATION_SHARE;
+        self.next = iteration + ((wait / per_iteration) as u64).max(MIN_CHECK_EVERY);
+        self.count += 1;
+        self.spent += took;
+        self.since = Instant::now();
+        self.since_iteration = iteration;
+    }
+}
+
+/// The neighbour relation of `incidence` as an explicit graph (for the residual checks).
+fn incidence_neighbours(incidence: &Incidence) -> crate::model::Neighbours {
+    crate::model::Neighbours::Graph {
+        len: incidence.n_obs(),
+        edges: incidence.edges().iter().map(|&(a, b)| (a as usize, b as usize)).collect(),
+    }
+}
+
+/// The certified mechanism of the primal point `x` (x's layout: column i contiguous), kept in
+/// `best` where its proven risk is lower.
+fn certify_primal(cost: &Array2<f64>, incidence: &Incidence, eps: f64, x: &[f32], best: &mut Best) {
+    let (n_obs, m) = cost.dim();
+    let p = Array2::from_shape_fn((m, n_obs), |(k, i)| (x[i * m + k] as f64).max(0.0));
+    let Ok((columns, certified_eps, report)) = certify::repair_far(incidence, eps, p, DEFAULT_TOTAL) else {
+        return;
+    };
+    let upper = certify::bayes_risk_upper(cost, &columns, DEFAULT_TOTAL);
+    if upper >= best.upper() {
+        return;
+    }
+    let t = DEFAULT_TOTAL as f64;
+    let objective: f64 = columns
+        .iter()
+        .enumerate()
+        .map(|(i, col)| col.iter().enumerate().map(|(k, &w)| cost[[i, k]] * w as f64 / t).sum::<f64>())
+        .sum();
+    let release = Repaired {
+        columns,
+        total: DEFAULT_TOTAL,
+        certificate: PrivacyCertificate { eps, delta: 0.0, certified_eps, certified_delta: 0.0 },
+        report,
+        objective,
+        candidates: vec![],
+        constraints: None,
+    };
+    best.release = Some((release, upper));
+}
