@@ -245,6 +245,14 @@ fn print_results(r: &Request, solutions: &[Solution], streaming: bool) {
             outln!("{note}");
         }
     }
+    if solutions.iter().any(|s| s.status == Status::CertifiedGap) {
+        let note = "certified-gap: the anytime route stopped there (--gap, default 1e-3, or the time limit); the mechanism --out writes is exactly ε-DP and its risk is proven at most rel_gap above the optimum, which is proven to lie above dual_bound";
+        if r.json {
+            eprintln!("{note}");
+        } else {
+            outln!("{note}");
+        }
+    }
     if r.model.parties() > 1 {
         eprintln!(
             "note: the model has {} parties: this is one party's mechanism (ε-DP for its own records);              `ubapp compare` evaluates the Bayes aggregate of their releases",

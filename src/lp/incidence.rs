@@ -65,11 +65,6 @@ impl Incidence {
         &self.blocks[self.offsets[i]..self.offsets[i + 1]]
     }
 
-    /// The number of edges at observation i.
-    pub(crate) fn degree(&self, i: usize) -> usize {
-        self.offsets[i + 1] - self.offsets[i]
-    }
-
     /// The undirected edges (a, b) in block order.
     pub(crate) fn edges(&self) -> &[(u32, u32)] {
         &self.edges

@@ -13,7 +13,7 @@ use crate::lp::{cost_matrix, MemoryBudget, Problem};
 use crate::model::Model;
 use crate::solve::{solve_lp, Limits, Solution, SolveError, SolveOptions, SolverChoice, Status, CHECK_TOLERANCE};
 
-use super::common::{bundled_models, rel_diff};
+use super::common::{bundled_models, components, rel_diff};
 use super::outputs::{random_costs, random_graph};
 
 fn solve(problem: &Problem, choice: SolverChoice, output_generation: bool) -> Solution {
@@ -66,23 +66,6 @@ fn random_graphs_agree_with_clarabel_on_the_whole_lp() {
         agree(&problem, case % 2 == 0, &what);
     }
     assert!(disconnected >= 2, "only {disconnected} of the 12 graphs were disconnected");
-}
-
-/// Connected components of a graph on n vertices (union-find).
-fn components(n: usize, edges: &[(usize, usize)]) -> usize {
-    let mut parent: Vec<usize> = (0..n).collect();
-    fn root(parent: &mut [usize], mut v: usize) -> usize {
-        while parent[v] != v {
-            parent[v] = parent[parent[v]];
-            v = parent[v];
-        }
-        v
-    }
-    for &(a, b) in edges {
-        let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
-        parent[ra] = rb;
-    }
-    (0..n).filter(|&v| root(&mut parent, v) == v).count()
 }
 
 /// Every bundled model whose LPs are plain and small enough for Clarabel's whole LP in a test.

@@ -90,3 +90,20 @@ pub fn solve_problem(
     };
     Ok(crate::solve::solve_lp(problem, &backends, "test", &options, 0.0)?)
 }
+
+/// Connected components of a graph on n vertices (union-find).
+pub fn components(n: usize, edges: &[(usize, usize)]) -> usize {
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn root(parent: &mut [usize], mut v: usize) -> usize {
+        while parent[v] != v {
+            parent[v] = parent[parent[v]];
+            v = parent[v];
+        }
+        v
+    }
+    for &(a, b) in edges {
+        let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
+        parent[ra] = rb;
+    }
+    (0..n).filter(|&v| root(&mut parent, v) == v).count()
+}

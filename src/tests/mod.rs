@@ -4,6 +4,7 @@
 
 mod common;
 
+mod anytime;
 mod block_ipm;
 mod breadth_families;
 mod breadth_programs;

@@ -30,7 +30,7 @@ use crate::lp::{cost_matrix, Incidence};
 use crate::model::Model;
 
 /// The certified gap the anytime route stops at when the caller sets none.
-pub const DEFAULT_GAP: f64 = 1e-3;
+pub(crate) const DEFAULT_GAP: f64 = 1e-3;
 
 /// A gap below this is reported as optimal (the exact routes' tolerance for "optimal").
 const OPTIMAL_GAP: f64 = 1e-7;
@@ -42,7 +42,7 @@ const CERTIFICATION_SHARE: f64 = 0.25;
 const MIN_CHECK_EVERY: u64 = 20;
 
 /// The name the route's solutions carry.
-pub const SOLVER_NAME: &str = "anytime";
+pub(crate) const SOLVER_NAME: &str = "anytime";
 
 /// What the anytime route needs in memory for a model of `n_obs` observations, `n_out` outputs,
 /// `n_theta` parameter points and `edges` undirected neighbour pairs (bytes): the cost matrix and

@@ -144,11 +144,6 @@ impl<'a> Pdhg<'a> {
         &self.lam
     }
 
-    /// The fixed-point residual ‖z − T(z)‖ of the last iteration (scaled units).
-    pub(crate) fn residual(&self) -> f64 {
-        self.last_residual
-    }
-
     /// One iteration; returns the fixed-point residual ‖z − T(z)‖ (diagonal-weighted norm).
     pub(crate) fn step(&mut self) -> f64 {
         let m = self.m;

@@ -1,0 +1,136 @@
+//! The anytime route (`solve::anytime`): its certified interval [proven bound, risk of the
+//! certified mechanism] must contain the optimum that Clarabel finds on the whole LP (an
+//! independent interior point, its answer certified by our own bound), on seeded random graphs —
+//! disconnected ones and costs of no symmetry included — and on every bundled model with the plain
+//! program; an early stop must give a wider interval that still contains it; and the mechanism it
+//! releases must pass the artifact's exact checks when written and read back.
+#![cfg(feature = "clarabel")]
+
+use std::sync::Arc;
+
+use rand::{rngs::StdRng, RngExt, SeedableRng};
+
+use crate::lp::{cost_matrix, Incidence, MemoryBudget, Problem};
+use crate::mechanism::Release;
+use crate::model::Neighbours;
+use crate::solve::{anytime, solve_lp, solve_model, Limits, Solution, SolveOptions, SolverChoice, Status};
+
+use super::common::{bundled_models, components};
+use super::outputs::{random_costs, random_graph};
+
+/// The whole LP by Clarabel: its certified interval [bound, released risk] (it contains the
+/// optimum whatever its width; at most 1e-5 wide, so that containing it means something).
+fn reference(cost: &Arc<ndarray::Array2<f64>>, neighbours: &Neighbours, eps: f64) -> (f64, f64) {
+    let problem = Problem::try_new(cost.clone(), neighbours.clone(), eps, MemoryBudget::available()).unwrap();
+    let options = SolveOptions { output_generation: false, ..SolveOptions::from(SolverChoice::Clarabel) };
+    let s = solve_lp(&problem, &[SolverChoice::Clarabel], "test", &options, 0.0).unwrap();
+    let gap = s.checks.relative_gap.unwrap_or(f64::INFINITY);
+    assert!(gap <= 1e-5, "Clarabel's reference is not certified: {}", s.solver_detail);
+    (s.checks.dual_bound.unwrap(), s.checks.certified_objective.unwrap())
+}
+
+fn anytime(cost: &Arc<ndarray::Array2<f64>>, neighbours: &Neighbours, eps: f64, options: &SolveOptions) -> Solution {
+    let incidence = Incidence::new(neighbours).unwrap();
+    anytime::solve_eps(cost, &incidence, eps, "test", options, Some(20.0), 0.0).unwrap()
+}
+
+/// [lower, upper] of a solution: its proven bound and its certified mechanism's proven risk.
+fn interval(s: &Solution) -> (f64, f64) {
+    (s.checks.dual_bound.unwrap(), s.checks.certified_objective.unwrap())
+}
+
+/// The interval contains every point of the reference's (which contains the optimum).
+fn contains(what: &str, (lower, upper): (f64, f64), (ref_lower, ref_upper): (f64, f64)) {
+    assert!(lower <= upper, "{what}: empty interval [{lower}, {upper}]");
+    assert!(lower <= ref_upper * (1.0 + 1e-12), "{what}: bound {lower} above the optimum (≤ {ref_upper})");
+    assert!(upper >= ref_lower * (1.0 - 1e-12), "{what}: mechanism {upper} below the optimum (≥ {ref_lower})");
+}
+
+#[test]
+fn random_graphs_bracket_the_whole_optimum_and_an_early_stop_still_does() {
+    let mut rng = StdRng::seed_from_u64(4242);
+    let mut disconnected = 0;
+    for case in 0..12 {
+        let n_obs = rng.random_range(8..24usize);
+        let n_out = rng.random_range(6..24usize);
+        let eps = [0.3, 0.8, 1.5, 3.0][case % 4];
+        let cost = Arc::new(random_costs(&mut rng, n_obs, n_out));
+        let neighbours = random_graph(&mut rng, n_obs);
+        let edges: Vec<(usize, usize)> = neighbours.edges().collect();
+        let components = components(n_obs, &edges);
+        disconnected += usize::from(components > 1);
+        let what = format!("case {case} (|Y| = {n_obs}, |Θ̃| = {n_out}, ε = {eps}, {components} components)");
+        let exact = reference(&cost, &neighbours, eps);
+
+        let full = anytime(&cost, &neighbours, eps, &SolveOptions { gap: Some(1e-4), ..SolveOptions::default() });
+        contains(&what, interval(&full), exact);
+        assert_eq!(full.status, Status::CertifiedGap, "{what}: {}", full.solver_detail);
+        assert!(full.checks.relative_gap.unwrap() <= 1e-4, "{what}: {}", full.solver_detail);
+        assert!(full.checks.max_dp_violation <= 0.0, "{what}: the release violates DP");
+
+        // A hundred iterations: a wider interval, still around the optimum.
+        let early_options = SolveOptions {
+            gap: Some(1e-9),
+            limits: Limits { iterations: Some(1), seconds: None },
+            ..SolveOptions::default()
+        };
+        let early = anytime(&cost, &neighbours, eps, &early_options);
+        contains(&format!("{what}, stopped early"), interval(&early), exact);
+        assert!(
+            early.checks.relative_gap.unwrap() >= full.checks.relative_gap.unwrap(),
+            "{what}: the early stop is narrower ({}) than the full run ({})",
+            early.solver_detail,
+            full.solver_detail
+        );
+    }
+    assert!(disconnected >= 2, "only {disconnected} disconnected graphs among the 12");
+}
+
+#[test]
+fn bundled_plain_models_are_bracketed_and_their_release_verifies() {
+    let mut solved = 0;
+    for path in bundled_models() {
+        let model = crate::model::Model::load(&path).unwrap();
+        let what = path.file_name().unwrap().to_string_lossy().to_string();
+        let eps = model.epsilons[model.epsilons.len() / 2];
+        let options = SolveOptions {
+            solver: SolverChoice::Anytime,
+            gap: Some(1e-3),
+            limits: Limits { seconds: Some(8.0), iterations: None },
+            ..SolveOptions::default()
+        };
+        if !model.is_plain_program() {
+            let refused = solve_model(&model, Some(&[eps]), options).unwrap_err().to_string();
+            assert!(refused.contains("plain Bayes program"), "{what}: {refused}");
+            continue;
+        }
+        let cost = Arc::new(cost_matrix(&model, MemoryBudget::available()).unwrap());
+        if cost.len() > 200_000 {
+            continue; // the larger bundled polls: benches, not tests
+        }
+        let s = &solve_model(&model, Some(&[eps]), options).unwrap()[0];
+        let exact = reference(&cost, &model.family.neighbours(), eps);
+        contains(&what, interval(s), exact);
+        assert!(matches!(s.status, Status::CertifiedGap | Status::Optimal), "{what}: {}", s.solver_detail);
+        // What --out would write: certified, saved, read back and checked again.
+        let release = Release::certify(&model, s).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("m.json");
+        release.save(&file).unwrap();
+        let loaded = Release::load(&file).unwrap();
+        assert!(loaded.certified_eps() <= eps, "{what}: certified ε {}", loaded.certified_eps());
+        assert!((loaded.bayes_risk() - s.bayes_risk).abs() <= 1e-12 * s.bayes_risk, "{what}");
+        solved += 1;
+    }
+    assert!(solved >= 5, "only {solved} bundled models solved by the anytime route");
+}
+
+#[test]
+fn gap_outside_the_unit_interval_is_refused_before_any_work() {
+    let model = super::common::bundled("vote-share-3way-small.toml");
+    for gap in [0.0, 1.0, -0.5, f64::NAN] {
+        let options = SolveOptions { solver: SolverChoice::Anytime, gap: Some(gap), ..SolveOptions::default() };
+        let refused = solve_model(&model, None, options).unwrap_err().to_string();
+        assert!(refused.contains("gap must lie in (0, 1)"), "{gap}: {refused}");
+    }
+}
