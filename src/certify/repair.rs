@@ -546,12 +546,24 @@ pub(crate) fn repair_far(
 const LIFT_ROUNDS: usize = 12;
 
 /// The max-plus closure of one row on the graph of `incidence` (as [`lift_rows`]): vertices in
-/// decreasing order of their final value, each raising its neighbours to its value / ρ.
+/// decreasing order of their final value, each raising its neighbours to its value / ρ. Only the
+/// vertices that raise a neighbour start in the heap (a vertex that raises none is final unless
+/// raised itself, and then it is pushed), so a nearly feasible row costs one pass over its edges.
 fn lift_row(row: &mut [f64], incidence: &crate::lp::Incidence, rho: f64) {
     let edges = incidence.edges();
+    let other = |i: usize, own: u32| {
+        let (a, b) = edges[own as usize / 2];
+        if a as usize == i {
+            b as usize
+        } else {
+            a as usize
+        }
+    };
     let mut done = vec![false; row.len()];
-    let mut heap: std::collections::BinaryHeap<(OrdF64, usize)> =
-        row.iter().enumerate().map(|(i, &v)| (OrdF64(v), i)).collect();
+    let mut heap: std::collections::BinaryHeap<(OrdF64, usize)> = (0..row.len())
+        .filter(|&i| incidence.at(i).iter().any(|&(own, _)| row[other(i, own)] < row[i] / rho))
+        .map(|i| (OrdF64(row[i]), i))
+        .collect();
     while let Some((OrdF64(v), i)) = heap.pop() {
         if done[i] || v < row[i] {
             continue;
@@ -559,8 +571,7 @@ fn lift_row(row: &mut [f64], incidence: &crate::lp::Incidence, rho: f64) {
         done[i] = true;
         let w = v / rho;
         for &(own, _) in incidence.at(i) {
-            let (a, b) = edges[own as usize / 2];
-            let j = if a as usize == i { b as usize } else { a as usize };
+            let j = other(i, own);
             if !done[j] && w > row[j] {
                 row[j] = w;
                 heap.push((OrdF64(w), j));

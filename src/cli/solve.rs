@@ -33,7 +33,8 @@ pub struct Args {
     eps: Option<Vec<f64>>,
     /// Solver (auto = the exact chain solver when the neighbour relation is y ~ y ± 1 and the
     /// program is the plain Bayes one, else Clarabel then HiGHS; on explicit graphs the block
-    /// interior point first, HiGHS first on a symmetric model's orbit LP).
+    /// interior point first, HiGHS first on a symmetric model's orbit LP; the anytime route
+    /// where the exact one would not fit the memory or time budget).
     #[arg(long, value_enum, default_value_t = SolverChoice::Auto)]
     solver: SolverChoice,
     /// Print only a JSON array, one object per ε.

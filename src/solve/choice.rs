@@ -17,6 +17,8 @@ pub enum SolverChoice {
     /// program; on other explicit neighbour graphs the block interior point, then HiGHS's
     /// interior point, then Clarabel (HiGHS first on a symmetric model's orbit LP, and on a
     /// constrained program, which is solved whole); on banded relations Clarabel, then HiGHS.
+    /// Where that exact route would not fit the memory budget or the time (--max-seconds, else
+    /// 10 minutes), the anytime route on plain programs.
     // (This text is `--help`'s: no rustdoc links. The decision is `Route::for_model`.)
     Auto,
     /// HiGHS, letting it choose the method (dual simplex on these LPs).
