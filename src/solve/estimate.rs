@@ -242,17 +242,24 @@ pub(crate) fn plan_route(
     epsilons: Option<&[f64]>,
 ) -> super::error::Result<(Route, Estimate)> {
     let route = Route::for_model(model, options.solver)?;
-    let planned = estimate_route(model, &route, options, epsilons);
-    if options.solver != SolverChoice::Auto || !model.is_plain_program() || matches!(route, Route::Chain { .. }) {
-        return Ok((route, planned));
+    let may_move =
+        options.solver == SolverChoice::Auto && model.is_plain_program() && !matches!(route, Route::Chain { .. });
+    if !may_move {
+        return Ok((route.clone(), estimate_route(model, &route, options, epsilons)));
     }
-    let n_eps = epsilons.map_or(model.epsilons.len(), <[f64]>::len).max(1) as f64;
-    let budget = options.limits.seconds.unwrap_or(super::DEFAULT_TIME_BUDGET_SECONDS);
-    let too_long = planned.seconds_per_eps * n_eps > budget;
-    let reason = match (planned.fits, too_long) {
-        (true, false) => return Ok((route, planned)),
-        (false, _) => "auto: the exact LP route does not fit the memory budget, so the anytime route (certified gap)",
-        (true, true) => "auto: the exact LP route's estimate exceeds the time limit, so the anytime route (certified gap)",
+    // The memory from the sizes alone first: a model too large for the exact route is not
+    // priced further (the refined time needs its cost matrix).
+    let sized = estimate_route(model, &route, options, None);
+    let reason = if !sized.fits {
+        "auto: the exact LP route does not fit the memory budget, so the anytime route (certified gap)"
+    } else {
+        let planned = if epsilons.is_some() { estimate_route(model, &route, options, epsilons) } else { sized };
+        let n_eps = epsilons.map_or(model.epsilons.len(), <[f64]>::len).max(1) as f64;
+        let budget = options.limits.seconds.unwrap_or(super::DEFAULT_TIME_BUDGET_SECONDS);
+        if planned.seconds_per_eps * n_eps <= budget {
+            return Ok((route, planned));
+        }
+        "auto: the exact LP route's estimate exceeds the time limit, so the anytime route (certified gap)"
     };
     let anytime = Route::Anytime { reason };
     let estimate = estimate_route(model, &anytime, options, epsilons);
