@@ -41,11 +41,12 @@ pub struct Budget {
 
 /// How a release's spend adds to its dataset's total.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
 pub enum Composition {
     /// Basic composition of pure-ε releases: the ε add up.
+    #[serde(rename = "basic-pure-eps")]
     BasicPure,
     /// Basic composition of (ε, δ) releases: the ε add up and the δ add up.
+    #[serde(rename = "basic-eps-delta")]
     BasicApprox,
 }
 
