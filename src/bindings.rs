@@ -261,8 +261,7 @@ pub fn release(m: &Release, trusted: bool, mechanism: &str, request: ReleaseRequ
     check_release(trusted)?;
     crate::ledger::check_dataset(&request.dataset).map_err(|e| rename(e.into(), "--dataset", "dataset"))?;
     let records = crate::data::Records::from_values(&request.origin, request.columns, request.first)?;
-    let mut ledger =
-        crate::ledger::open(&request.ledger, false).map_err(|e| rename(e.into(), "--ledger", "ledger"))?;
+    let mut ledger = crate::ledger::open(&request.ledger, false).map_err(|e| rename(e.into(), "--ledger", "ledger"))?;
     let mut rng: StdRng = match request.seed {
         Some(s) => StdRng::seed_from_u64(s),
         None => rand::make_rng(),

@@ -28,7 +28,13 @@ fn setup(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
          prior = { kind = \"uniform\" }\n[observation]\nfamily = \"binomial\"\ntrials = 20\n[loss]\nkind = \"squared\"\n",
     );
     let mech = dir.join("mech.json");
-    assert_success(&ubapp(&["solve".as_ref(), model.as_os_str(), "--out".as_ref(), mech.as_os_str(), "--quiet".as_ref()]));
+    assert_success(&ubapp(&[
+        "solve".as_ref(),
+        model.as_os_str(),
+        "--out".as_ref(),
+        mech.as_os_str(),
+        "--quiet".as_ref(),
+    ]));
     let mut csv = String::from("flip\n");
     for i in 0..20 {
         csv.push_str(if i % 3 == 0 { "1\n" } else { "0\n" });

@@ -70,7 +70,8 @@ fn a_release_from_records_equals_sample_with_the_count_computed_by_hand() {
     let (m, d, l) = (mech.to_str().unwrap(), data.to_str().unwrap(), ledger.to_str().unwrap());
     let trust = ["--model", model.to_str().unwrap()];
     for seed in ["1", "2", "3"] {
-        let mut args = vec!["release", m, "--data", d, "--column", "cured", "--ledger", l, "--dataset", "hospital-2026"];
+        let mut args =
+            vec!["release", m, "--data", d, "--column", "cured", "--ledger", l, "--dataset", "hospital-2026"];
         args.extend(["--seed", seed]);
         args.extend(trust);
         let released = ubapp(&args);
@@ -100,7 +101,8 @@ fn a_release_from_records_equals_sample_with_the_count_computed_by_hand() {
     let o = child.wait_with_output().unwrap();
     assert_success(&o);
     let entry = stdout_json(&o);
-    let mut sample = vec!["sample", m, "--y", &count.to_string(), "--seed", "1"].into_iter().map(String::from).collect::<Vec<_>>();
+    let mut sample =
+        vec!["sample", m, "--y", &count.to_string(), "--seed", "1"].into_iter().map(String::from).collect::<Vec<_>>();
     sample.extend(trust.iter().map(|s| s.to_string()));
     assert_eq!(entry["value"].as_str().unwrap(), stdout(&ubapp(&sample)).trim());
     assert_eq!(entry["dataset"], "hospital-2026");

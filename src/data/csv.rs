@@ -43,7 +43,11 @@ impl DataSource {
             DataSource::File(p) => read_text(p, CSV_FILE_BYTES).map_err(unreadable),
             DataSource::Stdin => {
                 let mut bytes = Vec::new();
-                std::io::stdin().lock().take(CSV_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| unreadable(e.to_string()))?;
+                std::io::stdin()
+                    .lock()
+                    .take(CSV_FILE_BYTES + 1)
+                    .read_to_end(&mut bytes)
+                    .map_err(|e| unreadable(e.to_string()))?;
                 if bytes.len() as u64 > CSV_FILE_BYTES {
                     return Err(unreadable(format!("more than the {CSV_FILE_BYTES} bytes a CSV file may have")));
                 }

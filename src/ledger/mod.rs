@@ -129,7 +129,10 @@ pub struct DatasetHistory {
 impl DatasetHistory {
     /// What is left: budget − spent, never below 0.
     pub fn remaining(&self) -> Budget {
-        Budget { eps: (self.budget.eps - self.spent.eps).max(0.0), delta: (self.budget.delta - self.spent.delta).max(0.0) }
+        Budget {
+            eps: (self.budget.eps - self.spent.eps).max(0.0),
+            delta: (self.budget.delta - self.spent.delta).max(0.0),
+        }
     }
 }
 
@@ -170,10 +173,7 @@ pub fn check_dataset(name: &str) -> Result<()> {
     if name.is_empty() || name.chars().count() > 200 || name.chars().any(char::is_control) {
         return Err(LedgerError::argument(
             "--dataset",
-            format!(
-                "must be 1 to 200 characters without control characters (got {})",
-                crate::guard::text::quote(name)
-            ),
+            format!("must be 1 to 200 characters without control characters (got {})", crate::guard::text::quote(name)),
         ));
     }
     Ok(())
@@ -256,7 +256,8 @@ mod tests {
         }
         // Ten times the double nearest 0.1 is more than 1 exactly: the rounded-up sum says so.
         assert!(s > 1.0);
-        let charge = Charge { dataset: "d".into(), eps: 0.5, delta: 0.0, fingerprint: String::new(), mechanism: String::new() };
+        let charge =
+            Charge { dataset: "d".into(), eps: 0.5, delta: 0.0, fingerprint: String::new(), mechanism: String::new() };
         let budget = Budget { eps: 1.0, delta: 0.0 };
         assert_eq!(after_charge("l", budget, Budget { eps: 0.5, delta: 0.0 }, &charge).unwrap().eps, 1.0);
         let e = after_charge("l", budget, Budget { eps: 1.0, delta: 0.0 }, &charge).unwrap_err();

@@ -147,7 +147,11 @@ impl Ledger for PostgresLedger {
                 .query_one("SELECT eps_budget, delta_budget FROM ubapp_datasets WHERE name = $1", &[&dataset])
                 .map_err(&fail)?;
             let budget = Budget { eps: row.get(0), delta: row.get(1) };
-            return Err(LedgerError::AlreadyInitialised { ledger: self.location.clone(), dataset: dataset.into(), budget });
+            return Err(LedgerError::AlreadyInitialised {
+                ledger: self.location.clone(),
+                dataset: dataset.into(),
+                budget,
+            });
         }
         tx.commit().map_err(&fail)
     }
@@ -210,7 +214,13 @@ impl Ledger for PostgresLedger {
     fn history(&mut self, dataset: Option<&str>) -> Result<Vec<DatasetHistory>> {
         let fail = Self::fail(&self.location);
         // One snapshot for the totals and the releases.
-        let mut tx = self.client.build_transaction().read_only(true).isolation_level(postgres::IsolationLevel::RepeatableRead).start().map_err(&fail)?;
+        let mut tx = self
+            .client
+            .build_transaction()
+            .read_only(true)
+            .isolation_level(postgres::IsolationLevel::RepeatableRead)
+            .start()
+            .map_err(&fail)?;
         let mut out: Vec<DatasetHistory> = tx
             .query(
                 "SELECT name, eps_budget, delta_budget, eps_spent, delta_spent, created FROM ubapp_datasets \

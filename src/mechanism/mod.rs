@@ -78,8 +78,8 @@ use serde_json::Value;
 
 pub use audit::{audit, AuditJudgement, AuditOptions, AuditReport, AuditWitness, Audited, DeltaWitness};
 pub use batch::{Batch, OutputMatch};
-pub use deploy::Recorded;
 pub use compact::{CompactMechanism, NoiseParameter, FORMAT_VERSION_COMPACT, KIND_GEOMETRIC_REMAP};
+pub use deploy::Recorded;
 pub use error::{ArtifactError, ArtifactErrorKind, AuditError, MechanismError};
 pub use posterior::Posterior;
 pub use release::Release;
