@@ -1,7 +1,7 @@
 //! `ubapp ledger init|show`: set a dataset's privacy budget once, and print every dataset's
 //! releases and totals.
 
-use ubapp::ledger::{Budget, DatasetHistory};
+use ubapp::ledger::{show_number as num, Budget, DatasetHistory};
 use ubapp::Result;
 
 /// Flags of `ledger`.
@@ -92,12 +92,12 @@ fn show(a: ShowArgs) -> Result<()> {
         outln!(
             "dataset \"{}\": budget ε = {}, δ = {}; spent ε = {}, δ = {}; remaining ε = {}, δ = {}; {} releases",
             quote(&d.dataset),
-            d.budget.eps,
-            d.budget.delta,
-            d.spent.eps,
-            d.spent.delta,
-            r.eps,
-            r.delta,
+            num(d.budget.eps),
+            num(d.budget.delta),
+            num(d.spent.eps),
+            num(d.spent.delta),
+            num(r.eps),
+            num(r.delta),
             d.releases.len()
         );
         for e in &d.releases {
@@ -105,8 +105,8 @@ fn show(a: ShowArgs) -> Result<()> {
                 "  {:>6}  {}  ε = {}  δ = {}  {}  {}  {}  value {}",
                 e.id,
                 e.time,
-                e.eps,
-                e.delta,
+                num(e.eps),
+                num(e.delta),
                 e.composition.name(),
                 &e.fingerprint[..e.fingerprint.len().min(12)],
                 quote(&e.mechanism),

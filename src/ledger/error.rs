@@ -101,9 +101,10 @@ fn remaining(budget: Budget, spent: Budget) -> Budget {
 
 /// `ε = 1` for pure ε, `(ε, δ) = (1, 1e-6)` when δ is not 0; `prefix` before a pure ε.
 fn show_eps_delta(b: Budget, prefix: &str) -> String {
+    let eps = super::show_number(b.eps);
     if b.delta > 0.0 {
-        format!("(ε, δ) = ({}, {:e})", b.eps, b.delta)
+        format!("(ε, δ) = ({eps}, {:e})", b.delta)
     } else {
-        format!("{prefix}{}", b.eps)
+        format!("{prefix}{eps}")
     }
 }

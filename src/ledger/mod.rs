@@ -168,6 +168,16 @@ pub fn open(location: &str, create: bool) -> Result<Box<dyn Ledger>> {
     }
 }
 
+/// A budget's number as messages print it: shortest round-trip digits, in exponent form below
+/// 1e-4 (a remaining ε of 5.6e-15 rather than 0.0000000000000056).
+pub fn show_number(x: f64) -> String {
+    if x != 0.0 && x.abs() < 1e-4 {
+        format!("{x:e}")
+    } else {
+        x.to_string()
+    }
+}
+
 /// A dataset name: 1 to 200 characters, none of them a control character.
 pub fn check_dataset(name: &str) -> Result<()> {
     if name.is_empty() || name.chars().count() > 200 || name.chars().any(char::is_control) {
