@@ -66,7 +66,9 @@ pub fn read_csv(source: &DataSource, names: &[String]) -> Result<Records, DataEr
         return Err(DataError::new(&origin, None, None, "no column was named"));
     }
     let text = source.text()?;
-    let mut reader = ::csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(text.as_bytes());
+    // A byte-order mark (spreadsheets write one) is not part of the first column's name.
+    let body = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let mut reader = ::csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(body.as_bytes());
     let malformed = |e: ::csv::Error| {
         let line = e.position().map(|p| Place::Line(p.line()));
         let why = match e.kind() {
@@ -162,6 +164,7 @@ mod tests {
         let e = read("id,cured\n1,0\n2\n", &["cured"]).unwrap_err();
         assert!(e.to_string().starts_with("d.csv, line 3: the row has 1 fields, but the header has 2"), "{e}");
         assert!(read("", &["cured"]).is_err());
+        assert_eq!(read("\u{feff}cured,id\n1,2\n", &["cured"]).unwrap().columns[0].values, vec![1.0]);
         assert_eq!(read("cured\n", &["cured"]).unwrap().len(), 0);
     }
 }

@@ -33,6 +33,9 @@ CREATE TABLE IF NOT EXISTS ubapp_releases (
 /// between sessions in PostgreSQL).
 const SCHEMA_LOCK: i64 = 0x7562_6170_705f_6c65;
 
+/// How long a connection may take when the URL does not say.
+const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15);
+
 /// A ledger in a PostgreSQL database.
 pub(super) struct PostgresLedger {
     client: Client,
@@ -69,10 +72,15 @@ impl PostgresLedger {
     /// Connect to the database `url` (with `create`, create the schema if needed).
     pub(super) fn open(url: &str, create: bool) -> Result<PostgresLedger> {
         let location = redact(url);
-        let config: postgres::Config = url.parse().map_err(|e: postgres::Error| LedgerError::NotALedger {
+        let mut config: postgres::Config = url.parse().map_err(|e: postgres::Error| LedgerError::NotALedger {
             ledger: location.clone(),
             problem: format!("not a PostgreSQL URL ({e})"),
         })?;
+        // A host that never answers is an error after a while, not a hang (the URL's own
+        // `connect_timeout` wins).
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
         let client =
             config.connect(NoTls).map_err(|source| LedgerError::Postgres { ledger: location.clone(), source })?;
         let mut ledger = PostgresLedger { client, location };
