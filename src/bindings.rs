@@ -235,6 +235,49 @@ pub fn sample(
     Ok(m.sample_batch(i, n, &mut rng).into_iter().map(|k| m.output(k).to_vec()).collect())
 }
 
+/// What a binding's `release` is asked: the records (each column's name and values), how
+/// messages number them, the ledger and the dataset, and the seed (tests only).
+#[derive(Debug, Clone)]
+pub struct ReleaseRequest {
+    /// How messages name the records (`data`).
+    pub origin: String,
+    /// The columns: name and values (one for most families; one per category for indicator
+    /// columns of a multinomial model).
+    pub columns: Vec<(String, Vec<f64>)>,
+    /// The number messages give the first record (0 in Python, 1 in R).
+    pub first: usize,
+    /// The ledger: an SQLite file or a postgres:// URL.
+    pub ledger: String,
+    /// The dataset's name in the ledger.
+    pub dataset: String,
+    /// StdRng's seed; `None` for the operating system's randomness (a real release).
+    pub seed: Option<u64>,
+}
+
+/// `ubapp release` for a binding: the records' statistic under the mechanism's model, one value
+/// drawn and recorded in the ledger before it is returned (the deployment mode's refusal first).
+/// The ledger's entry as `release --json` prints it (JSON text).
+pub fn release(m: &Release, trusted: bool, mechanism: &str, request: ReleaseRequest) -> Result<String> {
+    check_release(trusted)?;
+    crate::ledger::check_dataset(&request.dataset).map_err(|e| rename(e.into(), "--dataset", "dataset"))?;
+    let records = crate::data::Records::from_values(&request.origin, request.columns, request.first)?;
+    let mut ledger = crate::ledger::open(&request.ledger, false).map_err(|e| rename(e.into(), "--ledger", "ledger"))?;
+    let mut rng: StdRng = match request.seed {
+        Some(s) => StdRng::seed_from_u64(s),
+        None => rand::make_rng(),
+    };
+    let recorded = m.release_from_records(&records, ledger.as_mut(), &request.dataset, mechanism, &mut rng)?;
+    Ok(serde_json::to_string(&recorded.entry).expect("an entry serialises"))
+}
+
+/// An argument error naming the flag `flag` renamed to the keyword argument `keyword`.
+fn rename(e: Error, flag: &str, keyword: &str) -> Error {
+    match e {
+        Error::Argument { name, problem } if name == flag => Error::argument(keyword, problem),
+        other => other,
+    }
+}
+
 /// Check the artifact against what the deployer trusts (`verify --model/--fingerprint`):
 /// `model` (with how messages name it) must define the same problem, ε no larger, and
 /// `fingerprint` must be its model's. `verify --json`'s fields with `checked_against` (JSON text).

@@ -29,7 +29,9 @@ use std::path::PathBuf;
 
 pub use crate::certify::{CertifyError, RefineFailure};
 pub use crate::compare::CompareError;
+pub use crate::data::DataError;
 pub use crate::guard::ArgumentError;
+pub use crate::ledger::LedgerError;
 pub use crate::lp::{LpError, SizeError};
 pub use crate::mechanism::{ArtifactError, AuditError, MechanismError};
 pub use crate::model::ModelError;
@@ -85,6 +87,22 @@ pub enum Error {
     /// A report that could not be drawn or encoded (`report`).
     #[error(transparent)]
     Report(ReportError),
+    /// Records that give no observation of the model (`release --data`): names the source, the
+    /// record and the column.
+    #[error(transparent)]
+    Data(#[from] DataError),
+    /// The privacy-budget ledger refused a release (over budget, no budget) or failed.
+    #[error(transparent)]
+    Ledger(LedgerError),
+}
+
+impl From<LedgerError> for Error {
+    fn from(e: LedgerError) -> Self {
+        match e {
+            LedgerError::Argument(e) => e.into(),
+            other => Error::Ledger(other),
+        }
+    }
 }
 
 impl From<ArgumentError> for Error {
@@ -126,6 +144,8 @@ impl From<MechanismError> for Error {
             MechanismError::Certify(e) => Error::Certify(*e),
             MechanismError::Solve(e) => (*e).into(),
             MechanismError::Output(e) => e.into(),
+            MechanismError::Data(e) => Error::Data(*e),
+            MechanismError::Ledger(e) => (*e).into(),
         }
     }
 }
@@ -214,6 +234,8 @@ impl Error {
             Error::Audit(e) => e.is_input(),
             Error::Compare(e) => e.is_input(),
             Error::Sweep(e) => e.is_input(),
+            Error::Data(e) => e.is_input(),
+            Error::Ledger(e) => e.is_input(),
             Error::Certify(_) | Error::Report(_) | Error::Io { .. } => false,
         }
     }

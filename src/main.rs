@@ -42,6 +42,12 @@ enum Command {
     Verify(cli::verify::Args),
     /// Release values from a verified mechanism file for an observation y (exact sampler).
     Sample(cli::sample::Args),
+    /// Release one value from a verified mechanism for the statistic of a dataset's records (a CSV
+    /// column), recorded in the privacy-budget ledger before it is printed.
+    Release(cli::release::Args),
+    /// The privacy-budget ledger: `init` sets a dataset's budget once, `show` prints its releases
+    /// and totals.
+    Ledger(cli::ledger::Args),
     /// The exact posterior of θ on the model's grid given released values of a mechanism file:
     /// its mean and an equal-tailed credible interval.
     Posterior(cli::posterior::Args),
@@ -76,6 +82,8 @@ fn main() -> ExitCode {
         Command::Models(args) => cli::models::run(args).map_err(Into::into),
         Command::Verify(args) => cli::verify::run(args).map_err(Into::into),
         Command::Sample(args) => cli::sample::run(args).map_err(Into::into),
+        Command::Release(args) => cli::release::run(args).map_err(Into::into),
+        Command::Ledger(args) => cli::ledger::run(args).map_err(Into::into),
         Command::Posterior(args) => cli::posterior::run(args).map_err(Into::into),
         Command::Plan(args) => cli::plan::run(args).map_err(Into::into),
         Command::Report(args) => cli::report::run(args).map_err(Into::into),

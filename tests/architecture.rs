@@ -10,10 +10,12 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&str] = &[
     "guard",
     "model",
+    "data",
     "output",
     "lp",
     "certify",
     "solve",
+    "ledger",
     "mechanism",
     "eval",
     "baselines",

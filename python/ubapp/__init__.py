@@ -203,6 +203,29 @@ def _coords(value: Union[float, Sequence[float]]) -> List[float]:
     return [float(v) for v in value]
 
 
+def _column(values: Any) -> List[float]:
+    """One column's records as floats (a missing value becomes NaN, refused by the library)."""
+    if hasattr(values, "to_numpy"):  # pandas or polars Series
+        values = values.to_numpy()
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise InputError(f"data must be one column of records (got an array of shape {arr.shape})")
+    try:
+        return [float(v) for v in arr.astype(np.float64)]
+    except (TypeError, ValueError) as e:
+        raise InputError(f"data holds a value that is not a number ({e})") from None
+
+
+def _columns(data: Any) -> List[Any]:
+    """The records as (name, values) pairs: a DataFrame's or dict's columns, else one column."""
+    if isinstance(data, dict):
+        return [(str(k), _column(v)) for k, v in data.items()]
+    if hasattr(data, "columns") and hasattr(data, "__getitem__") and not hasattr(data, "dtype"):
+        return [(str(c), _column(data[c])) for c in data.columns]
+    name = getattr(data, "name", None)
+    return [(str(name) if name is not None else "data", _column(data))]
+
+
 class Mechanism:
     """A certified mechanism: integer weights (or the compact geometric + remap form) whose ε is
     certified exactly, and the exact sampler the command line's ``sample`` uses."""
@@ -309,6 +332,24 @@ class Mechanism:
         draws = self._native.sample(_coords(y), int(n), seed, budget, allow_composition)
         arr = np.asarray(draws, dtype=np.float64)
         return arr[:, 0] if self._native.output_dim == 1 else arr
+
+    def release(self, data: Any, ledger: PathLike, dataset: str, seed: Optional[int] = None) -> Dict[str, Any]:
+        """One value released from records and recorded in the privacy-budget ledger before it is
+        returned (``ubapp release --data ... --ledger ... --dataset ...``).
+
+        ``data`` holds the records: a numpy array, a list, or a pandas/polars Series (one column:
+        0/1 records of a binomial model, counts of a Poisson model, category indices 0..d−1 of a
+        multinomial model), or a pandas/polars DataFrame or a dict of such columns (a multinomial
+        model's d indicator columns). The model's statistic is computed by the same code as the
+        command line's; a record outside the model's domain, a wrong number of records or a
+        missing value raises :class:`InputError` naming the element and nothing is spent. The
+        ledger (an SQLite file or a ``postgres://`` URL, its dataset's budget set by ``ubapp
+        ledger init``) refuses a release past the budget. Returns the ledger's entry: ``value``
+        (as ``ubapp release`` prints it), ``eps``, ``delta``, ``id``, ``time``, ``fingerprint``.
+        """
+        self._warn_if_unchecked()
+        entry = json.loads(self._native.release(_columns(data), os.fspath(ledger), str(dataset), seed))
+        return entry
 
     def verify(self, model: Optional[Union[Model, PathLike]] = None, fingerprint: Optional[str] = None) -> Dict[str, Any]:
         """Check the mechanism against what you trust (``ubapp verify --model/--fingerprint``).

@@ -93,6 +93,29 @@ sample.ubapp_mechanism <- function(x, y, n = 1, budget = NULL, seed = NULL, allo
   if (dim == 1L) draws else matrix(draws, ncol = dim, byrow = TRUE)
 }
 
+#' A release from records, recorded in the privacy-budget ledger
+#' @export
+release <- function(mech, data, ledger, dataset, seed = NULL) {
+  .check_mechanism(mech)
+  .warn_if_unchecked(mech)
+  # A data frame is a list of columns; a vector is one column.
+  cols <- if (is.list(data)) as.list(data) else list(data = data)
+  if (length(cols) == 0L || is.null(names(cols)) || any(names(cols) == "")) {
+    .input_error("data must be a vector, or a data frame (or named list) of columns of records")
+  }
+  columns <- lapply(names(cols), function(n) {
+    x <- cols[[n]]
+    if (!is.numeric(x) && !is.logical(x)) {
+      .input_error(sprintf("data column \"%s\" must be numbers or TRUE/FALSE (got %s)", n, class(x)[1L]), NULL)
+    }
+    as.double(x)
+  })
+  names(columns) <- names(cols)
+  .json(.native(.Call(
+    wrap__native_release, mech$ptr, columns, path.expand(ledger), dataset, .numbers(seed, "seed")
+  )))
+}
+
 #' The exact posterior given releases
 #' @export
 posterior <- function(mech, releases, level = 0.95) {

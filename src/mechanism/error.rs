@@ -1,7 +1,9 @@
 //! Errors of the mechanism layer: building, saving and loading a release, its files and audits.
 
 use crate::certify::CertifyError;
+use crate::data::DataError;
 use crate::guard::{ArgumentError, SizeError};
+use crate::ledger::LedgerError;
 use crate::model::ModelError;
 use crate::output::OutputError;
 use crate::solve::SolveError;
@@ -31,12 +33,20 @@ pub enum MechanismError {
     /// A file that could not be written.
     #[error(transparent)]
     Output(#[from] OutputError),
+    /// Records that give no observation of the model (`release --data`).
+    #[error(transparent)]
+    Data(Box<DataError>),
+    /// The ledger refused the release or failed.
+    #[error(transparent)]
+    Ledger(Box<LedgerError>),
 }
 
 boxed_from!(MechanismError {
     SizeError => TooLarge,
     CertifyError => Certify,
     SolveError => Solve,
+    DataError => Data,
+    LedgerError => Ledger,
 });
 
 impl MechanismError {
@@ -46,6 +56,8 @@ impl MechanismError {
             MechanismError::Argument(_) | MechanismError::Artifact(_) | MechanismError::TooLarge(_) => true,
             MechanismError::Solve(e) => e.is_input(),
             MechanismError::Output(e) => e.is_input(),
+            MechanismError::Data(e) => e.is_input(),
+            MechanismError::Ledger(e) => e.is_input(),
             MechanismError::Certify(_) => false,
         }
     }

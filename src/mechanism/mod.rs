@@ -62,6 +62,7 @@
 mod audit;
 mod batch;
 mod compact;
+mod deploy;
 mod error;
 mod posterior;
 mod release;
@@ -78,6 +79,7 @@ use serde_json::Value;
 pub use audit::{audit, AuditJudgement, AuditOptions, AuditReport, AuditWitness, Audited, DeltaWitness};
 pub use batch::{Batch, OutputMatch};
 pub use compact::{CompactMechanism, NoiseParameter, FORMAT_VERSION_COMPACT, KIND_GEOMETRIC_REMAP};
+pub use deploy::Recorded;
 pub use error::{ArtifactError, ArtifactErrorKind, AuditError, MechanismError};
 pub use posterior::Posterior;
 pub use release::Release;

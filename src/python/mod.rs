@@ -250,6 +250,24 @@ impl PyMechanism {
         bindings::sample(&self.artifact, self.trusted, &y, n, seed, budget, allow_composition).map_err(py_err)
     }
 
+    /// `ubapp release` from records: `columns` (each a name and its values; element i named as
+    /// i in messages) give the model's statistic, one value is drawn and recorded in `ledger`
+    /// against `dataset`'s budget before it is returned. The ledger's entry (JSON text).
+    #[pyo3(signature = (columns, ledger, dataset, seed = None))]
+    fn release(
+        &self,
+        py: Python<'_>,
+        columns: Vec<(String, Vec<f64>)>,
+        ledger: String,
+        dataset: String,
+        seed: Option<u64>,
+    ) -> PyResult<String> {
+        let request = bindings::ReleaseRequest { origin: "data".into(), columns, first: 0, ledger, dataset, seed };
+        let (m, trusted, origin) = (&self.artifact, self.trusted, &self.origin);
+        // A ledger shared with other processes may make this wait: let other Python threads run.
+        py.detach(|| bindings::release(m, trusted, origin, request)).map_err(py_err)
+    }
+
     /// Check the artifact against what the deployer trusts (`verify --model/--fingerprint`): its
     /// certificate was re-derived on loading; `model` must define the same problem (ε no larger)
     /// and `fingerprint` must be its model's. `verify --json`'s fields (JSON text).

@@ -289,6 +289,33 @@ fn native_sample(mech: Robj, y: Robj, n: Robj, seed: Robj, budget: Robj, allow_c
     })())
 }
 
+/// `ubapp release` from records: `columns` (a named list of numeric vectors; NA stays NaN and is
+/// refused by the library naming its element, numbered from 1), one value drawn and recorded in
+/// `ledger` against `dataset` before it is returned. The ledger's entry (JSON text).
+#[extendr]
+fn native_release(mech: Robj, columns: Robj, ledger: Robj, dataset: Robj, seed: Robj) -> Robj {
+    answer((|| {
+        let m = mechanism(&mech)?;
+        let list = columns.as_list().ok_or_else(|| input("data", "must be a vector or a data frame of records"))?;
+        let columns = list
+            .iter()
+            .map(|(name, values)| {
+                let v = values.as_real_slice().ok_or_else(|| input("data", "must hold numbers (or TRUE/FALSE)"))?;
+                Ok((name.to_string(), v.to_vec()))
+            })
+            .collect::<Outcome<Vec<(String, Vec<f64>)>>>()?;
+        let request = bindings::ReleaseRequest {
+            origin: "data".into(),
+            columns,
+            first: 1,
+            ledger: required(string(&ledger, "ledger")?, "ledger")?,
+            dataset: required(string(&dataset, "dataset")?, "dataset")?,
+            seed: whole(&seed, "seed")?,
+        };
+        Ok(Robj::from(bindings::release(&m.release, m.trusted, &m.origin, request)?))
+    })())
+}
+
 /// `verify --json`'s fields (JSON text) after checking against a trusted model and/or fingerprint.
 #[extendr]
 fn native_verify(mech: Robj, model: Robj, fingerprint: Robj) -> Robj {
@@ -378,6 +405,7 @@ extendr_module! {
     fn native_mechanism_save;
     fn native_mechanism_json;
     fn native_sample;
+    fn native_release;
     fn native_verify;
     fn native_posterior;
     fn native_compare;
