@@ -158,7 +158,8 @@ pub fn check_parent(path: &Path, flag: &str) -> Result<()> {
             }
         }
     }
-    let refuse = |why: String| -> Result<()> { Err(ArgumentError::new(flag, format!("{}: {why}", path.display())).into()) };
+    let refuse =
+        |why: String| -> Result<()> { Err(ArgumentError::new(flag, format!("{}: {why}", path.display())).into()) };
     if !dir.is_dir() {
         return refuse(format!("{} is not a directory", dir.display()));
     }

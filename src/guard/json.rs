@@ -160,10 +160,7 @@ impl State<'_> {
 
     fn under(&self, list: &[(&'static str, usize)]) -> Option<usize> {
         let path = self.path();
-        list.iter()
-            .filter(|(p, _)| path == *p || path.starts_with(&format!("{p}.")))
-            .map(|&(_, n)| n)
-            .min()
+        list.iter().filter(|(p, _)| path == *p || path.starts_with(&format!("{p}."))).map(|&(_, n)| n).min()
     }
 
     fn matches(&self, paths: &[&str]) -> bool {
@@ -458,7 +455,8 @@ mod tests {
             lean: &["list"],
             buffered: &[],
         };
-        let shape = price(r#"{"a": "hello", "list": [[1, 2], [3]], "p": {"s": "abc", "xs": [1, 2]}}"#, &SCHEMA).unwrap();
+        let shape =
+            price(r#"{"a": "hello", "list": [[1, 2], [3]], "p": {"s": "abc", "xs": [1, 2]}}"#, &SCHEMA).unwrap();
         assert_eq!(shape.string("a"), Some("hello"));
         assert!(shape.has("list") && !shape.has("b"));
         assert!(shape.bytes > 0 && shape.heaviest().is_some());

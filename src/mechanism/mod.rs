@@ -603,7 +603,13 @@ const FILE_SCHEMA: Schema = Schema {
         ("provenance.solver", &["name", "status", "detail"]),
     ],
     max_items: &[("provenance", 64)],
-    max_string: &[("provenance", 64 << 10), ("format", 256), ("kind", 256), ("tool_version", 256), ("model_fingerprint", 256)],
+    max_string: &[
+        ("provenance", 64 << 10),
+        ("format", 256),
+        ("kind", 256),
+        ("tool_version", 256),
+        ("model_fingerprint", 256),
+    ],
     lean: &["columns", "remap"],
     buffered: &["model"],
 };

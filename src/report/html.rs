@@ -56,10 +56,8 @@ pub(crate) fn md_escape(text: &str) -> String {
 pub(crate) fn md_code(text: &str, lang: &str) -> String {
     let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest.max(2) + 1);
-    let shown: String = text
-        .chars()
-        .map(|c| if invisible(c) { format!("\\u{{{:x}}}", c as u32) } else { c.to_string() })
-        .collect();
+    let shown: String =
+        text.chars().map(|c| if invisible(c) { format!("\\u{{{:x}}}", c as u32) } else { c.to_string() }).collect();
     format!("{fence}{lang}\n{shown}\n{fence}")
 }
 

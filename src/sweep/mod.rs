@@ -467,8 +467,10 @@ impl<G: SweepGrid, C: SweepCase> SweepFile<G, C> {
         }
         let mut de = serde_json::Deserializer::from_str(&text);
         let file: Self = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-            let (field, problem) =
-                (crate::guard::text::parser_message(&e.path().to_string()), crate::guard::text::parser_message(&e.inner().to_string()));
+            let (field, problem) = (
+                crate::guard::text::parser_message(&e.path().to_string()),
+                crate::guard::text::parser_message(&e.inner().to_string()),
+            );
             unreadable(dir, format!("{field}: {problem} (not a `{}` shard file as written)", G::COMMAND))
         })?;
         drop(text);
