@@ -408,6 +408,12 @@ fn parse_methods(ids: &[String]) -> Result<Vec<Method>> {
     Ok(list)
 }
 
+/// The files a model was read from (its CSV files; the model file itself where it had one), which
+/// an output directory may not hold.
+fn model_inputs(model: &Model) -> Vec<&Path> {
+    model.csv_files().iter().map(PathBuf::as_path).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::keyword_words;
@@ -420,10 +426,4 @@ mod tests {
             "a model file: run `ubapp solve MODEL --eps E --out m.json` first (model)"
         );
     }
-}
-
-/// The files a model was read from (its CSV files; the model file itself where it had one), which
-/// an output directory may not hold.
-fn model_inputs(model: &Model) -> Vec<&Path> {
-    model.csv_files().iter().map(PathBuf::as_path).collect()
 }

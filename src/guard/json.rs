@@ -127,7 +127,9 @@ impl std::error::Error for ShapeError {}
 pub(crate) fn price(text: &str, schema: &Schema) -> Result<Shape, ShapeError> {
     let mut state = State { schema, shape: Shape::default(), path: Vec::new(), error: None };
     let mut de = serde_json::Deserializer::from_str(text);
-    let outcome = Node { st: &mut state, lean: false, buffered: false }.deserialize(&mut de).and_then(|()| de.end());
+    let outcome = Node { st: &mut state, lean: false, buffered: false, listed: false }
+        .deserialize(&mut de)
+        .and_then(|()| de.end());
     match (outcome, state.error) {
         (_, Some(e)) => Err(e),
         (Err(e), None) => Err(ShapeError::Syntax(super::text::parser_message(&e.to_string()))),
@@ -187,6 +189,8 @@ struct Node<'a, 's> {
     st: &'a mut State<'s>,
     lean: bool,
     buffered: bool,
+    /// Inside a list (a scalar there is not a top-level field's own value).
+    listed: bool,
 }
 
 impl<'de> DeserializeSeed<'de> for Node<'_, '_> {
@@ -209,7 +213,7 @@ impl Node<'_, '_> {
             return Err(self.st.fail(ShapeError::TooLong { path, len: v.len(), max }));
         }
         self.st.add(VALUE + STRING + v.len() as u128, self.buffered);
-        if self.st.path.len() == 1 && v.len() <= 64 {
+        if self.st.path.len() == 1 && !self.listed && v.len() <= 64 {
             let key = self.st.path[0].clone();
             self.st.shape.strings.push((key, v.to_string()));
         }
@@ -218,7 +222,7 @@ impl Node<'_, '_> {
 
     fn number(&mut self, v: Option<u64>) {
         self.scalar();
-        if let (1, Some(v)) = (self.st.path.len(), v) {
+        if let (1, false, Some(v)) = (self.st.path.len(), self.listed, v) {
             let key = self.st.path[0].clone();
             self.st.shape.numbers.push((key, v));
         }
@@ -278,7 +282,7 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
         let lean = self.lean || self.st.matches(self.st.schema.lean);
         self.st.add(if lean { LIST } else { VALUE + LIST }, self.buffered);
         let mut n = 0usize;
-        while seq.next_element_seed(Node { st: self.st, lean, buffered: self.buffered })?.is_some() {
+        while seq.next_element_seed(Node { st: self.st, lean, buffered: self.buffered, listed: true })?.is_some() {
             n += 1;
             if let Some(max) = max.filter(|&m| n > m) {
                 let path = self.st.path();
@@ -318,7 +322,7 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
             }
             let buffered = self.buffered || self.st.matches(self.st.schema.buffered);
             self.st.add(ENTRY + key.len() as u128, buffered);
-            map.next_value_seed(Node { st: self.st, lean: false, buffered })?;
+            map.next_value_seed(Node { st: self.st, lean: false, buffered, listed: false })?;
             self.st.path.pop();
             seen.insert(key);
         }
@@ -342,8 +346,9 @@ pub(crate) fn key_holding(text: &str, path: &str, message: &str) -> Option<Strin
         .iter()
         .filter(|(_, v)| match v {
             Value::String(s) => s == token,
-            Value::Object(_) | Value::Array(_) => false,
-            other => other.to_string() == token,
+            Value::Number(n) => token.parse::<f64>().ok().is_some_and(|t| n.as_f64() == Some(t)),
+            Value::Bool(b) => token == if *b { "true" } else { "false" },
+            Value::Object(_) | Value::Array(_) | Value::Null => false,
         })
         .map(|(k, _)| k)
         .collect();
@@ -458,6 +463,7 @@ mod tests {
         let shape =
             price(r#"{"a": "hello", "list": [[1, 2], [3]], "p": {"s": "abc", "xs": [1, 2]}}"#, &SCHEMA).unwrap();
         assert_eq!(shape.string("a"), Some("hello"));
+        assert!(shape.numbers.is_empty(), "numbers in lists are no field's own value: {:?}", shape.numbers);
         assert!(shape.has("list") && !shape.has("b"));
         assert!(shape.bytes > 0 && shape.heaviest().is_some());
         let refused = |text: &str| price(text, &SCHEMA).unwrap_err().to_string();

@@ -405,6 +405,13 @@ impl Mechanism {
         use ArtifactErrorKind as K;
         let field = |field: &str, problem: String| K::Field { field: field.to_string(), problem };
         let version = check_format(shape)?;
+        if version > FORMAT_VERSION {
+            return Err(K::NotAMechanism {
+                reason: format!(
+                    "format_version is {version}: a compact artifact, not a dense one (read it as a release: `ubapp verify`, `Release::load`)"
+                ),
+            });
+        }
         let file: MechanismFile = typed(text)?;
         // Version 1 is pure ε and has no δ fields; version 2 must state both.
         let (delta, claimed_delta) = match (version, file.delta, file.certified_delta) {

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::error::Result;
 use super::{
     ArtifactError, ArtifactErrorKind, CompactMechanism, Mechanism, PrivacyCertificate, Provenance, FORMAT_NAME,
-    FORMAT_VERSION_COMPACT, KIND_GEOMETRIC_REMAP,
+    FORMAT_VERSION, FORMAT_VERSION_COMPACT, FORMAT_VERSION_PURE, KIND_GEOMETRIC_REMAP,
 };
 use crate::model::Model;
 use crate::solve::Solution;
@@ -137,7 +137,7 @@ impl Release {
                 ArtifactErrorKind::NotAMechanism {
                     reason: format!(
                         "format_version is {FORMAT_VERSION_COMPACT}, but the file has no \"kind\" (version \
-                         {FORMAT_VERSION_COMPACT} files are kind \"{KIND_GEOMETRIC_REMAP}\"; dense files are versions 1 and 2)"
+                         {FORMAT_VERSION_COMPACT} files are kind \"{KIND_GEOMETRIC_REMAP}\"; dense files are versions {FORMAT_VERSION_PURE} and {FORMAT_VERSION})"
                     ),
                 },
             )
