@@ -410,7 +410,7 @@ pub fn compare_json(model: &Model, source: &str, req: &CompareRequest) -> Result
     };
     validate(&opts)?;
     if let Some(dir) = &req.out {
-        check_report_dir(dir, "out")?;
+        check_report_dir(dir, "out", &model_inputs(model))?;
     }
     let cmp = compare(model, &opts, &mut |_| {})?;
     if let Some(dir) = &req.out {
@@ -449,6 +449,12 @@ fn parse_methods(ids: &[String]) -> Result<Vec<Method>> {
         }
     }
     Ok(list)
+}
+
+/// The files a model was read from (its CSV files; the model file itself where it had one), which
+/// an output directory may not hold.
+fn model_inputs(model: &Model) -> Vec<&Path> {
+    model.csv_files().iter().map(PathBuf::as_path).collect()
 }
 
 #[cfg(test)]

@@ -12,6 +12,8 @@
 //!
 //! `UBAPP_FUZZ_CASES` sets the number of mutated inputs (default 20 000; at most 150 s, and never fewer than 10 000, in release
 //! mode on two cores); `UBAPP_FUZZ_SEED` the seed (default fixed, so a failure reproduces).
+//! `UBAPP_FUZZ_DUMP=FILE` writes each in-process input to FILE before it is tried, so an input that
+//! ends the process (a kill for memory) can be recovered.
 
 mod common;
 
@@ -126,6 +128,13 @@ fn no_panic<T>(what: &str, input: &str, f: impl FnOnce() -> T) -> T {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(v) => v,
         Err(_) => panic!("{what} panicked on input:\n{}", ubapp::guard::text::sanitize(input, 4000)),
+    }
+}
+
+/// With `UBAPP_FUZZ_DUMP=FILE`, write `text` to FILE (the input about to be tried).
+fn dump(text: &str) {
+    if let Ok(file) = std::env::var("UBAPP_FUZZ_DUMP") {
+        std::fs::write(file, text).unwrap();
     }
 }
 
@@ -436,6 +445,7 @@ fn mutated_models_and_artifacts_end_in_a_value_or_an_input_error() {
             if rng.random_bool(0.3) {
                 text = mutate(&text, &mut rng);
             }
+            dump(&text);
             if no_panic("the model loader", &text, || load_model(&text, dir.path())).is_some() {
                 models_ok += 1;
             }
@@ -446,6 +456,7 @@ fn mutated_models_and_artifacts_end_in_a_value_or_an_input_error() {
                 text = mutate(&text, &mut rng);
             }
             let mut local = StdRng::seed_from_u64(case as u64);
+            dump(&text);
             if no_panic("the artifact loader", &text, || check_artifact(&text, &mut local, dir.path())) {
                 artifacts_ok += 1;
             }
@@ -463,6 +474,7 @@ fn mutated_models_and_artifacts_end_in_a_value_or_an_input_error() {
         "{flag_cases} flag cases of {n}: {released} released, {refused} refused, {piped} cut by the reader"
     );
     eprintln!("flag cases: {released} released, {refused} refused, {piped} streams cut by the reader");
+    eprintln!("{n} cases: {models_ok} models and {artifacts_ok} artifacts loaded, {flag_cases} flag cases");
     // Nothing left behind but the round-trip file.
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert!(left.iter().all(|f| f == "round-trip.json"), "{left:?}");

@@ -82,12 +82,15 @@ fn report_directory_rule() {
     assert_input_error(&ubapp(&["report", m, "--out", theirs.to_str().unwrap()]), &["--out", "not empty"]);
     assert_eq!(std::fs::read_to_string(theirs.join("notes.txt")).unwrap(), "keep me");
     assert_eq!(std::fs::read_dir(&theirs).unwrap().count(), 1);
-    // A new directory is written; running again replaces it whole (a stray file goes with it).
+    // A new directory is written; running again replaces it whole, but a file added to it since
+    // (not ubapp's) is never deleted: the run is refused until it is moved away.
     let out = dir.path().join("r");
     assert_success(&ubapp(&["report", m, "--out", out.to_str().unwrap()]));
     std::fs::write(out.join("stray.txt"), "x").unwrap();
+    assert_input_error(&ubapp(&["report", m, "--out", out.to_str().unwrap(), "--eps", "2"]), &["stray.txt"]);
+    assert_eq!(std::fs::read_to_string(out.join("stray.txt")).unwrap(), "x");
+    std::fs::remove_file(out.join("stray.txt")).unwrap();
     assert_success(&ubapp(&["report", m, "--out", out.to_str().unwrap(), "--eps", "2"]));
-    assert!(!out.join("stray.txt").exists());
     assert!(out.join("artifacts/mechanism-eps2.json").is_file() && !out.join("artifacts/mechanism-eps1.json").exists());
     // No temporary directory is left beside it.
     let names: Vec<String> =

@@ -97,6 +97,7 @@ pub(crate) const TRIM_LEVEL: f64 = 1e-9;
 
 /// What the repair did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RepairReport {
     /// The method used.
     pub method: RepairMethod,

@@ -81,6 +81,11 @@ pub fn shard_and_dir<'a>(given: &str, out: Option<&'a std::path::Path>) -> Resul
     Ok((shard, dir))
 }
 
+/// The files a run of `model` (read from `path`) reads: the model file and its CSV files.
+pub fn inputs<'a>(path: &'a std::path::Path, model: &'a Model) -> Vec<&'a std::path::Path> {
+    std::iter::once(path).chain(model.csv_files().iter().map(std::path::PathBuf::as_path)).collect()
+}
+
 /// Run the command (an error about the model as a whole names its file).
 pub fn run(a: Args) -> Result<()> {
     let path = a.model.clone();
@@ -91,8 +96,9 @@ fn run_named(a: Args) -> Result<()> {
     let solver = a.solver;
     let model = Model::load(&a.model)?;
     if let Some(dir) = &a.out {
-        // Before any work: a directory of the user's (or the model file itself) is never written.
-        ubapp::report::check_report_dir(dir, "--out")?;
+        // Before any work: a directory of the user's (or the model file itself) is never written,
+        // nor one holding an input of this run.
+        ubapp::report::check_report_dir(dir, "--out", &inputs(&a.model, &model))?;
     }
     let single_holder = check_model(&model, &a.model.display().to_string());
     if a.parties.is_some() || model.parties() > 1 || single_holder.is_err() {

@@ -30,7 +30,8 @@ pub struct Args {
 
 /// Run the command: every check before anything is written.
 pub fn run(a: Args) -> Result<()> {
-    ubapp::report::check_report_dir(&a.out, "--out")?;
+    let inputs: Vec<&Path> = a.shards.iter().map(PathBuf::as_path).collect();
+    ubapp::report::check_report_dir(&a.out, "--out", &inputs)?;
     if let Ok(out) = a.out.canonicalize() {
         if let Some(shard) = a.shards.iter().find(|s| s.canonicalize().is_ok_and(|s| s == out)) {
             return Err(ubapp::Error::argument(

@@ -94,7 +94,7 @@ impl Args {
     /// `--curve DIR` (a directory that may be written), `--curve-range` and `--curve-points`.
     fn curve(&self) -> Result<Option<Curve>> {
         let Some(dir) = &self.curve else { return Ok(None) };
-        check_report_dir(dir, "--curve")?;
+        check_report_dir(dir, "--curve", &[self.model.as_path()])?;
         let [lo, hi] = self.curve_range[..] else {
             return Err(Error::argument(
                 "--curve-range",

@@ -40,11 +40,11 @@ impl Args {
     /// written (nothing unrelated is ever overwritten), every ε is finite and > 0, the model
     /// validates.
     fn validate(self) -> Result<ReportRun> {
-        ubapp::report::check_report_dir(&self.out, "--out")?;
         if let Some(eps) = &self.eps {
             ubapp::model::validate_epsilons(eps, "--eps")?;
         }
         let model = Model::load(&self.model)?;
+        ubapp::report::check_report_dir(&self.out, "--out", &super::compare::inputs(&self.model, &model))?;
         let model_text =
             std::fs::read_to_string(&self.model).map_err(|source| Error::Io { path: self.model.clone(), source })?;
         let options = ReportOptions {

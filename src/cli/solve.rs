@@ -322,8 +322,8 @@ fn run_shard(a: Args) -> Result<()> {
             return Err(Error::argument("--max-seconds", format!("must be a number of seconds > 0 (got {s})")));
         }
     }
-    ubapp::report::check_report_dir(dir, "--out")?;
     let model = Model::load(model_path)?;
+    ubapp::report::check_report_dir(dir, "--out", &super::compare::inputs(model_path, &model))?;
     let name_file = |e: Error| name_model_file(e, model_path);
     let eps_list: Vec<f64> = eps.map_or_else(|| model.epsilons().to_vec(), <[f64]>::to_vec);
     let limits = ubapp::solve::Limits { seconds: max_seconds, ..Default::default() };
@@ -405,8 +405,10 @@ fn gap_note(s: &Solution, gap: Option<f64>) -> String {
     }
 }
 
-/// `--out` before any work: not one of the run's inputs (it would be replaced), and a file the
-/// process can create in an existing, writable directory.
+/// `--out` before any work: not one of the run's inputs (it would be replaced), nothing but a
+/// regular file (or a link, itself replaced) where it points, and a file the process can create:
+/// missing parent directories are created when the mechanism is written, so the nearest existing
+/// one must be a writable directory.
 fn check_out(out: &Path, model_path: &Path, csv_files: &[std::path::PathBuf]) -> Result<()> {
     let refuse = |problem: String| Err(Error::argument("--out", problem));
     if let Ok(target) = std::fs::metadata(out) {
@@ -423,18 +425,8 @@ fn check_out(out: &Path, model_path: &Path, csv_files: &[std::path::PathBuf]) ->
             }
         }
     }
-    let dir = match out.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    if !dir.is_dir() {
-        return refuse(format!("{}: the directory {} does not exist", out.display(), dir.display()));
-    }
-    // Create (and remove) a temporary file where the mechanism will go: a read-only directory is
-    // refused now, not after the solve.
-    if let Err(e) = ubapp::output::check_writable_dir(dir) {
-        return refuse(format!("{}: cannot create a file in {} ({e})", out.display(), dir.display()));
-    }
+    ubapp::output::check_target_file(out, "--out")?;
+    ubapp::output::check_parent(out, "--out")?;
     Ok(())
 }
 

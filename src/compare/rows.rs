@@ -12,6 +12,7 @@ use crate::solve::Status;
 
 /// One row of `risk.csv` (and of `compare --json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Row {
     /// The method.
     pub method: Method,
@@ -42,6 +43,34 @@ pub struct Row {
     /// What the row says beside its risks (the CSV's `note` column is [`Note`]'s text).
     #[serde(default, skip_serializing_if = "Note::is_empty")]
     pub note: Note,
+}
+
+impl Row {
+    /// A row read back from a file, checked before it is used: ε finite and > 0, δ in [0, 1),
+    /// every risk and standard error a finite number ≥ 0 (the true risk and its error may be
+    /// missing, `null`, only in a row that says it has none). Else the field and what is wrong.
+    pub(crate) fn check(&self) -> Result<(), (&'static str, String)> {
+        if !(self.eps.is_finite() && self.eps > 0.0) {
+            return Err(("eps", format!("must be a finite number > 0 (got {})", self.eps)));
+        }
+        if !(self.delta.is_finite() && (0.0..1.0).contains(&self.delta)) {
+            return Err(("delta", format!("must be a number in [0, 1) (got {})", self.delta)));
+        }
+        let absent = self.note.no_true_risk;
+        for (field, value, may_be_absent) in [
+            ("bayes_risk", self.bayes_risk, false),
+            ("bayes_risk_se", self.bayes_risk_se, false),
+            ("true_risk", self.true_risk, absent),
+            ("true_risk_se", self.true_risk_se, absent),
+        ] {
+            let fine = (value.is_finite() && value >= 0.0) || (value.is_nan() && may_be_absent);
+            if !fine {
+                let got = if value.is_nan() { "null".to_string() } else { value.to_string() };
+                return Err((field, format!("must be a finite risk ≥ 0 (got {got})")));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A risk read back from JSON, where a risk that does not exist (NaN, e.g. the true risk of a
@@ -196,6 +225,7 @@ impl fmt::Display for Note {
 
 /// One method's risk(θ) curve.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CurveSeries {
     /// The method.
     pub method: Method,
@@ -207,6 +237,7 @@ pub struct CurveSeries {
 
 /// risk(θ) curves of every method at one (ε, K).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Curves {
     /// ε.
     pub eps: f64,

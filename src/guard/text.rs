@@ -9,7 +9,9 @@ pub const QUOTE_CHARS: usize = 40;
 /// The longest error message printed whole (a backstop: every part is short already).
 pub const MESSAGE_CHARS: usize = 1000;
 
-fn needs_escape(c: char) -> bool {
+/// Whether a terminal or page must show `c` escaped: a control character (C0, DEL, C1) or a
+/// bidirectional override.
+pub fn needs_escape(c: char) -> bool {
     c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}')
 }
 

@@ -312,12 +312,9 @@ impl CompactMechanism {
         }
     }
 
-    /// Parse and verify a compact file's JSON value (format and version already read).
-    pub(super) fn parse(value: Value) -> std::result::Result<CompactMechanism, ArtifactErrorKind> {
-        let file: CompactFile = serde_path_to_error::deserialize(value).map_err(|e| ArtifactErrorKind::Schema {
-            field: crate::guard::text::parser_message(&e.path().to_string()),
-            problem: crate::guard::text::parser_message(&e.inner().to_string()),
-        })?;
+    /// Parse and verify a compact file's text (its shape priced, format and version read).
+    pub(super) fn parse(text: &str) -> std::result::Result<CompactMechanism, ArtifactErrorKind> {
+        let file: CompactFile = super::typed(text)?;
         if file.kind != KIND_GEOMETRIC_REMAP {
             return Err(ArtifactErrorKind::NotAMechanism {
                 reason: format!(

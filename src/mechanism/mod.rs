@@ -76,6 +76,9 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::guard::json::{Schema, Shape, ShapeError};
+use crate::guard::text::quote;
+
 pub use audit::{audit, AuditJudgement, AuditOptions, AuditReport, AuditWitness, Audited, DeltaWitness};
 pub use batch::{Batch, OutputMatch};
 pub use compact::{CompactMechanism, NoiseParameter, FORMAT_VERSION_COMPACT, KIND_GEOMETRIC_REMAP};
@@ -391,53 +394,27 @@ impl Mechanism {
     /// Parse and verify a mechanism file's text; `origin` names it in messages. Re-derives the
     /// certificate from the weights alone (the stored `certified_eps` is only compared against it).
     pub fn from_json_str(text: &str, origin: &str) -> Result<Mechanism> {
-        Mechanism::parse(text).map_err(|kind| ArtifactError::new(origin, kind).into())
+        let shape = shape_of(text, origin)?;
+        Mechanism::parse(text, &shape).map_err(|kind| ArtifactError::new(origin, kind).into())
     }
 
-    fn parse(text: &str) -> std::result::Result<Mechanism, ArtifactErrorKind> {
+    /// [`Mechanism::from_json_str`] of a text whose shape was priced already.
+    pub(crate) fn from_shaped(text: &str, shape: &Shape, origin: &str) -> Result<Mechanism> {
+        Mechanism::parse(text, shape).map_err(|kind| ArtifactError::new(origin, kind).into())
+    }
+
+    fn parse(text: &str, shape: &Shape) -> std::result::Result<Mechanism, ArtifactErrorKind> {
         use ArtifactErrorKind as K;
         let field = |field: &str, problem: String| K::Field { field: field.to_string(), problem };
-        let value: Value = crate::guard::json::from_str_strict(text).map_err(|e| K::NotJson {
-            reason: if looks_like_model_file(text) {
-                "this is a model file (TOML), not a mechanism file: solve it for one ε and save the \
-                 certified mechanism first (`ubapp solve MODEL --eps E --out mech.json`), then use that file"
-                    .to_string()
-            } else if e.is_eof() {
-                "the file ends early (truncated?): not a complete JSON document".to_string()
-            } else {
-                format!("not valid JSON ({e})")
-            },
-        })?;
-        let Value::Object(obj) = &value else {
-            return Err(K::NotAMechanism { reason: "not a ubapp mechanism file (expected a JSON object)".into() });
-        };
-        match obj.get("format").and_then(Value::as_str) {
-            Some(FORMAT_NAME) => {}
-            other => {
-                return Err(K::NotAMechanism {
-                    reason: format!(
-                        "not a ubapp mechanism file (its \"format\" is {}, expected \"{FORMAT_NAME}\")",
-                        other.map_or("missing".to_string(), crate::guard::text::quote)
-                    ),
-                })
-            }
+        let version = check_format(shape)?;
+        if version > FORMAT_VERSION {
+            return Err(K::NotAMechanism {
+                reason: format!(
+                    "format_version is {version}: a compact artifact, not a dense one (read it as a release: `ubapp verify`, `Release::load`)"
+                ),
+            });
         }
-        let version = match obj.get("format_version").and_then(Value::as_u64) {
-            Some(v) if (FORMAT_VERSION_PURE as u64..=FORMAT_VERSION as u64).contains(&v) => v as u32,
-            other => {
-                return Err(K::NotAMechanism {
-                    reason: format!(
-                        "format_version is {}, but this ubapp ({}) reads versions {FORMAT_VERSION_PURE} and {FORMAT_VERSION}",
-                        other.map_or("missing or not an integer".to_string(), |v| v.to_string()),
-                        env!("CARGO_PKG_VERSION")
-                    ),
-                })
-            }
-        };
-        let file: MechanismFile = serde_path_to_error::deserialize(value.clone()).map_err(|e| K::Schema {
-            field: crate::guard::text::parser_message(&e.path().to_string()),
-            problem: crate::guard::text::parser_message(&e.inner().to_string()),
-        })?;
+        let file: MechanismFile = typed(text)?;
         // Version 1 is pure ε and has no δ fields; version 2 must state both.
         let (delta, claimed_delta) = match (version, file.delta, file.certified_delta) {
             (1, None, None) => (0.0, 0.0),
@@ -559,10 +536,10 @@ impl Provenance {
 pub(crate) fn read_artifact(path: &Path) -> Result<(String, String)> {
     use crate::guard::read::{read_bounded, ARTIFACT_FILE_BYTES};
     let origin = path.display().to_string();
-    // Parsing holds the text, its JSON tree and the typed file at once: a few times the file.
+    // The text itself must fit; what parsing it builds is priced from the text ([`shape_of`]).
     let budget = MemoryBudget::from_env();
     if let Ok(meta) = std::fs::metadata(path) {
-        let needed = 6 * meta.len() as u128;
+        let needed = meta.len() as u128;
         if meta.is_file() && needed > budget.in_bytes() as u128 {
             return Err(crate::guard::SizeError {
                 origin: Some(origin),
@@ -587,6 +564,155 @@ pub(crate) fn read_artifact(path: &Path) -> Result<(String, String)> {
 /// True when `text` is TOML with a model's sections (`[parameter]` and `[observation]`).
 fn looks_like_model_file(text: &str) -> bool {
     text.parse::<toml::Table>().is_ok_and(|t| t.contains_key("parameter") && t.contains_key("observation"))
+}
+
+/// What a mechanism file of either kind may hold, for the pass that prices it before it is built:
+/// no other top-level or provenance field, a provenance no larger than a solve writes, the
+/// weights and the remap table built as plain integers, the model buffered once more (its tagged
+/// tables are read whole before they are typed).
+const FILE_SCHEMA: Schema = Schema {
+    known: &[
+        (
+            "",
+            &[
+                "format",
+                "format_version",
+                "kind",
+                "tool_version",
+                "model",
+                "model_fingerprint",
+                "eps",
+                "certified_eps",
+                "delta",
+                "certified_delta",
+                "noise",
+                "bayes_risk",
+                "outputs",
+                "observations",
+                "total",
+                "columns",
+                "remap",
+                "constraints",
+                "provenance",
+            ],
+        ),
+        (
+            "provenance",
+            &[
+                "lp_bayes_risk",
+                "repair_risk_cost",
+                "solver",
+                "repair",
+                "repair_candidates",
+                "dual_bound",
+                "optimality_gap",
+                "dual_bound_exact",
+            ],
+        ),
+        ("provenance.solver", &["name", "status", "detail"]),
+    ],
+    max_items: &[("provenance", 64)],
+    max_string: &[
+        ("provenance", 64 << 10),
+        ("format", 256),
+        ("kind", 256),
+        ("tool_version", 256),
+        ("model_fingerprint", 256),
+    ],
+    lean: &["columns", "remap"],
+    buffered: &["model"],
+};
+
+/// The shape of a mechanism file's text ([`crate::guard::json::price`]): a repeated key, an
+/// unknown field or an oversized provenance is refused, and a file whose parsing would need
+/// more than the memory budget is refused before anything of it is built.
+pub(crate) fn shape_of(text: &str, origin: &str) -> Result<Shape> {
+    let shape = crate::guard::json::price(text, &FILE_SCHEMA).map_err(|e| {
+        let kind = match e {
+            ShapeError::Syntax(message) => ArtifactErrorKind::NotJson {
+                reason: if looks_like_model_file(text) {
+                    "this is a model file (TOML), not a mechanism file: solve it for one ε and save the \
+                     certified mechanism first (`ubapp solve MODEL --eps E --out mech.json`), then use that file"
+                        .to_string()
+                } else if message.contains("EOF while parsing") {
+                    "the file ends early (truncated?): not a complete JSON document".to_string()
+                } else {
+                    format!("not valid JSON ({message})")
+                },
+            },
+            other => {
+                let (field, problem) = other.parts();
+                ArtifactErrorKind::Schema { field, problem }
+            }
+        };
+        ArtifactError::new(origin, kind)
+    })?;
+    let budget = MemoryBudget::from_env();
+    let needed = text.len() as u128 + shape.bytes;
+    if needed > budget.in_bytes() as u128 {
+        let heaviest = shape.heaviest().unwrap_or("model");
+        return Err(crate::guard::SizeError {
+            origin: Some(origin.to_string()),
+            needed_bytes: needed,
+            available_bytes: budget.in_bytes(),
+            fields: format!("its field {} (most of what reading the file builds)", quote(heaviest)).into(),
+        }
+        .into());
+    }
+    Ok(shape)
+}
+
+/// The versions this reader reads, oldest to newest (dense pure ε, dense (ε, δ), compact).
+pub const READ_VERSIONS: std::ops::RangeInclusive<u32> = FORMAT_VERSION_PURE..=FORMAT_VERSION_COMPACT;
+
+/// The file's format and version from its shape: ours, and a version this reader reads (the
+/// message derives the versions from [`READ_VERSIONS`]).
+pub(crate) fn check_format(shape: &Shape) -> std::result::Result<u32, ArtifactErrorKind> {
+    match shape.string("format") {
+        Some(FORMAT_NAME) => {}
+        other => {
+            return Err(ArtifactErrorKind::NotAMechanism {
+                reason: if !shape.object {
+                    "not a ubapp mechanism file (expected a JSON object)".to_string()
+                } else {
+                    format!(
+                        "not a ubapp mechanism file (its \"format\" is {}, expected \"{FORMAT_NAME}\")",
+                        other.map_or("missing".to_string(), quote)
+                    )
+                },
+            })
+        }
+    }
+    match shape.number("format_version") {
+        Some(v) if READ_VERSIONS.contains(&(v.min(u32::MAX as u64) as u32)) => Ok(v as u32),
+        other => Err(ArtifactErrorKind::NotAMechanism {
+            reason: format!(
+                "format_version is {}, but this ubapp ({}) reads versions {} to {}",
+                other.map_or("missing or not an integer".to_string(), |v| v.to_string()),
+                env!("CARGO_PKG_VERSION"),
+                READ_VERSIONS.start(),
+                READ_VERSIONS.end()
+            ),
+        }),
+    }
+}
+
+/// A mechanism file's text deserialised straight into its typed form (no JSON tree in between),
+/// an error naming the field by its full path: where serde stops at a tagged table
+/// (`model.observation`), the key holding the offending value is looked up in the text.
+pub(crate) fn typed<T: serde::de::DeserializeOwned>(text: &str) -> std::result::Result<T, ArtifactErrorKind> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let (path, inner) = (e.path().to_string(), e.inner().to_string());
+        let path = match crate::guard::json::key_holding(text, &path, &inner) {
+            Some(key) => format!("{path}.{key}"),
+            None => path,
+        };
+        ArtifactErrorKind::Schema {
+            field: crate::guard::text::parser_message(&path),
+            problem: crate::guard::text::parser_message(&inner),
+        }
+    })
 }
 
 /// The artifact as stored, one schema for writing and reading (format and version are checked

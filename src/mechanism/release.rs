@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::error::Result;
 use super::{
     ArtifactError, ArtifactErrorKind, CompactMechanism, Mechanism, PrivacyCertificate, Provenance, FORMAT_NAME,
-    FORMAT_VERSION_COMPACT, KIND_GEOMETRIC_REMAP,
+    FORMAT_VERSION, FORMAT_VERSION_COMPACT, FORMAT_VERSION_PURE, KIND_GEOMETRIC_REMAP,
 };
 use crate::model::Model;
 use crate::solve::Solution;
@@ -126,29 +126,27 @@ impl Release {
     /// Parse and verify either kind; `origin` names it in messages.
     pub fn from_json_str(text: &str, origin: &str) -> Result<Release> {
         // A compact file is the one whose format is ours and whose version is 3; everything
-        // else (including every error message) is the dense reader's.
-        let value: Option<Value> = crate::guard::json::from_str_strict(text).ok();
-        let compact = value.as_ref().is_some_and(|v| {
-            v.get("format").and_then(Value::as_str) == Some(FORMAT_NAME)
-                && v.get("format_version").and_then(Value::as_u64) == Some(FORMAT_VERSION_COMPACT as u64)
-        });
-        if compact && value.as_ref().is_some_and(|v| v.get("kind").is_none()) {
+        // else (including every error message) is the dense reader's. Both read the text once to
+        // price it ([`super::shape_of`]) before anything of it is built.
+        let shape = super::shape_of(text, origin)?;
+        let compact = shape.string("format") == Some(FORMAT_NAME)
+            && shape.number("format_version") == Some(FORMAT_VERSION_COMPACT as u64);
+        if compact && !shape.has("kind") {
             return Err(ArtifactError::new(
                 origin,
                 ArtifactErrorKind::NotAMechanism {
                     reason: format!(
                         "format_version is {FORMAT_VERSION_COMPACT}, but the file has no \"kind\" (version \
-                         {FORMAT_VERSION_COMPACT} files are kind \"{KIND_GEOMETRIC_REMAP}\"; dense files are versions 1 and 2)"
+                         {FORMAT_VERSION_COMPACT} files are kind \"{KIND_GEOMETRIC_REMAP}\"; dense files are versions {FORMAT_VERSION_PURE} and {FORMAT_VERSION})"
                     ),
                 },
             )
             .into());
         }
-        match value {
-            Some(v) if compact => {
-                CompactMechanism::parse(v).map(Release::Compact).map_err(|kind| ArtifactError::new(origin, kind).into())
-            }
-            _ => Mechanism::from_json_str(text, origin).map(Release::Dense),
+        if compact {
+            CompactMechanism::parse(text).map(Release::Compact).map_err(|kind| ArtifactError::new(origin, kind).into())
+        } else {
+            Mechanism::from_shaped(text, &shape, origin).map(Release::Dense)
         }
     }
 

@@ -146,6 +146,27 @@ pub(super) fn build_grid(
     })
 }
 
+/// How far beyond the parameter range an output may lie, in multiples of the range's width: an
+/// unbiased design releases a little beyond it; an output much farther makes its losses so much
+/// larger than the rest that the LP and the exact certificate cannot resolve them in floating
+/// point (an output at 10^5 widths made quantisation fail, at 2^53 the LP solver refuse).
+pub(super) const MAX_OUTPUT_SPREAD: f64 = 100.0;
+
+/// Every output within [`MAX_OUTPUT_SPREAD`] widths of the parameter range `[lo, hi]`, refused
+/// before any solve, naming `field`.
+fn check_output_spread(outputs: &Grid, (lo, hi): (f64, f64), field: &str) -> Result<()> {
+    let width = if hi > lo { hi - lo } else { lo.abs().max(hi.abs()).max(1.0) };
+    let (min, max) = (lo - MAX_OUTPUT_SPREAD * width, hi + MAX_OUTPUT_SPREAD * width);
+    if let Some(x) = outputs.values().into_iter().find(|x| !(min..=max).contains(x)) {
+        bail_field!(
+            format!("{field}"),
+            "point {x} lies more than {MAX_OUTPUT_SPREAD} times the parameter range's width beyond [{lo}, {hi}]: \
+             keep the outputs within [{min}, {max}] (a release that far has losses no solve can certify beside the others)"
+        );
+    }
+    Ok(())
+}
+
 /// The `kind` of a prior spec, as written in a model file.
 pub(super) fn prior_kind(prior: &PriorSpec) -> &'static str {
     match prior {
@@ -426,6 +447,23 @@ pub(super) fn grids(
         }
     };
     let theta = theta.unwrap_or_else(|| outputs.clone());
+    let value_loss = matches!(spec.loss, LossSpec::Squared | LossSpec::Absolute);
+    let range = match space {
+        Space::Interval if spec.constraints.unbiased => Some((p.lower, p.upper)),
+        Space::Table if value_loss && theta.dim() == 1 && outputs.dim() == 1 => {
+            let v = theta.values();
+            Some((v.iter().copied().fold(f64::INFINITY, f64::min), v.iter().copied().fold(f64::NEG_INFINITY, f64::max)))
+        }
+        _ => None,
+    };
+    if let (Some(range), OutputGridSpec::Own(g)) = (range, &spec.output.grid) {
+        let field = match g {
+            GridSpec::Explicit { values: Some(_), .. } => src.name("output.grid.values"),
+            GridSpec::Explicit { points: Some(_), .. } => src.name("output.grid.points"),
+            _ => "output.grid".to_string(),
+        };
+        check_output_spread(&outputs, range, &field)?;
+    }
     if let (Space::Table, ObservationSpec::Table { .. }) = (space, &spec.observation) {
         if outputs.dim() != theta.dim() {
             bail_field!(

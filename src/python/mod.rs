@@ -419,7 +419,8 @@ fn report(
     solver: &str,
     seed: u64,
 ) -> PyResult<String> {
-    check_report_dir(&out, "out").map_err(py_err)?;
+    let inputs: Vec<&std::path::Path> = model.path.iter().map(PathBuf::as_path).collect();
+    check_report_dir(&out, "out", &inputs).map_err(py_err)?;
     let model_text = match &model.path {
         Some(p) => Some(std::fs::read_to_string(p).map_err(|source| py_err(Error::Io { path: p.clone(), source }))?),
         None => None,

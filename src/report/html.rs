@@ -6,7 +6,14 @@ use crate::compare::parties::PartyComparison;
 use crate::compare::{Comparison, Row};
 use crate::model::Model;
 
-/// `text` with the five HTML metacharacters escaped.
+/// Whether a page shows `c` as `\u{..}`: a control character other than a line break or a tab
+/// (ESC could recolour a terminal the page is printed on), or a bidirectional override (U+202E
+/// would reverse the text after it).
+fn invisible(c: char) -> bool {
+    crate::guard::text::needs_escape(c) && !matches!(c, '\n' | '\t' | '\r')
+}
+
+/// `text` with the five HTML metacharacters escaped, and every invisible character made visible.
 pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
@@ -16,10 +23,42 @@ pub(crate) fn escape(text: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
+            c if invisible(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
             c => out.push(c),
         }
     }
     out
+}
+
+/// `text` as Markdown shows it literally: HTML metacharacters as entities (no tag, such as a
+/// model name's `<script>`, reaches the page), Markdown's own punctuation backslash-escaped (no
+/// link, emphasis, heading or table cell is made from it), invisible characters made visible.
+pub(crate) fn md_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '#' | '|' | '!' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if invisible(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `text` as a fenced Markdown code block in `lang`: a fence longer than any run of backticks in
+/// it (so the text cannot close it), invisible characters made visible.
+pub(crate) fn md_code(text: &str, lang: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    let shown: String =
+        text.chars().map(|c| if invisible(c) { format!("\\u{{{:x}}}", c as u32) } else { c.to_string() }).collect();
+    format!("{fence}{lang}\n{shown}\n{fence}")
 }
 
 /// The page style shared by the comparison index and the report (inline: no external resources).

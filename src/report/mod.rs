@@ -166,8 +166,10 @@ fn fill_comparison(dir: &Path, cmp: &Comparison, model: &Model) -> Result<Vec<St
     Ok(files)
 }
 
-/// Whether `dir` may receive a report: it does not exist, is empty, or is an earlier output of
-/// ubapp (then replaced whole). Checked before any work; an input error names `flag`.
-pub fn check_report_dir(dir: &Path, flag: &str) -> Result<()> {
-    Ok(crate::output::check_output_dir(dir, flag)?)
+/// Whether `dir` may receive a report: it does not exist (the nearest existing parent writable),
+/// is empty, or is an earlier output of ubapp holding only what it wrote and none of `inputs`
+/// (the files and directories the run reads), then replaced whole. Checked before any work; an
+/// input error names `flag`.
+pub fn check_report_dir(dir: &Path, flag: &str, inputs: &[&Path]) -> Result<()> {
+    Ok(crate::output::check_output_dir(dir, flag, inputs)?)
 }

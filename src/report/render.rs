@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::document::Report;
-use super::html::{escape, STYLE};
+use super::html::{escape, md_code, md_escape, STYLE};
 use crate::model::Objective;
 
 /// How every risk is printed: 6 significant digits in scientific notation.
@@ -46,7 +46,7 @@ impl Table {
     }
 
     fn markdown(&self) -> String {
-        let cell = |c: &String| c.replace('|', "\\|");
+        let cell = |c: &String| md_escape(&c.replace(['\n', '\r'], " "));
         let mut s = format!("| {} |\n", self.head.iter().map(cell).collect::<Vec<_>>().join(" | "));
         s.push_str(&format!(
             "|{}\n",
@@ -333,16 +333,19 @@ pub(crate) fn html(r: &Report) -> String {
 
 /// The Markdown page (plots linked from `plots/`).
 pub(crate) fn markdown(r: &Report) -> String {
-    let mut s = format!("# ubapp report: {}\n\n", r.name);
+    // Every string is escaped as Markdown shows it literally (a model's name and description are
+    // the user's); code blocks are fenced beyond any backticks they hold.
+    let e = |t: &str| md_escape(&t.replace(['\n', '\r'], " "));
+    let mut s = format!("# ubapp report: {}\n\n", e(&r.name));
     let all = sections(r);
     let (before, after) = all.split_at(all.len() - 1);
     let section_md = |s: &mut String, sec: &Section| {
-        let _ = writeln!(s, "## {}\n", sec.heading);
+        let _ = writeln!(s, "## {}\n", e(&sec.heading));
         for p in &sec.paragraphs {
-            let _ = writeln!(s, "{p}\n");
+            let _ = writeln!(s, "{}\n", e(p));
         }
         for w in &sec.warnings {
-            let _ = writeln!(s, "> **Warning:** {w}\n");
+            let _ = writeln!(s, "> **Warning:** {}\n", e(w));
         }
         if let Some(t) = &sec.table {
             let _ = writeln!(s, "{}", t.markdown());
@@ -352,13 +355,13 @@ pub(crate) fn markdown(r: &Report) -> String {
         section_md(&mut s, sec);
         if sec.heading == "The model" {
             if let Some(text) = &r.model_text {
-                let _ = writeln!(s, "```toml\n{}\n```\n", text.trim_end());
+                let _ = writeln!(s, "{}\n", md_code(text.trim_end(), "toml"));
             }
         }
     }
     s.push_str("## Figures\n\n");
     for f in &r.figures {
-        let _ = writeln!(s, "**{}** — {}\n\n![{}]({})\n", f.title, f.caption, f.title, f.file);
+        let _ = writeln!(s, "**{}** — {}\n\n![{}]({})\n", e(&f.title), e(&f.caption), e(&f.title), f.file);
     }
     for sec in after {
         section_md(&mut s, sec);
@@ -367,7 +370,7 @@ pub(crate) fn markdown(r: &Report) -> String {
         "## Reproduce\n\nEach number above comes from one of these commands (same model file, same ubapp version):\n\n",
     );
     for c in &r.commands {
-        let _ = writeln!(s, "{}:\n\n```sh\n{}\n```\n", c.what, c.command);
+        let _ = writeln!(s, "{}:\n\n{}\n", e(&c.what), md_code(&c.command, "sh"));
     }
     let _ = writeln!(s, "ubapp {}", env!("CARGO_PKG_VERSION"));
     s

@@ -121,7 +121,7 @@ pub fn mechanism_heatmap_svg(
 }
 
 fn escape(t: &str) -> String {
-    t.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    super::html::escape(t)
 }
 
 /// Observation indices nearest to the corners, the centre and the edge midpoints of the simplex

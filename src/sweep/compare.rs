@@ -25,6 +25,7 @@ pub fn case_key(trials: u64, eps: f64) -> String {
 /// The grid of a sweep, as recorded in each shard: everything besides the model that decides
 /// its rows.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CompareGrid {
     /// ε values, in table order.
     pub eps: Vec<f64>,
@@ -72,6 +73,7 @@ impl CompareGrid {
 
 /// The UBaPP heat map of one case, as stored in a shard file (P row by row).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct StoredHeatmap {
     p: Vec<Vec<f64>>,
     outputs: Vec<f64>,
@@ -79,6 +81,7 @@ struct StoredHeatmap {
 
 /// One (K, ε) case's share of the comparison.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CompareCase {
     trials: u64,
     eps: f64,
@@ -101,6 +104,17 @@ impl SweepGrid for CompareGrid {
 impl SweepCase for CompareCase {
     fn key(&self) -> String {
         case_key(self.trials, self.eps)
+    }
+
+    fn check(&self) -> std::result::Result<(), (String, String)> {
+        super::check_rows(&self.rows)?;
+        if let Some(h) = &self.heatmap {
+            let bad = h.p.iter().flatten().any(|p| !(0.0..=1.0).contains(p));
+            if bad {
+                return Err(("heatmap.p".into(), "must hold probabilities in [0, 1]".into()));
+            }
+        }
+        Ok(())
     }
 }
 

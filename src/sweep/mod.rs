@@ -28,6 +28,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::compare::CompareError;
+use crate::guard::json::{Schema, Shape, ShapeError};
 use crate::model::{Model, ModelError, ModelSpec};
 use crate::output::OutputError;
 use crate::solve::SolveError;
@@ -173,6 +174,7 @@ impl ShardError {
 
 /// Slice `index` of `count` (0-based: a 4-way split is 0/4, 1/4, 2/4, 3/4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Shard {
     /// I, 0 ≤ I < N.
     pub index: u32,
@@ -310,10 +312,15 @@ pub trait SweepGrid: Clone + PartialEq + Serialize + DeserializeOwned {
 pub trait SweepCase: Clone + Serialize + DeserializeOwned {
     /// The case's canonical text (as [`SweepGrid::case_keys`] lists it).
     fn key(&self) -> String;
+
+    /// The case's values checked as read from a file: `Err` names the field (from the case, e.g.
+    /// `rows[2].bayes_risk`) and what is wrong.
+    fn check(&self) -> std::result::Result<(), (String, String)>;
 }
 
 /// What one shard writes (`shard.json`): the sweep it belongs to and its cases' results.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SweepFile<G, C> {
     format: String,
     format_version: u32,
@@ -333,8 +340,8 @@ pub struct SweepFile<G, C> {
 
 /// The `format` of the shard file in `dir` (to tell which kind of sweep it belongs to).
 pub fn format_of(dir: &Path) -> Result<String> {
-    let value = read_value(dir)?;
-    Ok(value.get("format").and_then(serde_json::Value::as_str).unwrap_or_default().to_string())
+    let (_, shape) = read_text(dir)?;
+    Ok(shape.string("format").unwrap_or_default().to_string())
 }
 
 /// How messages name the shard file of `dir`.
@@ -349,17 +356,65 @@ fn unreadable(dir: &Path, problem: String) -> SweepError {
 /// The largest shard file read (a file beyond it is refused before it is read).
 const MAX_SHARD_BYTES: u64 = 1 << 30;
 
-fn read_value(dir: &Path) -> Result<serde_json::Value> {
+/// What a shard file may hold at its top level, for the pass that prices it before it is built
+/// (the typed reader refuses unknown fields below it); its model and cases are buffered once
+/// more where serde reads a tagged enum whole.
+const SHARD_SCHEMA: Schema = Schema {
+    known: &[(
+        "",
+        &[
+            "format",
+            "format_version",
+            "ubapp_version",
+            "model_name",
+            "model_fingerprint",
+            "model",
+            "grid",
+            "shard",
+            "cases",
+        ],
+    )],
+    max_items: &[],
+    max_string: &[("format", 256), ("ubapp_version", 256), ("model_fingerprint", 256)],
+    lean: &[],
+    buffered: &["model", "cases"],
+};
+
+/// The text of `DIR/shard.json` and its shape, read as every file is: a regular file only (a
+/// FIFO or a device is refused at once), its size capped, its keys unrepeated, its top-level
+/// fields known, what parsing it builds priced against the memory budget first.
+fn read_text(dir: &Path) -> Result<(String, Shape)> {
     let path = dir.join(SHARD_FILE);
-    let cannot = |e: std::io::Error| {
-        unreadable(dir, format!("cannot be read ({e}); is {} the --out of a `--shard` run?", dir.display()))
-    };
-    let size = std::fs::metadata(&path).map_err(cannot)?.len();
-    if size > MAX_SHARD_BYTES {
-        return Err(unreadable(dir, format!("is {size} bytes, more than a shard file's limit of {MAX_SHARD_BYTES}")));
+    let budget = crate::guard::MemoryBudget::from_env();
+    let cap = MAX_SHARD_BYTES.min(budget.in_bytes());
+    let bytes = crate::guard::read::read_bounded(&path, cap).map_err(|reason| {
+        unreadable(dir, format!("cannot be read ({reason}); is {} the --out of a `--shard` run?", dir.display()))
+    })?;
+    let text = String::from_utf8(bytes).map_err(|_| unreadable(dir, "is not JSON (it is not UTF-8 text)".into()))?;
+    let shape = crate::guard::json::price(&text, &SHARD_SCHEMA).map_err(|e| match e {
+        ShapeError::Syntax(m) => unreadable(dir, format!("is not JSON ({m})")),
+        other => unreadable(dir, other.to_string()),
+    })?;
+    let needed = text.len() as u128 + shape.bytes;
+    if needed > budget.in_bytes() as u128 {
+        let e = crate::guard::SizeError {
+            origin: None,
+            needed_bytes: needed,
+            available_bytes: budget.in_bytes(),
+            fields: "the shards (merge fewer cases at once)".into(),
+        };
+        return Err(unreadable(dir, format!("is too large to read: {e}")));
     }
-    let text = std::fs::read_to_string(&path).map_err(cannot)?;
-    serde_json::from_str(&text).map_err(|e| unreadable(dir, format!("is not JSON ({e})")))
+    Ok((text, shape))
+}
+
+/// Every row of a case checked ([`crate::compare::Row`]'s own check), the first bad one named
+/// `rows[N].FIELD`.
+fn check_rows(rows: &[crate::compare::Row]) -> std::result::Result<(), (String, String)> {
+    for (j, row) in rows.iter().enumerate() {
+        row.check().map_err(|(field, problem)| (format!("rows[{j}].{field}"), problem))?;
+    }
+    Ok(())
 }
 
 /// The cases of `grid` slice `shard` holds, in grid order.
@@ -396,9 +451,9 @@ impl<G: SweepGrid, C: SweepCase> SweepFile<G, C> {
     /// Read `DIR/shard.json`, refusing a file of another kind of sweep or one whose model does not
     /// match its fingerprint.
     pub fn read(dir: &Path) -> Result<Self> {
-        let value = read_value(dir)?;
-        let format = value.get("format").and_then(serde_json::Value::as_str).unwrap_or_default();
-        let version = value.get("format_version").and_then(serde_json::Value::as_u64).unwrap_or_default();
+        let (text, shape) = read_text(dir)?;
+        let format = crate::guard::text::sanitize(shape.string("format").unwrap_or_default(), 40);
+        let version = shape.number("format_version").unwrap_or_default();
         if format != G::FORMAT || version != u64::from(G::FORMAT_VERSION) {
             return Err(unreadable(
                 dir,
@@ -410,8 +465,18 @@ impl<G: SweepGrid, C: SweepCase> SweepFile<G, C> {
                 ),
             ));
         }
-        let file: Self = serde_json::from_value(value)
-            .map_err(|e| unreadable(dir, format!("is not a `{}` shard file ({e})", G::COMMAND)))?;
+        let mut de = serde_json::Deserializer::from_str(&text);
+        let file: Self = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+            let (field, problem) = (
+                crate::guard::text::parser_message(&e.path().to_string()),
+                crate::guard::text::parser_message(&e.inner().to_string()),
+            );
+            unreadable(dir, format!("{field}: {problem} (not a `{}` shard file as written)", G::COMMAND))
+        })?;
+        drop(text);
+        for (i, case) in file.cases.iter().enumerate() {
+            case.check().map_err(|(field, problem)| unreadable(dir, format!("cases[{i}].{field} {problem}")))?;
+        }
         let Shard { index, count } = file.shard;
         if count == 0 || index >= count {
             return Err(unreadable(dir, format!("its slice is {index}/{count}, not I/N with 0 ≤ I < N")));

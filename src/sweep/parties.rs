@@ -18,6 +18,7 @@ use crate::parties::RiskOptions;
 
 /// The options of a party sweep, as each shard records them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PartyGrid {
     /// ε values, in table order.
     pub eps: Vec<f64>,
@@ -99,6 +100,7 @@ impl SweepGrid for PartyGrid {
 
 /// One case's rows.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PartyCase {
     /// M (`None`: the one-curator row).
     parties: Option<u64>,
@@ -110,6 +112,10 @@ pub struct PartyCase {
 impl SweepCase for PartyCase {
     fn key(&self) -> String {
         party_case_key(self.parties, self.eps)
+    }
+
+    fn check(&self) -> std::result::Result<(), (String, String)> {
+        super::check_rows(&self.rows)
     }
 }
 

@@ -14,6 +14,7 @@ use crate::solve::{solve_model_each, Solution, SolveOptions, SolveSummary};
 
 /// The options of a solve sweep, as each shard records them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SolveGrid {
     /// ε values, in the order of the rows.
     pub eps: Vec<f64>,
@@ -41,6 +42,7 @@ impl SweepGrid for SolveGrid {
 
 /// One ε's `solve --json` row and the warnings `solve` prints beside it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SolveCase {
     eps: f64,
     row: serde_json::Value,
@@ -50,6 +52,16 @@ pub struct SolveCase {
 impl SweepCase for SolveCase {
     fn key(&self) -> String {
         solve_case_key(self.eps)
+    }
+
+    fn check(&self) -> std::result::Result<(), (String, String)> {
+        let Some(row) = self.row.as_object() else {
+            return Err(("row".into(), "must be an object (a row of `solve --json`)".into()));
+        };
+        match row.get("bayes_risk").and_then(serde_json::Value::as_f64) {
+            Some(r) if r.is_finite() && r >= 0.0 => Ok(()),
+            _ => Err(("row.bayes_risk".into(), "must be a finite risk ≥ 0".into())),
+        }
     }
 }
 
