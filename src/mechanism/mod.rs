@@ -75,11 +75,11 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use audit::{audit, AuditJudgement, AuditOptions, AuditReport, AuditWitness, Audited, DeltaWitness};
+pub use audit::{audit, AuditJudgement, AuditOptions, AuditReport, AuditWitness, Audited, DeltaWitness, GridPoint};
 pub use batch::{Batch, OutputMatch};
 pub use compact::{CompactMechanism, NoiseParameter, FORMAT_VERSION_COMPACT, KIND_GEOMETRIC_REMAP};
 pub use error::{ArtifactError, ArtifactErrorKind, AuditError, MechanismError};
-pub use posterior::Posterior;
+pub use posterior::{BayesEstimate, CredibleRegion, Posterior};
 pub use release::Release;
 pub use trust::{DeploymentMode, REQUIRE_MODEL_ENV};
 
