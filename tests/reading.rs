@@ -197,3 +197,69 @@ fn refusals_say_what_the_user_must_change() {
     let o = ubapp_in(d, &["sample", "mech.json", "--y", "3,3,2", "--n", "1000", "--budget", "1"]);
     assert_input_error(&o, &["--budget 1 is exceeded: 1000 releases spend ε = 1000·", "over the budget 1"]);
 }
+
+/// An unbiased binomial design, K = 20, on `output` (a TOML `[output]` grid line, or none).
+fn unbiased_model(dir: &Path, name: &str, output: Option<&str>) -> PathBuf {
+    let mut text = binomial(20, 40, "squared", &[1.0]).toml();
+    if let Some(grid) = output {
+        text += &format!("[output]\ngrid = {grid}\n");
+    }
+    write_file(dir, name, &(text + "[constraints]\nunbiased = true\n"))
+}
+
+#[test]
+fn an_unbiased_design_is_priced_against_its_like_and_says_why_a_coarse_grid_loses() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Outputs −1 … 2 in steps of 0.1: half of the estimates y/20 are not outputs.
+    let values: Vec<String> = (0..=30).map(|i| format!("{}", (-10 + i) as f64 / 10.0)).collect();
+    let coarse =
+        unbiased_model(d, "coarse.toml", Some(&format!("{{ kind = \"explicit\", values = [{}] }}", values.join(", "))));
+    let methods = "ubapp,ubapp-unconstrained,laplace-count,lbapp-clamped";
+    let o = ubapp_in(d, &["compare", coarse.to_str().unwrap(), "--eps", "1", "--methods", methods, "--json"]);
+    assert_success(&o);
+    let rows = stdout_json(&o);
+    let row = |m: &str| rows.as_array().unwrap().iter().find(|r| r["method"] == m).unwrap().clone();
+    assert_eq!(row("laplace-count")["note"]["satisfies"], "unbiased", "laplace-count is y/K + Laplace noise: unbiased");
+    assert!(row("lbapp-clamped")["note"].get("satisfies").is_none(), "a clamped release is biased");
+    let (design, laplace, free) = (
+        row("ubapp")["bayes_risk"].as_f64().unwrap(),
+        row("laplace-count")["bayes_risk"].as_f64().unwrap(),
+        row("ubapp-unconstrained")["bayes_risk"].as_f64().unwrap(),
+    );
+    assert!(design > laplace, "the coarse grid's design {design} is above laplace-count {laplace}");
+    assert_eq!(row("ubapp")["note"]["constraints"]["estimates_off_grid"], 10);
+    let text = ubapp_in(d, &["compare", coarse.to_str().unwrap(), "--eps", "1", "--methods", methods]);
+    let price = format!("{:+.1} %", 100.0 * (laplace / free - 1.0));
+    let said = stdout(&text) + &stderr(&text);
+    for words in [
+        &format!("constraints unbiased cost {price}")[..],
+        "the best method that meets them being laplace-count",
+        "is above laplace-count",
+        "whose step (0.1) is coarser than the estimates' spacing (0.05), and 10 of the 21 estimates are not outputs",
+        "an output grid with step 0.05 that holds every estimate",
+    ] {
+        assert!(said.contains(words), "missing {words:?} in {said}");
+    }
+    // Without an output grid, the unbiased design gets the estimates' lattice −1 … 2 in steps of
+    // 1/20 (61 outputs): it holds every estimate, and the design is below laplace-count.
+    let default = unbiased_model(d, "default.toml", None);
+    let o = ubapp_in(d, &["compare", default.to_str().unwrap(), "--eps", "1", "--methods", methods, "--json"]);
+    assert_success(&o);
+    let rows = stdout_json(&o);
+    let risk =
+        |m: &str| rows.as_array().unwrap().iter().find(|r| r["method"] == m).unwrap()["bayes_risk"].as_f64().unwrap();
+    assert!(risk("ubapp") < risk("laplace-count"), "{} vs {}", risk("ubapp"), risk("laplace-count"));
+    let r = rows.as_array().unwrap().iter().find(|r| r["method"] == "ubapp").unwrap();
+    assert_eq!(r["note"]["constraints"]["estimates_off_grid"], 0);
+    let dry = ubapp_in(d, &["solve", default.to_str().unwrap(), "--json", "--eps", "1"]);
+    assert_success(&dry);
+    // A fixed point without an output grid gets Y's estimates in order, and solves.
+    let fixed = write_file(
+        d,
+        "fixed.toml",
+        &(binomial(20, 40, "squared", &[1.0]).toml()
+            + &format!("[constraints]\nfixed_point = {{ values = [{}] }}\n", vec!["1"; 21].join(", "))),
+    );
+    assert_success(&ubapp_in(d, &["solve", fixed.to_str().unwrap(), "--eps", "1"]));
+}
