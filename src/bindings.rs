@@ -348,6 +348,10 @@ pub fn compare_json(model: &Model, source: &str, req: &CompareRequest) -> Result
             risk: RiskOptions { seed, ..RiskOptions::default() },
         };
         let mut cmp = compare_parties(model, &opts, &mut |_| {})?;
+        if req.parties.is_none() && model.parties() <= 1 {
+            // One data holder of a family the binomial table does not cover, as on the command line.
+            cmp = cmp.single_holder(model);
+        }
         if let Some(methods) = &methods {
             cmp.keep_methods(methods, model);
         }
