@@ -200,7 +200,7 @@ pub fn sample(
             return Err(Error::argument(
                 "budget",
                 format!(
-                    "= {b} is less than the ε = {n}·{} = {eps_n} that {n} releases spend by basic composition",
+                    "= {b} is exceeded: {n} releases spend ε = {n}·{} = {eps_n} by basic composition, over the budget {b}",
                     m.certified_eps()
                 ),
             ))
@@ -221,10 +221,11 @@ pub fn sample(
         return Err(Error::argument(
             "y",
             format!(
-                "{y:?} is not an observation of model {} ({} values of dimension {})",
+                "{y:?} is not an observation of model {} ({} values of dimension {}){}",
                 m.model().name(),
                 obs.len(),
-                obs.dim()
+                obs.dim(),
+                m.model().family().observation_rule(y).map(|why| format!(": {why}")).unwrap_or_default()
             ),
         ));
     };
@@ -232,7 +233,11 @@ pub fn sample(
         Some(s) => StdRng::seed_from_u64(s),
         None => rand::make_rng(),
     };
-    Ok(m.sample_batch(i, n, &mut rng).into_iter().map(|k| m.output(k).to_vec()).collect())
+    // Each coordinate as people write it (`0.1175`), within round-off of the output.
+    Ok(m.sample_batch(i, n, &mut rng)
+        .into_iter()
+        .map(|k| m.output(k).iter().map(|&x| crate::guard::text::tidy(x)).collect())
+        .collect())
 }
 
 /// What a binding's `release` is asked: the records (each column's name and values), how
@@ -312,27 +317,30 @@ pub fn posterior_json(m: &Release, trusted: bool, releases: &[Vec<f64>], level: 
             "needs a dense mechanism (this one is the compact geometric + remap form)",
         ));
     };
+    let mut notes = Vec::new();
     let outputs = releases
         .iter()
-        .map(|r| match m.match_output(r) {
-            // A value typed with fewer digits stands for the output it rounds to.
-            OutputMatch::Exact(k) | OutputMatch::Rounded(k) => Ok(k),
-            OutputMatch::Outside { nearest } => Err(Error::argument(
-                "releases",
-                format!(
-                    "{r:?} is not an output of the mechanism (|Θ̃| = {}); the nearest output is {:?}",
-                    m.n_outputs(),
-                    m.model().outputs().point(nearest).to_vec()
-                ),
-            )),
-            OutputMatch::WrongDimension { expected } => Err(Error::argument(
-                "releases",
-                format!("{r:?} has {} coordinate(s); the mechanism's outputs have {expected}", r.len()),
-            )),
+        .map(|r| {
+            let typed = r.iter().map(|&v| crate::guard::text::number(v)).collect::<Vec<_>>().join(",");
+            let matched = m.match_output(r);
+            let k = match matched {
+                OutputMatch::Exact(k) | OutputMatch::Rounded(k) | OutputMatch::Halfway { nearest: k, .. } => k,
+                OutputMatch::Outside { nearest } => nearest,
+                OutputMatch::WrongDimension { .. } => 0,
+            };
+            match m.release_words("release", &typed, matched) {
+                Ok(note) => {
+                    notes.extend(note);
+                    Ok(k)
+                }
+                Err(problem) => Err(Error::argument("releases", problem)),
+            }
         })
         .collect::<Result<Vec<usize>>>()?;
     let post = Posterior::of(m, &outputs, level)?;
-    Ok(serde_json::to_string(&post).expect("a posterior serialises"))
+    let mut v = serde_json::to_value(&post).expect("a posterior serialises");
+    v.as_object_mut().expect("an object").insert("notes".into(), notes.into());
+    Ok(v.to_string())
 }
 
 /// `compare`'s keyword arguments, one per flag of the command line.
@@ -383,6 +391,10 @@ pub fn compare_json(model: &Model, source: &str, req: &CompareRequest) -> Result
             risk: RiskOptions { seed, ..RiskOptions::default() },
         };
         let mut cmp = compare_parties(model, &opts, &mut |_| {})?;
+        if req.parties.is_none() && model.parties() <= 1 {
+            // One data holder of a family the binomial table does not cover, as on the command line.
+            cmp = cmp.single_holder(model);
+        }
         if let Some(methods) = &methods {
             cmp.keep_methods(methods, model);
         }

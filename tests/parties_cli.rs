@@ -99,8 +99,10 @@ fn an_aggregate_beating_ubapp_is_explained_everywhere() {
 
 #[test]
 fn every_bundled_model_compares_and_says_what_does_not_apply() {
-    // The binomial ones go through the single-holder comparison (tests/compare_cli.rs); the others
-    // through the party comparison, which names the methods it leaves out and why.
+    // The binomial ones go through the single-holder comparison (tests/compare_cli.rs); the others,
+    // without --parties, through one holder's comparison of the same machinery (no M, no method that
+    // repeats another at M = 1), and with --parties through the party comparison, which names the
+    // methods it leaves out and why.
     for (model, family) in [
         ("rare-events-poisson-cap3.toml", "poisson"),
         ("vote-share-3way-small.toml", "multinomial"),
@@ -109,13 +111,55 @@ fn every_bundled_model_compares_and_says_what_does_not_apply() {
         let o = ubapp().args(["compare", &shipped(model), "--eps", "1"]).output().unwrap();
         let stdout = String::from_utf8_lossy(&o.stdout);
         assert!(o.status.success(), "{model}: {}", String::from_utf8_lossy(&o.stderr));
+        let methods: Vec<&str> = stdout
+            .lines()
+            .skip(1)
+            .take_while(|l| !l.starts_with("note:"))
+            .map(|l| l.split_whitespace().next().unwrap())
+            .collect();
+        assert!(methods.contains(&"ubapp") && methods.contains(&"geometric"), "{model}: {stdout}");
+        for absent in ["ubapp-local", "geometric-local", "geometric-shares", "dssa"] {
+            assert!(!methods.contains(&absent), "{model}: {absent} in {stdout}");
+        }
+        assert!(stdout.contains("note: one data holder: ubapp"), "{model}: {stdout}");
+        assert!(!stdout.contains("parties") && !stdout.contains("lbapp (and lbapp"), "{model}: {stdout}");
+        let o = ubapp().args(["compare", &shipped(model), "--eps", "1", "--parties", "1"]).output().unwrap();
+        let stdout = String::from_utf8_lossy(&o.stdout);
         assert!(stdout.contains("ubapp-local") && stdout.contains("geometric-local"), "{model}: {stdout}");
         assert!(
             stdout.contains(&format!("note: dssa is built for Bernoulli records (binomial family) under squared or absolute loss; this model is {family}")),
             "{model}: {stdout}"
         );
-        assert!(stdout.contains("note: lbapp (and "), "{model}: {stdout}");
+        assert!(stdout.contains("note: lbapp (and lbapp-clamped, "), "{model}: {stdout}");
     }
+}
+
+#[test]
+fn a_clipped_poisson_with_one_holder_is_compared_as_one_holder_and_ties_share_a_rank() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(shipped("rare-events-poisson-cap3.toml")).unwrap();
+    let model =
+        write(tmp.path(), "p.toml", &text.replace("records = 20", "records = 40").replace("cap = 3", "cap = 4"));
+    let out = tmp.path().join("out");
+    let o = ubapp().args(["compare", &model, "--eps", "0.5,2", "-q", "--out", out.to_str().unwrap()]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("M = 1") && !err.contains("solving"), "-q: {err}");
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(
+        page.contains("one data holder") && !page.contains("several data holders") && !page.contains("M = 1"),
+        "{page}"
+    );
+    assert!(out.join("risk_vs_eps.png").exists());
+    // The ranked table: a rank appears once per case unless tied, and "tied" in the summary
+    // means a shared rank in the table.
+    let ranks: Vec<u32> = page
+        .lines()
+        .filter(|l| l.starts_with("<tr><td class=\"l\">ε = 0.5</td><td>"))
+        .map(|l| l.split("<td>").nth(1).unwrap().split('<').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(ranks.len(), 3, "{page}");
+    assert!(ranks.windows(2).all(|w| w[0] <= w[1]) && ranks[0] == 1, "{ranks:?}");
 }
 
 #[test]

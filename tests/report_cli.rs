@@ -63,7 +63,8 @@ fn report_holds_every_section_and_the_numbers_of_solve_json() {
     }
     // The commands that reproduce the numbers.
     assert!(html.contains(&format!("ubapp solve {} --eps 0.5,2 --json", model.display())));
-    assert!(md.contains("ubapp verify mechanism-eps0.5.json"));
+    // The artifact is checked against the model, as a deployer would.
+    assert!(md.contains(&format!("ubapp verify mechanism-eps0.5.json --model {}", model.display())), "{md}");
     // The Markdown links the plots it shows.
     for line in md.lines().filter(|l| l.starts_with("![")) {
         let file = line.rsplit('(').next().unwrap().trim_end_matches(')');

@@ -97,3 +97,58 @@ def test_an_unchecked_file_warns_and_the_deployment_mode_refuses(mechanism, mode
     with pytest.warns(UserWarning), pytest.raises(ubapp.InputError, match="UBAPP_REQUIRE_MODEL"):
         loaded.sample(37, seed=1)
     assert pinned.sample(37, seed=1).shape == (1,)
+
+
+def test_a_vector_posterior_says_which_interval_is_marginal_and_gives_the_joint_region(models, cli_json, tmp_path):
+    (r,) = ubapp.solve(models / "vote-share-3way-small.toml", eps=[1.0])
+    mech = r.mechanism()
+    path = tmp_path / "poll.json"
+    mech.save(path)
+    with pytest.warns(UserWarning, match="checked against the model embedded"):
+        post = mech.posterior([[0.6, 0.2, 0.2]], level=0.9)
+    cli = cli_json("posterior", path, "--release", "0.6,0.2,0.2", "--level", 0.9)
+    np.testing.assert_array_equal(post.interval, cli["interval"])
+    np.testing.assert_array_equal(post.interval_mass, cli["interval_mass"])
+    assert post.box_mass == cli["box_mass"]
+    np.testing.assert_array_equal(post.region, cli["region"]["points"])
+    assert post.region_mass == cli["region"]["mass"] >= 0.9
+    assert post.probabilities[post.region].sum() == pytest.approx(post.region_mass, abs=1e-12)
+    assert post.bayes_rule == "posterior mean" and post.loss == "squared"
+    np.testing.assert_array_equal(post.bayes_estimate, post.posterior_mean)
+
+
+def test_rounded_and_half_way_releases_say_what_the_cli_says(models, cli, tmp_path):
+    import warnings
+
+    text = (models / "bernoulli-k100.toml").read_text()
+    (r,) = ubapp.solve(models / "bernoulli-k100.toml", eps=[1.0])
+    mech = r.mechanism()
+    path = tmp_path / "coin.json"
+    mech.save(path)
+    assert "midpoint" in text
+    # 0.3751 rounds to 0.375 with the command line's note; 0.37 lies half-way between 0.365 and 0.375.
+    code, _, err = cli("posterior", path, "--release", "0.3751")
+    assert code == 0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mech.posterior(0.3751)
+    notes = [str(w.message) for w in caught if "taken as the output" in str(w.message)]
+    assert notes == ["note: release 0.3751 taken as the output 0.375 (the nearest; within half a grid step)"]
+    assert "note: --release 0.3751 taken as the output 0.375 (the nearest; within half a grid step)" in err
+    code, _, err = cli("posterior", path, "--release", "0.37")
+    assert code == 2 and "--release 0.37 lies half-way between the outputs 0.365 and 0.375" in err
+    with pytest.raises(ubapp.InputError, match="releases 0.37 lies half-way between the outputs 0.365 and 0.375"):
+        mech.posterior(0.37)
+
+
+def test_releases_are_numbers_as_people_write_them(tmp_path):
+    model = ubapp.Model.from_toml(
+        'name = "t"\nepsilon = [3.0]\n[parameter]\nlower = 0.0\nupper = 1.0\n'
+        'grid = { kind = "midpoint", points = 40 }\nprior = { kind = "uniform" }\n'
+        '[observation]\nfamily = "binomial"\ntrials = 10\n[loss]\nkind = "squared"\n'
+    )
+    (r,) = ubapp.solve(model)
+    draws = r.mechanism().sample(0, n=200, seed=1, allow_composition=True)
+    # The grid's double for 0.0875 is 0.08750000000000001; the release reads 0.0875.
+    assert 0.0875 in set(draws.tolist())
+    assert all(len(repr(float(v))) <= 6 for v in draws)

@@ -173,28 +173,68 @@ class Result:
 class Posterior:
     """The exact posterior of θ on the model's parameter grid given releases (``ubapp posterior``)."""
 
-    __slots__ = ("theta", "probabilities", "posterior_mean", "level", "interval", "interval_mass")
+    __slots__ = (
+        "theta",
+        "probabilities",
+        "posterior_mean",
+        "posterior_median",
+        "posterior_mode",
+        "bayes_estimate",
+        "bayes_rule",
+        "loss",
+        "level",
+        "interval",
+        "interval_mass",
+        "box_mass",
+        "region",
+        "region_mass",
+    )
 
     def __init__(self, fields: Dict[str, Any]) -> None:
         theta = np.asarray(fields["theta"], dtype=np.float64)
         one_d = theta.ndim == 2 and theta.shape[1] == 1
+
+        def point(values: Any) -> Union[float, np.ndarray]:
+            v = np.asarray(values, dtype=np.float64)
+            return float(v[0]) if one_d else v
+
         #: Grid points θ_j (a vector for a scalar θ, else one row per point).
         self.theta: np.ndarray = theta[:, 0] if one_d else theta
         #: Pr(θ_j | releases), summing to 1.
         self.probabilities: np.ndarray = np.asarray(fields["probabilities"], dtype=np.float64)
-        mean = np.asarray(fields["posterior_mean"], dtype=np.float64)
         #: E[θ | releases] (a float for a scalar θ).
-        self.posterior_mean: Union[float, np.ndarray] = float(mean[0]) if one_d else mean
-        #: Credibility level of ``interval``.
+        self.posterior_mean: Union[float, np.ndarray] = point(fields["posterior_mean"])
+        #: Coordinate-wise lower median of the marginal posteriors (grid values).
+        self.posterior_median: Union[float, np.ndarray] = point(fields["posterior_median"])
+        #: The grid point of highest posterior probability.
+        self.posterior_mode: Union[float, np.ndarray] = point(fields["posterior_mode"])
+        bayes = fields["bayes_estimate"]
+        #: The Bayes estimate for the model's loss (mean, median, mode, …: see ``bayes_rule``).
+        self.bayes_estimate: Union[float, np.ndarray] = point(bayes["value"])
+        #: Which estimate ``bayes_estimate`` is, e.g. ``"posterior median (coordinate-wise)"``.
+        self.bayes_rule: str = bayes["rule"]
+        #: The model's loss (``"squared"``, ``"absolute"``, ``"zero-one"``, ``"matrix"``).
+        self.loss: str = bayes["loss"]
+        #: Credibility level of ``interval`` and ``region``.
         self.level: float = fields["level"]
         iv = np.asarray(fields["interval"], dtype=np.float64)
-        #: Equal-tailed credible interval (lower, upper) (one row per coordinate for a vector θ).
+        #: Marginal equal-tailed credible interval (lower, upper) (one row per coordinate for a
+        #: vector θ: each is marginal; their box may hold less than ``level``, see ``box_mass``).
         self.interval: Union[tuple, np.ndarray] = (float(iv[0, 0]), float(iv[0, 1])) if one_d else iv
-        #: Posterior mass inside the interval (≥ level).
-        self.interval_mass: float = fields["interval_mass"]
+        #: Marginal posterior mass inside each interval (≥ level; a float for a scalar θ).
+        self.interval_mass: Union[float, np.ndarray] = point(fields["interval_mass"])
+        #: Joint posterior mass of the box the marginal intervals span.
+        self.box_mass: float = fields["box_mass"]
+        #: Joint credible region: indices into ``theta`` of the highest-posterior set (mass ≥ level).
+        self.region: np.ndarray = np.asarray(fields["region"]["points"], dtype=np.int64)
+        #: Joint posterior mass of ``region``.
+        self.region_mass: float = fields["region"]["mass"]
 
     def __repr__(self) -> str:
-        return f"ubapp.Posterior(posterior_mean={self.posterior_mean!r}, interval={self.interval!r})"
+        return (
+            f"ubapp.Posterior(posterior_mean={self.posterior_mean!r}, "
+            f"bayes_estimate={self.bayes_estimate!r} ({self.bayes_rule}), interval={self.interval!r})"
+        )
 
 
 def _coords(value: Union[float, Sequence[float]]) -> List[float]:
@@ -379,7 +419,11 @@ class Mechanism:
         else:
             seq = list(releases)
             items = [_coords(seq)] if seq and not isinstance(seq[0], (list, tuple, np.ndarray)) else [_coords(r) for r in seq]
-        return Posterior(json.loads(self._native.posterior(items, float(level))))
+        fields = json.loads(self._native.posterior(items, float(level)))
+        for note in fields.get("notes", []):
+            # A value rounded to the nearest output: the command line's note, word for word.
+            warnings.warn(note, stacklevel=2)
+        return Posterior(fields)
 
     def __repr__(self) -> str:
         return f"ubapp.Mechanism(model={self.model_name!r}, kind={self.kind!r}, certified_eps={self.certified_eps!r})"

@@ -52,9 +52,17 @@ class Posterior:
     theta: npt.NDArray[np.float64]
     probabilities: npt.NDArray[np.float64]
     posterior_mean: Union[float, npt.NDArray[np.float64]]
+    posterior_median: Union[float, npt.NDArray[np.float64]]
+    posterior_mode: Union[float, npt.NDArray[np.float64]]
+    bayes_estimate: Union[float, npt.NDArray[np.float64]]
+    bayes_rule: str
+    loss: str
     level: float
     interval: Union[Tuple[float, float], npt.NDArray[np.float64]]
-    interval_mass: float
+    interval_mass: Union[float, npt.NDArray[np.float64]]
+    box_mass: float
+    region: npt.NDArray[np.int64]
+    region_mass: float
 
 class Mechanism:
     @classmethod

@@ -132,6 +132,7 @@ posterior <- function(mech, releases, level = 0.95) {
     list(.numbers(releases, "releases"))
   }
   p <- .json(.native(.Call(wrap__native_posterior, mech$ptr, items, .numbers(level, "level"))))
+  for (note in unlist(p$notes)) warning(note, call. = FALSE)
   theta <- do.call(rbind, lapply(p$theta, unlist))
   interval <- do.call(rbind, lapply(p$interval, unlist))
   colnames(interval) <- c("lower", "upper")
@@ -142,8 +143,16 @@ posterior <- function(mech, releases, level = 0.95) {
       probabilities = unlist(p$probabilities),
       posterior_mean = unlist(p$posterior_mean),
       level = p$level,
+      posterior_median = unlist(p$posterior_median),
+      posterior_mode = unlist(p$posterior_mode),
+      bayes_estimate = unlist(p$bayes_estimate$value),
+      bayes_rule = p$bayes_estimate$rule,
+      loss = p$bayes_estimate$loss,
       interval = if (one_d) interval[1L, ] else interval,
-      interval_mass = p$interval_mass
+      interval_mass = unlist(p$interval_mass),
+      box_mass = p$box_mass,
+      region = unlist(p$region$points) + 1L,
+      region_mass = p$region$mass
     ),
     class = "ubapp_posterior"
   )

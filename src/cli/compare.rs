@@ -55,6 +55,9 @@ pub struct Args {
     /// takes I from it and N as given.
     #[arg(long, value_name = "I/N|env|env/N")]
     shard: Option<String>,
+    /// No progress lines on stderr (errors and the `wrote …` line still show).
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 impl Args {
@@ -70,6 +73,16 @@ impl Args {
             parties: self.parties,
             solver: self.solver,
             shard: self.shard,
+            quiet: self.quiet,
+        }
+    }
+}
+
+/// The progress lines' sink: stderr, or nothing under `--quiet`.
+pub fn progress(quiet: bool) -> impl FnMut(&str) {
+    move |line: &str| {
+        if !quiet {
+            eprintln!("{line}");
         }
     }
 }
@@ -122,7 +135,7 @@ fn run_named(a: Args) -> Result<()> {
     validate(&opts)?;
     if let Some(given) = &a.shard {
         let (shard, dir) = shard_and_dir(given, a.out.as_deref())?;
-        let file = compare_shard(&model, &opts, shard, &mut |line| eprintln!("{line}"))?;
+        let file = compare_shard(&model, &opts, shard, &mut progress(a.quiet))?;
         file.write(dir)?;
         eprintln!(
             "wrote shard {}/{} ({} row(s)) to {}; join every shard's directory with `ubapp merge`",
@@ -134,7 +147,7 @@ fn run_named(a: Args) -> Result<()> {
         print_rows(&file.rows(), &[], a.json);
         return Ok(());
     }
-    let cmp = compare(&model, &opts, &mut |line| eprintln!("{line}"))?;
+    let cmp = compare(&model, &opts, &mut progress(a.quiet))?;
     if let Some(dir) = &a.out {
         let files = write_comparison(dir, &cmp, &model)?;
         eprintln!("wrote {} file(s) to {}", files.len(), dir.display());

@@ -25,6 +25,7 @@ pub struct PartyArgs {
     pub parties: Option<Vec<u64>>,
     pub solver: SolverChoice,
     pub shard: Option<String>,
+    pub quiet: bool,
 }
 
 /// A party comparison as asked for: the library's options checked, and what to do with the result.
@@ -34,6 +35,10 @@ struct PartyRequest {
     out: Option<PathBuf>,
     json: bool,
     shard: Option<String>,
+    /// No `--parties` and no `[parties]` section: one data holder's comparison.
+    single_holder: bool,
+    /// `--quiet`: no progress lines.
+    quiet: bool,
 }
 
 impl PartyArgs {
@@ -49,6 +54,7 @@ impl PartyArgs {
         validate_party_options(&eps, self.delta)?;
         // Each M once, in the order given (a repeated M would repeat its rows).
         let mut parties: Vec<u64> = Vec::new();
+        let single_holder = self.parties.is_none() && model.parties() <= 1 && self.shard.is_none();
         for m in self.parties.unwrap_or_else(|| vec![model.parties()]) {
             if !parties.contains(&m) {
                 parties.push(m);
@@ -62,7 +68,15 @@ impl PartyArgs {
             solver: self.solver,
             risk: RiskOptions { seed: self.seed, ..RiskOptions::default() },
         };
-        Ok(PartyRequest { opts, methods: self.methods, out: self.out, json: self.json, shard: self.shard })
+        Ok(PartyRequest {
+            opts,
+            methods: self.methods,
+            out: self.out,
+            json: self.json,
+            shard: self.shard,
+            single_holder,
+            quiet: self.quiet,
+        })
     }
 }
 
@@ -73,7 +87,10 @@ pub fn run(a: PartyArgs, model: Model) -> Result<()> {
     if let Some(given) = &r.shard {
         return run_shard(&r, &model, given);
     }
-    let mut cmp = compare_parties(&model, &r.opts, &mut |line| eprintln!("{line}"))?;
+    let mut cmp = compare_parties(&model, &r.opts, &mut super::compare::progress(r.quiet))?;
+    if r.single_holder {
+        cmp = cmp.single_holder(&model);
+    }
     if let Some(methods) = &r.methods {
         cmp.keep_methods(methods, &model);
     }
@@ -88,7 +105,7 @@ pub fn run(a: PartyArgs, model: Model) -> Result<()> {
 /// `--shard`: one slice of the party comparison's cases, written as `DIR/shard.json`.
 fn run_shard(r: &PartyRequest, model: &Model, given: &str) -> Result<()> {
     let (shard, dir) = super::compare::shard_and_dir(given, r.out.as_deref())?;
-    let file = party_shard(model, &r.opts, r.methods.as_deref(), shard, &mut |line| eprintln!("{line}"))?;
+    let file = party_shard(model, &r.opts, r.methods.as_deref(), shard, &mut super::compare::progress(r.quiet))?;
     file.write(dir)?;
     let rows = file.rows();
     eprintln!(

@@ -80,47 +80,54 @@ fn dense(artifact: Release, file: &Path) -> Result<Mechanism> {
 fn release_output(m: &Mechanism, r: &str, file: &Path, notes: &mut Vec<String>) -> Result<usize> {
     let coords = super::sample::parse_numbers(r, "--release")?;
     let refuse = |problem: String| Err(Error::argument("--release", problem));
-    match m.match_output(&coords) {
-        OutputMatch::Exact(k) => Ok(k),
-        OutputMatch::Rounded(k) => {
-            notes.push(format!(
-                "note: --release {r} taken as the output {} (the nearest; within half a grid step)",
-                output_text(m, k)
-            ));
-            Ok(k)
-        }
+    let matched = m.match_output(&coords);
+    match matched {
         OutputMatch::Outside { nearest } => refuse(format!(
             "{r} is not an output of the mechanism in {} (|Θ̃| = {}); the nearest output is {}",
             file.display(),
             m.n_outputs(),
-            output_text(m, nearest)
+            m.output_text(nearest)
         )),
         OutputMatch::WrongDimension { expected } => refuse(format!(
             "{r} has {} coordinate(s); the outputs of the mechanism in {} have {expected}",
             coords.len(),
             file.display()
         )),
+        OutputMatch::Exact(k) | OutputMatch::Rounded(k) | OutputMatch::Halfway { nearest: k, .. } => {
+            match m.release_words("--release", r, matched) {
+                Ok(note) => {
+                    notes.extend(note);
+                    Ok(k)
+                }
+                Err(problem) => refuse(problem),
+            }
+        }
     }
 }
 
 /// `--json`'s object: the posterior, plain numbers for a one-dimensional θ, and the releases.
 fn posterior_json(post: &Posterior, releases: &[String]) -> serde_json::Value {
     let mut v = serde_json::to_value(post).expect("a posterior serialises");
+    let o = v.as_object_mut().expect("an object");
     if post.posterior_mean.len() == 1 {
         // One-dimensional θ: plain numbers, not one-element lists.
-        let o = v.as_object_mut().expect("an object");
-        o.insert("posterior_mean".into(), post.posterior_mean[0].into());
-        o.insert("interval".into(), serde_json::to_value(post.interval[0]).expect("floats"));
+        for key in ["posterior_mean", "posterior_median", "posterior_mode", "interval", "interval_mass"] {
+            let first = o[key][0].clone();
+            o.insert(key.into(), first);
+        }
+        let value = o["bayes_estimate"]["value"][0].clone();
+        o["bayes_estimate"]["value"] = value;
         o.insert(
             "theta".into(),
             serde_json::to_value(post.theta.iter().map(|t| t[0]).collect::<Vec<_>>()).expect("floats"),
         );
     }
-    v.as_object_mut().expect("an object").insert("releases".into(), serde_json::to_value(releases).expect("strings"));
+    o.insert("releases".into(), serde_json::to_value(releases).expect("strings"));
     v
 }
 
-/// The posterior in words.
+/// The posterior in words: the estimates (the Bayes estimate for the model's loss named), the
+/// marginal intervals and, for a vector θ, the joint mass of their box and the joint region.
 fn print_posterior(post: &Posterior, m: &Mechanism, n_releases: usize) {
     let fmt = |v: &[f64]| v.iter().map(|x| format!("{x:.6}")).collect::<Vec<_>>().join(", ");
     outln!(
@@ -130,15 +137,50 @@ fn print_posterior(post: &Posterior, m: &Mechanism, n_releases: usize) {
         n_releases,
         m.certified_eps()
     );
-    outln!("posterior_mean {}", fmt(&post.posterior_mean));
-    for (d, [lo, hi]) in post.interval.iter().enumerate() {
-        let coord = if post.interval.len() > 1 { format!(" (coordinate {})", d + 1) } else { String::new() };
-        outln!("interval{coord} [{lo:.6}, {hi:.6}] (equal-tailed, level {})", post.level);
+    let b = &post.bayes_estimate;
+    let named = format!(" (the Bayes estimate under {} loss)", b.loss);
+    let (mean, median, mode) = match b.rule {
+        "posterior mean" => (named.as_str(), None, None),
+        r if r.starts_with("posterior median") => ("", Some(named.as_str()), None),
+        "posterior mode" => ("", None, Some(named.as_str())),
+        _ => ("", None, None),
+    };
+    outln!("posterior_mean {}{mean}", fmt(&post.posterior_mean));
+    if let Some(note) = median {
+        outln!("posterior_median {}{note}", fmt(&post.posterior_median));
     }
-    outln!("mass inside the interval {:.6}", post.interval_mass);
-}
-
-/// Output `k` as `sample` prints it (coordinates joined by commas).
-fn output_text(m: &Mechanism, k: usize) -> String {
-    m.model().outputs().point(k).iter().map(|v| v.to_string()).collect::<Vec<_>>().join(",")
+    if let Some(note) = mode {
+        outln!("posterior_mode {}{note}", fmt(&post.posterior_mode));
+    }
+    if mean.is_empty() && median.is_none() && mode.is_none() {
+        outln!("bayes_estimate {} ({}: the Bayes estimate under {} loss)", fmt(&b.value), b.rule, b.loss);
+    }
+    if post.interval.len() == 1 {
+        let [lo, hi] = post.interval[0];
+        outln!("interval [{lo:.6}, {hi:.6}] (equal-tailed, level {})", post.level);
+        outln!("mass inside the interval {:.6}", post.interval_mass[0]);
+        return;
+    }
+    for (d, ([lo, hi], mass)) in post.interval.iter().zip(&post.interval_mass).enumerate() {
+        outln!(
+            "marginal interval (coordinate {}) [{lo:.6}, {hi:.6}] (equal-tailed, level {}): marginal mass {mass:.6}",
+            d + 1,
+            post.level
+        );
+    }
+    outln!("joint mass of the box of the marginal intervals {:.6}", post.box_mass);
+    let r = &post.region;
+    outln!(
+        "joint credible region: the {} grid point(s) of highest posterior probability, joint mass {:.6} ≥ level {}",
+        r.points.len(),
+        r.mass,
+        post.level
+    );
+    const SHOWN: usize = 12;
+    for &j in r.points.iter().take(SHOWN) {
+        outln!("  ({})  {:.6}", fmt(&post.theta[j]), post.probabilities[j]);
+    }
+    if r.points.len() > SHOWN {
+        outln!("  … and {} more (--json lists them all)", r.points.len() - SHOWN);
+    }
 }

@@ -130,10 +130,11 @@ fn observation_index(m: &Release, r: &Request) -> Result<usize> {
     } else {
         format!("has {} coordinate(s), but observations have {} in", r.coords.len(), obs.dim())
     };
+    let rule = m.model().family().observation_rule(&r.coords).map(|why| format!(": {why}")).unwrap_or_default();
     Err(Error::argument(
         "--y",
         format!(
-            "{} {what} model {} (Y = {{{}, …, {}}}, {} values)",
+            "{} {what} model {} (Y = {{{}, …, {}}}, {} values){rule}",
             r.y,
             ubapp::guard::text::sanitize(m.model().name(), ubapp::guard::text::QUOTE_CHARS),
             show(0),
@@ -164,10 +165,12 @@ fn write_releases(
             if r > 0 {
                 out.write_all(b",")?;
             }
-            let text = if scalar { serde_json::to_string(&v[0]) } else { serde_json::to_string(&v.to_vec()) };
+            // Each coordinate as people write it (`0.1175`): within round-off of the output.
+            let v: Vec<f64> = v.iter().map(|&x| ubapp::guard::text::tidy(x)).collect();
+            let text = if scalar { serde_json::to_string(&v[0]) } else { serde_json::to_string(&v) };
             out.write_all(text.expect("floats serialise").as_bytes())?;
         } else {
-            let line: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+            let line: Vec<String> = v.iter().map(|&x| ubapp::guard::text::number(x)).collect();
             writeln!(out, "{}", line.join(","))?;
         }
     }
@@ -192,7 +195,10 @@ fn check_budget(m: &Release, n: u64, eps_n: f64, budget: Budget) -> Result<()> {
     match budget.eps_total {
         Some(b) if eps_n > b => Err(Error::argument(
             "--budget",
-            format!("{n} releases spend ε = {n}·{} = {eps_n} by basic composition, over the budget {b}", m.certified_eps()),
+            format!(
+                "{b} is exceeded: {n} releases spend ε = {n}·{} = {eps_n} by basic composition, over the budget {b}",
+                m.certified_eps()
+            ),
         )),
         None if n > 1 && !budget.allow_composition => Err(Error::argument(
             "--n",

@@ -254,7 +254,10 @@ fn estimators(
                     out.push((Box::new(Unconstrained(release)), note));
                 }
             }
-            _ => out.extend(build(method, model, eps, &opts.baseline)?.map(|e| (e, Note::default()))),
+            _ => out.extend(
+                build(method, model, eps, &opts.baseline)?
+                    .map(|e| (e, Note { satisfies: satisfied(model, method), ..Note::default() })),
+            ),
         }
     }
     Ok(out)
@@ -270,7 +273,54 @@ fn constraints_note(model: &Model, solution: &Solution) -> Option<ConstraintsNot
     let used = c.names.unbiased.then(|| {
         solution.p.rows().into_iter().filter(|r| r.iter().any(|&x| x > crate::certify::repair::TRIM_LEVEL)).count()
     });
-    Some(ConstraintsNote { label: c.names.label(), used_outputs: used, observations: solution.p.ncols() })
+    let (estimates_off_grid, spacing) = estimates_on_grid(model);
+    Some(ConstraintsNote {
+        label: c.names.label(),
+        used_outputs: used,
+        observations: solution.p.ncols(),
+        estimates_off_grid,
+        spacing,
+    })
+}
+
+/// The model's `[constraints]` a baseline meets as well, in the model file's words, when it meets
+/// every one: an unbiased baseline (y/K plus zero-mean noise, [`Method::unbiased`]) meets
+/// `unbiased` with the default estimate y/K, and — a shift of one noise law, symmetric about 0 —
+/// `monotone` and `symmetric` too; nothing here meets `honest` or `fixed_point`.
+fn satisfied(model: &Model, method: Method) -> Option<String> {
+    let c = model.constraints();
+    let names = &c.names;
+    if c.is_empty() || !method.unbiased() || names.honest || names.fixed_point || !names.unbiased {
+        return None;
+    }
+    let setting = crate::eval::Setting::of(model)?;
+    let k = setting.trials as f64;
+    let default_estimate = c.estimate().iter().enumerate().all(|(y, &e)| (e - y as f64 / k).abs() <= 1e-12);
+    default_estimate.then(|| names.label())
+}
+
+/// Unbiased and fixed-point designs: how many estimates are not outputs, and (when some are not)
+/// the estimates' spacing against the output grid's largest step inside their range.
+fn estimates_on_grid(model: &Model) -> (Option<usize>, Option<[f64; 2]>) {
+    let c = model.constraints();
+    if !(c.names.unbiased || c.names.fixed_point) {
+        return (None, None);
+    }
+    let outs = c.output_values();
+    let on = |e: f64| outs.iter().any(|&o| (o - e).abs() <= 1e-9 * e.abs().max(1.0));
+    let off = c.estimate().iter().filter(|&&e| !on(e)).count();
+    if off == 0 {
+        return (Some(0), None);
+    }
+    let mut est: Vec<f64> = c.estimate().to_vec();
+    est.sort_by(f64::total_cmp);
+    est.dedup();
+    let spacing = est.windows(2).map(|w| w[1] - w[0]).fold(f64::INFINITY, f64::min);
+    let (lo, hi) = (est[0], est[est.len() - 1]);
+    let mut inside: Vec<f64> = outs.to_vec();
+    inside.sort_by(f64::total_cmp);
+    let step = inside.windows(2).filter(|w| w[1] >= lo && w[0] <= hi).map(|w| w[1] - w[0]).fold(0.0, f64::max);
+    (Some(off), Some([spacing, step]))
 }
 
 /// The unconstrained optimum's release, named as its own method.

@@ -136,7 +136,7 @@ pub fn not_applicable(model: &Model) -> Vec<(Method, String)> {
             ));
         }
     }
-    let singles = Method::ALL.iter().filter(|m| !PARTY_METHODS.contains(m));
+    let singles = Method::ALL.iter().filter(|m| !PARTY_METHODS.contains(m) && **m != Method::UbappUnconstrained);
     let why = if matches!(model.family(), Family::Binomial { .. }) {
         "compares one data holder's estimators: run compare without --parties on a model without [parties] for it"
     } else {
@@ -408,6 +408,94 @@ fn row(
 }
 
 impl PartyComparison {
+    /// The comparison as one data holder reads it, for a model of a family the binomial table does
+    /// not cover, with every record at one holder (M = 1): `ubapp` against noise added to the
+    /// model's sufficient statistic — `geometric` (the `geometric-local` release with its Bayes
+    /// remap, the posterior summary of θ given it) and `geometric-count` (the same release without
+    /// the remap, its plug-in estimate) — without the rows that repeat them at M = 1
+    /// (`ubapp-local`: ubapp's own release; `geometric-shares`: the same geometric), without M,
+    /// and with notes in one holder's words.
+    pub fn single_holder(mut self, model: &Model) -> PartyComparison {
+        let rule = Aggregate::for_loss(model.loss());
+        // A table family has no pooled curator row: at M = 1 the party's own optimum is the one
+        // holder's, and under the grid action (one party) its aggregate is its own release.
+        let curator = self.rows.iter().any(|r| r.method == Method::Ubapp);
+        let own_optimum = !curator && rule == Aggregate::GridAction;
+        self.rows.retain(|r| match r.method {
+            Method::GeometricShares => false,
+            Method::UbappLocal => !curator,
+            _ => true,
+        });
+        for r in &mut self.rows {
+            if own_optimum && r.method == Method::UbappLocal {
+                r.method = Method::Ubapp;
+            }
+            r.parties = None;
+            if r.method == Method::GeometricLocal {
+                r.method = Method::Geometric;
+            }
+            if matches!(r.note.party, Some(PartyNote::Certified { .. } | PartyNote::Curator)) {
+                r.note.party = None;
+            }
+        }
+        let (statistic, release) = match model.family() {
+            Family::Poisson { cap, .. } => (
+                format!("the clipped sum Σ min(x_r, {cap})"),
+                format!("the truncated geometric mechanism on it (Ghosh et al. 2009; α = e^(−ε/{cap}), the sum's sensitivity being {cap})"),
+            ),
+            Family::Binomial { .. } => ("the count".into(), "the truncated geometric mechanism on it (Ghosh et al. 2009)".into()),
+            Family::Multinomial { .. } => (
+                "the count vector".into(),
+                "the exponential mechanism e^(−ε·d/2) on the neighbour graph's distance d between count vectors".into(),
+            ),
+            Family::Table { .. } => (
+                "the observation".into(),
+                "the exponential mechanism e^(−ε·d/2) on the neighbour graph's distance d".into(),
+            ),
+        };
+        let plug_in = if matches!(model.family(), Family::Table { .. }) {
+            String::new()
+        } else {
+            "; geometric-count: the same release without the remap, its plug-in estimate (the count over the records) clamped to [lower, upper]"
+                .to_string()
+        };
+        let mut notes = vec![
+            format!(
+                "one data holder: ubapp, the optimum among ε-DP mechanisms on the output grid, against noise on the model's sufficient statistic, {statistic}: geometric is {release} followed by the Bayes remap, the {} of θ given the release{plug_in}",
+                rule.name()
+            ),
+            format!(
+                "Laplace and staircase noise on {statistic} are not offered for the {} family (the binomial comparison has them, and its literature baselines)",
+                model.family().name()
+            ),
+        ];
+        if self.rows.iter().any(|r| r.method == Method::UbappLocal) {
+            notes.push(format!(
+                "ubapp-local: the optimum's release followed by the Bayes remap (the {} of θ given it); this family \
+                 has no pooled likelihood for a one-curator ubapp row",
+                rule.name()
+            ));
+        }
+        let n_outputs = model.outputs().len();
+        let mut better: Vec<String> = Vec::new();
+        for central in self.rows.iter().filter(|r| r.method == Method::Ubapp) {
+            for r in self.rows.iter().filter(|r| r.eps == central.eps && r.method != Method::Ubapp) {
+                if r.bayes_risk < central.bayes_risk * (1.0 - 1e-9) {
+                    better.push(format!("{} at ε = {}", r.method, r.eps));
+                }
+            }
+        }
+        if !better.is_empty() && rule != Aggregate::GridAction {
+            notes.push(format!(
+                "why {} is below ubapp: ubapp is the optimum among mechanisms that release one of the output grid's {n_outputs} values, while the remap releases the {} of θ, a real number off the grid (a finer output grid narrows the difference)",
+                better.join(", "),
+                rule.name()
+            ));
+        }
+        self.notes = notes;
+        self
+    }
+
     /// Keep the rows of `methods` only, and say in the notes why a method asked for has no row
     /// (not a party method, or not applicable to `model`): what `compare --methods` and Python's
     /// `methods=` do alike.

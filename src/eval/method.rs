@@ -123,6 +123,14 @@ impl Method {
         )
     }
 
+    /// True for a baseline whose release has mean y/K given the count y, at every y: y/K plus
+    /// zero-mean noise, unclamped (`laplace-count`, and the (ε, δ) `gaussian`,
+    /// `gaussian-conventional` and `cape`). It meets `[constraints] unbiased` with the default
+    /// estimate; clamping, a prior's shrinkage ((y + 1)/(K + 2)) or a remap breaks it.
+    pub fn unbiased(self) -> bool {
+        matches!(self, Method::LaplaceCount | Method::Gaussian | Method::GaussianConventional | Method::Cape)
+    }
+
     /// True for the methods only the party comparison evaluates (`compare --parties`).
     pub fn party_only(self) -> bool {
         matches!(self, Method::UbappLocal | Method::GeometricLocal | Method::GeometricShares | Method::GeometricCount)

@@ -79,3 +79,45 @@ mod tests {
         assert!(!parser_message("bad \"\u{1b}]0;x\u{7}\" here").contains('\u{1b}'));
     }
 }
+
+/// A number as people write it: the shortest decimal of at most 15 significant digits that lies
+/// within a few units in the last place of `x` (`0.1175`, not the `0.11750000000000001` that a
+/// grid's arithmetic leaves), else Rust's shortest round-trip form. Parsing the text gives `x` or
+/// a double within 4 ulps of it, which every output match accepts as the same value.
+pub fn number(x: f64) -> String {
+    tidy(x).to_string()
+}
+
+/// The value [`number`] prints: `x` rounded to 15 significant digits when that moves it by at
+/// most 4 ulps, else `x`.
+pub fn tidy(x: f64) -> f64 {
+    if !x.is_finite() || x == 0.0 {
+        return x;
+    }
+    let Ok(r) = format!("{x:.14e}").parse::<f64>() else { return x };
+    let ulps = (r.to_bits() as i64 - x.to_bits() as i64).unsigned_abs();
+    if r.signum() == x.signum() && ulps <= 4 {
+        r
+    } else {
+        x
+    }
+}
+
+#[cfg(test)]
+mod number_tests {
+    use super::*;
+
+    #[test]
+    fn grid_round_off_prints_as_written_and_true_digits_are_kept() {
+        assert_eq!(number(0.11750000000000001), "0.1175");
+        assert_eq!(number(0.1 + 0.2), "0.3");
+        assert_eq!(number(0.1175), "0.1175");
+        assert_eq!(number(-2.0), "-2");
+        assert_eq!(number(1.0 / 3.0), "0.3333333333333333");
+        assert_eq!(tidy(0.11750000000000001), 0.1175);
+        // A value whose 16th and 17th digits are not round-off keeps them.
+        assert_eq!(number(0.1234567890123456), "0.1234567890123456");
+        assert_eq!(number(0.0), "0");
+        assert!(number(f64::NAN) == "NaN");
+    }
+}

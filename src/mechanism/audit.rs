@@ -87,15 +87,44 @@ impl AuditJudgement {
     }
 }
 
+/// A point of the observation or output grid, whole: one number for a scalar, every coordinate
+/// for a vector (a multinomial's counts, a simplex point). Serialises as a number or a list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GridPoint(pub Vec<f64>);
+
+impl GridPoint {
+    fn of(grid: &crate::model::Grid, i: usize) -> GridPoint {
+        GridPoint(grid.point(i).to_vec())
+    }
+}
+
+impl Serialize for GridPoint {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self.0.as_slice() {
+            [x] => s.serialize_f64(*x),
+            v => v.serialize(s),
+        }
+    }
+}
+
+impl std::fmt::Display for GridPoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0.as_slice() {
+            [x] => write!(f, "{x}"),
+            v => write!(f, "({})", v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")),
+        }
+    }
+}
+
 /// The most telling output of the audit.
 #[derive(Debug, Clone, Serialize)]
 pub struct AuditWitness {
-    /// Observation value whose probability is bounded below.
-    pub y_a: f64,
+    /// Observation whose probability is bounded below.
+    pub y_a: GridPoint,
     /// Its neighbour, whose probability is bounded above.
-    pub y_b: f64,
+    pub y_b: GridPoint,
     /// The output θ̃_k.
-    pub output: f64,
+    pub output: GridPoint,
     /// Draws of θ̃_k at y_a and y_b.
     pub counts: (u64, u64),
 }
@@ -104,9 +133,9 @@ pub struct AuditWitness {
 #[derive(Debug, Clone, Serialize)]
 pub struct DeltaWitness {
     /// Observation whose probabilities are bounded below.
-    pub y_a: f64,
+    pub y_a: GridPoint,
     /// Its neighbour, whose probabilities are bounded above.
-    pub y_b: f64,
+    pub y_b: GridPoint,
     /// Outputs contributing (those with L(a,k) − ρU(b,k) > 0).
     pub outputs: usize,
 }
@@ -254,8 +283,8 @@ pub fn audit<M: Audited + ?Sized, R: Rng + ?Sized>(
     let upper: Vec<Vec<f64>> =
         counts.iter().map(|c| c.iter().map(|&x| clopper_pearson_upper(x, n, beta)).collect()).collect();
     let pos = |i: usize| cols.binary_search(&i).expect("every tested column was sampled");
-    let obs = mech.model().family.observations().values();
-    let outs = mech.model().outputs.values();
+    let obs = mech.model().family.observations();
+    let outs = &mech.model().outputs;
     let mut best = 0.0f64;
     let mut witness = None;
     for &(a, b) in &pairs {
@@ -268,9 +297,9 @@ pub fn audit<M: Audited + ?Sized, R: Rng + ?Sized>(
                     if r > best {
                         best = r;
                         witness = Some(AuditWitness {
-                            y_a: obs[x],
-                            y_b: obs[y],
-                            output: outs[k],
+                            y_a: GridPoint::of(&obs, x),
+                            y_b: GridPoint::of(&obs, y),
+                            output: GridPoint::of(outs, k),
                             counts: (counts[px][k], counts[py][k]),
                         });
                     }
@@ -295,7 +324,8 @@ pub fn audit<M: Audited + ?Sized, R: Rng + ?Sized>(
             }
             if sum > best_delta {
                 best_delta = sum;
-                delta_witness = Some(DeltaWitness { y_a: obs[x], y_b: obs[y], outputs: used });
+                delta_witness =
+                    Some(DeltaWitness { y_a: GridPoint::of(&obs, x), y_b: GridPoint::of(&obs, y), outputs: used });
             }
         }
     }

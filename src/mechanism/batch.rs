@@ -59,6 +59,11 @@ impl Mechanism {
         if d <= 1e-9 * scale {
             return OutputMatch::Exact(k);
         }
+        // Exactly half-way between two outputs (to round-off): neither is nearer, so neither is taken.
+        if let Some(other) = (0..out.len()).find(|&j| j != k && dist(&point(j), value) - d <= 1e-9 * scale) {
+            let (nearest, other) = if k < other { (k, other) } else { (other, k) };
+            return OutputMatch::Halfway { nearest, other };
+        }
         let step = (0..out.len()).filter(|&j| j != k).map(|j| dist(&point(j), &point(k))).fold(f64::INFINITY, f64::min);
         if d < step / 2.0 {
             OutputMatch::Rounded(k)
@@ -80,6 +85,13 @@ pub enum OutputMatch {
         /// The nearest output's index.
         nearest: usize,
     },
+    /// The value lies half-way between two outputs (to round-off): refused, as neither is nearer.
+    Halfway {
+        /// The lower-indexed of the two outputs.
+        nearest: usize,
+        /// The other.
+        other: usize,
+    },
     /// The value has the wrong number of coordinates.
     WrongDimension {
         /// The outputs' dimension.
@@ -100,4 +112,45 @@ pub(crate) fn composed(n: u64, eps: f64, delta: f64) -> (f64, f64) {
         }
     };
     (times(eps), times(delta))
+}
+
+impl Mechanism {
+    /// Output `k` as people write it: coordinates in their shortest form, joined by commas.
+    pub fn output_text(&self, k: usize) -> String {
+        self.model().outputs().point(k).iter().map(|&v| crate::guard::text::number(v)).collect::<Vec<_>>().join(",")
+    }
+
+    /// What to tell the user about a typed release `typed` (given as `name`: a flag or a keyword)
+    /// that matched as `m`: `Ok(None)` for an
+    /// exact match, `Ok(Some(note))` for a value rounded to the nearest output, `Err(refusal)` for
+    /// a value outside the grid, half-way between two outputs, or of the wrong dimension. The
+    /// command line and the bindings say the same words.
+    pub fn release_words(
+        &self,
+        name: &str,
+        typed: &str,
+        m: OutputMatch,
+    ) -> std::result::Result<Option<String>, String> {
+        match m {
+            OutputMatch::Exact(_) => Ok(None),
+            OutputMatch::Rounded(k) => Ok(Some(format!(
+                "note: {name} {typed} taken as the output {} (the nearest; within half a grid step)",
+                self.output_text(k)
+            ))),
+            OutputMatch::Halfway { nearest, other } => Err(format!(
+                "{typed} lies half-way between the outputs {} and {}, so it names neither; give the value that was released",
+                self.output_text(nearest),
+                self.output_text(other)
+            )),
+            OutputMatch::Outside { nearest } => Err(format!(
+                "{typed} is not an output of the mechanism (|Θ̃| = {}); the nearest output is {}",
+                self.n_outputs(),
+                self.output_text(nearest)
+            )),
+            OutputMatch::WrongDimension { expected } => {
+                let got = typed.split(',').count();
+                Err(format!("{typed} has {got} coordinate(s); the mechanism's outputs have {expected}"))
+            }
+        }
+    }
 }

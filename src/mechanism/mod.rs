@@ -79,12 +79,12 @@ use serde_json::Value;
 use crate::guard::json::{Schema, Shape, ShapeError};
 use crate::guard::text::quote;
 
-pub use audit::{audit, AuditJudgement, AuditOptions, AuditReport, AuditWitness, Audited, DeltaWitness};
+pub use audit::{audit, AuditJudgement, AuditOptions, AuditReport, AuditWitness, Audited, DeltaWitness, GridPoint};
 pub use batch::{Batch, OutputMatch};
 pub use compact::{CompactMechanism, NoiseParameter, FORMAT_VERSION_COMPACT, KIND_GEOMETRIC_REMAP};
 pub use deploy::Recorded;
 pub use error::{ArtifactError, ArtifactErrorKind, AuditError, MechanismError};
-pub use posterior::Posterior;
+pub use posterior::{BayesEstimate, CredibleRegion, Posterior};
 pub use release::Release;
 pub use trust::{DeploymentMode, REQUIRE_MODEL_ENV};
 

@@ -61,6 +61,24 @@ impl Family {
         }
     }
 
+    /// Why `y` (with the observations' dimension) is not an observation, in words the user can act
+    /// on, where the family's rule says more than its range: a multinomial's counts are whole
+    /// numbers ≥ 0 that sum to the number of records.
+    pub fn observation_rule(&self, y: &[f64]) -> Option<String> {
+        match self {
+            Family::Multinomial { categories, records } if y.len() == *categories => {
+                let whole = y.iter().all(|v| *v >= 0.0 && v.fract() == 0.0);
+                let sum: f64 = y.iter().sum();
+                Some(if whole {
+                    format!("the counts must sum to the number of records, {records} (these sum to {sum})")
+                } else {
+                    format!("the counts must be whole numbers ≥ 0 that sum to the number of records, {records}")
+                })
+            }
+            _ => None,
+        }
+    }
+
     /// The observations y_i, one per row.
     pub fn observations(&self) -> Grid {
         match self {

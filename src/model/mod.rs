@@ -276,6 +276,13 @@ impl Model {
             return None;
         }
         let mut spec = self.spec.clone();
+        if let (OutputGridSpec::Parameter, Some(values)) =
+            (&spec.output.grid, validate::constrained_default_outputs(&spec))
+        {
+            // The constrained design's default outputs, named, so the unconstrained one shares them.
+            spec.output.grid =
+                OutputGridSpec::Own(GridSpec::Explicit { values: Some(values), points: None, file: None });
+        }
         spec.constraints = spec::ConstraintsSpec::default();
         let (lo, hi) = (spec.parameter.lower, spec.parameter.upper);
         if let OutputGridSpec::Own(GridSpec::Explicit { values: Some(values), .. }) = &mut spec.output.grid {

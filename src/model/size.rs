@@ -36,7 +36,8 @@ pub(crate) fn spec_size(spec: &ModelSpec) -> SpecSize {
     };
     let theta = grid_points(&spec.parameter.grid, dim);
     let outputs = match &spec.output.grid {
-        OutputGridSpec::Parameter => theta,
+        OutputGridSpec::Parameter => super::validate::constrained_default_range(spec)
+            .map_or(theta, |(first, last, _)| (last - first) as f64 + 1.0),
         OutputGridSpec::Own(g) => grid_points(g, dim),
     };
     let y_bytes = match &spec.observation {

@@ -438,7 +438,10 @@ pub(super) fn grids(
     };
     // The output grid.
     let outputs = match &spec.output.grid {
-        OutputGridSpec::Parameter => theta.clone().expect("exact grids have their own output grid"),
+        OutputGridSpec::Parameter => match constrained_default_outputs(spec) {
+            Some(values) => Grid::from_values(values),
+            None => theta.clone().expect("exact grids have their own output grid"),
+        },
         OutputGridSpec::Own(GridSpec::Exact) => {
             bail_field!("output.grid", "kind = \"exact\" applies to the parameter grid only")
         }
@@ -475,6 +478,34 @@ pub(super) fn grids(
         }
     }
     Ok((theta, outputs, exact))
+}
+
+/// The output grid an unbiased or fixed-point design gets when the model names none (the
+/// parameter grid cannot serve: unbiasedness needs outputs beyond the estimates, a fixed point the
+/// estimates themselves), for a binomial or clipped Poisson count with the family's estimate y/n
+/// (n = K or N): a fixed point Y's estimates in order; unbiased the estimates' lattice, step 1/n,
+/// reaching their range again on each side (−1 … 2 for y/K), so every estimate is an output.
+/// `None` otherwise (a stated `estimate`, another family, no such constraint).
+pub(crate) fn constrained_default_outputs(spec: &ModelSpec) -> Option<Vec<f64>> {
+    let (first, last, n) = constrained_default_range(spec)?;
+    // The same arithmetic as the estimates' (y as f64 / n as f64), so each is an output exactly.
+    Some((first..=last).map(|j| j as f64 / n as f64).collect())
+}
+
+/// [`constrained_default_outputs`] as j/n for j = first..=last: (first, last, n), computed without
+/// allocating (the size guard prices it).
+pub(crate) fn constrained_default_range(spec: &ModelSpec) -> Option<(i64, i64, u64)> {
+    let c = &spec.constraints;
+    if c.estimate.is_some() || !(c.unbiased || c.fixed_point.is_some()) {
+        return None;
+    }
+    let (n, count) = match spec.observation {
+        ObservationSpec::Binomial { trials } => (trials, trials),
+        ObservationSpec::Poisson { records, cap } => (records, records.saturating_mul(cap)),
+        _ => return None,
+    };
+    let count = i64::try_from(count).ok().filter(|&c| c <= i64::MAX / 3)?;
+    Some(if c.fixed_point.is_some() { (0, count, n) } else { (-count, 2 * count, n) })
 }
 
 /// `[observation]`: the family, hence Y and its neighbour relation.

@@ -380,7 +380,7 @@ impl Report {
             out.push(Reproduce {
                 what: format!("the certified mechanism at ε = {} and its certificate", c.eps),
                 command: format!(
-                    "ubapp solve {m} --eps {} --out {} && ubapp verify {}",
+                    "ubapp solve {m} --eps {} --out {} && ubapp verify {} --model {m}",
                     tag(c.eps),
                     quote(Path::new(&c.file).file_name().map_or(&c.file[..], |n| n.to_str().unwrap_or(&c.file))),
                     quote(Path::new(&c.file).file_name().map_or(&c.file[..], |n| n.to_str().unwrap_or(&c.file)))

@@ -126,7 +126,7 @@ fn best_table(cases: &[(String, Vec<&Row>)], case_header: &str) -> String {
         let (u_risk, u_rank) = match ubapp {
             Some(u) => {
                 // Equal risks (to 1e-9 relative: the same mechanism found twice) share a rank.
-                let above = rows.iter().filter(|r| r.bayes_risk < u.bayes_risk * (1.0 - TIE)).count();
+                let above = rank_of(rows, u.bayes_risk) - 1;
                 let tied = rows.iter().filter(|r| (r.bayes_risk - u.bayes_risk).abs() <= u.bayes_risk * TIE).count();
                 if above > 0 {
                     off_grid = true;
@@ -163,6 +163,44 @@ fn best_table(cases: &[(String, Vec<&Row>)], case_header: &str) -> String {
     s
 }
 
+/// The index of a comparison for one data holder of a family outside the binomial table (the
+/// party machinery with every record at one holder): the best method per ε, the notes, the plot,
+/// every row ranked.
+fn single_holder_index(cmp: &PartyComparison, files: &[String], model: &Model, eps: &[f64]) -> String {
+    let mut s = model_header(model, "one data holder");
+    let _ = writeln!(
+        s,
+        "<p>One data holder releases an ε-DP estimate of θ from every record. Compared at ε = {}: <b>ubapp</b>, the optimum among ε-DP mechanisms on the output grid, against noise added to the model's sufficient statistic (the notes say which). Lower Bayes risk is better. The table is <a href=\"risk.csv\">risk.csv</a>; the notes are <a href=\"notes.txt\">notes.txt</a>.</p>",
+        listed(eps)
+    );
+    let cases: Vec<(String, Vec<&Row>)> = eps
+        .iter()
+        .map(|&e| (format!("ε = {e}"), ranked(cmp.rows.iter().filter(|r| r.eps == e))))
+        .filter(|(_, rows)| !rows.is_empty())
+        .collect();
+    s.push_str("<h2>Best method per ε</h2>\n");
+    s.push_str(&best_table(&cases, "ε"));
+    for n in &cmp.notes {
+        let _ = writeln!(s, "<p class=\"warn\">{}</p>", escape(n));
+    }
+    let captions = vec![("risk_vs_eps".to_string(), "Bayes risk against ε (log scales, lower is better).".to_string())];
+    let figs = figures(files.iter(), &captions);
+    if !figs.is_empty() {
+        let _ = writeln!(s, "<h2>Plots</h2>\n{figs}");
+    }
+    s.push_str("<h2>Every method, ranked</h2>\n");
+    s.push_str(&rows_table(&cases, "ε"));
+    s.push_str("</body></html>\n");
+    s
+}
+
+/// The rank of a risk among `rows`: one more than the number of rows strictly better (beyond
+/// the tie tolerance), so tied rows share it.
+fn rank_of(rows: &[&Row], risk: f64) -> usize {
+    rows.iter().filter(|r| r.bayes_risk < risk * (1.0 - TIE) && (risk - r.bayes_risk).abs() > risk.abs() * TIE).count()
+        + 1
+}
+
 /// Relative difference under which two risks are the same (a tie in the ranking).
 const TIE: f64 = 1e-9;
 
@@ -172,11 +210,12 @@ fn rows_table(cases: &[(String, Vec<&Row>)], case_header: &str) -> String {
         "<table><tr><th class=\"l\">{case_header}</th><th>rank</th><th class=\"l\">method</th><th>privacy</th><th>δ</th><th>Bayes risk</th><th>true risk</th><th class=\"l\">risk computed by</th></tr>\n"
     );
     for (case, rows) in cases {
-        for (i, r) in rows.iter().enumerate() {
+        for r in rows.iter() {
+            // Equal risks (to 1e-9 relative) share a rank: 1, 1, 3 (as the best table says "tied").
+            let rank = rank_of(rows, r.bayes_risk);
             let _ = writeln!(
                 s,
-                "<tr><td class=\"l\">{case}</td><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{:.6e}</td><td>{:.6e}</td><td class=\"l\">{}</td></tr>",
-                i + 1,
+                "<tr><td class=\"l\">{case}</td><td>{rank}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{:.6e}</td><td>{:.6e}</td><td class=\"l\">{}</td></tr>",
                 escape(&r.method.to_string()),
                 r.privacy,
                 r.delta,
@@ -264,7 +303,6 @@ pub(crate) fn comparison_index(cmp: &Comparison, files: &[String], model: &Model
 /// (the one-curator UBaPP optimum beside each), every row ranked, the notes (which methods do
 /// not apply, and why an aggregate can beat the grid-restricted optimum) and the plots.
 pub(crate) fn party_index(cmp: &PartyComparison, files: &[String], model: &Model) -> String {
-    let mut s = model_header(model, "several data holders");
     let eps = distinct(&cmp.rows, |r| r.eps);
     let parties: Vec<u64> = {
         let mut v: Vec<u64> = cmp.rows.iter().filter_map(|r| r.parties).collect();
@@ -272,6 +310,10 @@ pub(crate) fn party_index(cmp: &PartyComparison, files: &[String], model: &Model
         v.dedup();
         v
     };
+    if parties.is_empty() {
+        return single_holder_index(cmp, files, model, &eps);
+    }
+    let mut s = model_header(model, "several data holders");
     let _ = writeln!(
         s,
         "<p>The records are split among M = {} parties, each releasing an ε-DP value of its own records; \

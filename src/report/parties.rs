@@ -65,6 +65,17 @@ fn fill_party_comparison(dir: &Path, cmp: &PartyComparison, model: &Model) -> Re
             files.extend(write_line_plot(dir, &format!("risk_vs_parties_eps{e}"), &plot, Formats::BOTH)?);
         }
     }
+    if eps.len() > 1 && parties.is_empty() {
+        // One data holder: every method against ε on one plot.
+        let series = risk_series(&cmp.rows, &|r| Some(r.eps));
+        let plot = LinePlot {
+            x_log: true,
+            y_log: true,
+            series,
+            ..LinePlot::new("Bayes risk vs ε, one data holder".to_string(), "ε", "Bayes risk")
+        };
+        files.extend(write_line_plot(dir, "risk_vs_eps", &plot, Formats::BOTH)?);
+    }
     if eps.len() > 1 {
         for &m in &parties {
             let series = risk_series(&cmp.rows, &|r| (r.parties.is_none_or(|p| p == m)).then_some(r.eps));

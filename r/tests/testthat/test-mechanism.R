@@ -105,4 +105,19 @@ test_that("a vector-valued mechanism samples one row per release, as the CLI dra
   post <- posterior(mech, mine[1:2, ])
   expect_equal(dim(post$interval), c(3L, 2L))
   expect_equal(sum(post$probabilities), 1, tolerance = 1e-12)
+  # Marginal intervals, each marginal mass, and the joint region with its mass, as the CLI's JSON.
+  post <- posterior(mech, list(c(0.6, 0.2, 0.2)), level = 0.9)
+  cli_post <- cli_json("posterior", file, "--release", "0.6,0.2,0.2", "--level", "0.9")
+  expect_identical(post$interval_mass, unlist(cli_post$interval_mass))
+  expect_identical(post$box_mass, cli_post$box_mass)
+  expect_identical(post$region, unlist(cli_post$region$points) + 1L)
+  expect_gte(post$region_mass, 0.9)
+  expect_equal(sum(post$probabilities[post$region]), post$region_mass, tolerance = 1e-12)
+  expect_identical(post$bayes_rule, "posterior mean")
+})
+
+test_that("a rounded release warns with the CLI's note and a half-way one is refused", {
+  mech <- coin()
+  expect_warning(posterior(mech, 0.3751), "release 0.3751 taken as the output 0.375", fixed = TRUE)
+  expect_error(posterior(mech, 0.37), "lies half-way between the outputs 0.365 and 0.375", class = "ubapp_input_error")
 })
