@@ -20,10 +20,10 @@ pub(crate) use constrained::float_violation;
 pub(crate) use constrained::{check_constraints, MAX_EQUALITY_ERROR};
 pub use constrained::{ConstraintBreach, ConstraintCertificate};
 pub(crate) use dual::{bayes_risk_upper, exact_lagrangian_bound, exact_plain_bound, objective_upper};
-pub(crate) use repair::repair_far;
 pub(crate) use exact::PrivacyViolation;
 pub use privacy::{Privacy, PrivacyKind};
 pub use refine::RefineFailure;
+pub(crate) use repair::repair_far;
 pub use repair::{RepairMethod, RepairReport};
 
 use crate::model::Neighbours;

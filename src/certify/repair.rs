@@ -536,7 +536,9 @@ pub(crate) fn repair_far(
             .collect();
         let pairs = edges.iter().map(|&(a, b)| (a as usize, b as usize));
         match certify_weights(&columns, pairs, eps) {
-            Ok(certified) => return Ok((columns, certified, input.report(RepairMethod::LiftMix, mixing_mass, margin, attempt))),
+            Ok(certified) => {
+                return Ok((columns, certified, input.report(RepairMethod::LiftMix, mixing_mass, margin, attempt)))
+            }
             Err(_) => margin *= 4.0,
         }
     }

@@ -94,7 +94,10 @@ impl Args {
         }
         if let Some(g) = self.gap {
             if !(g > 0.0 && g < 1.0) {
-                return Err(Error::argument("--gap", format!("must lie in (0, 1), a relative gap such as 1e-3 (got {g})")));
+                return Err(Error::argument(
+                    "--gap",
+                    format!("must lie in (0, 1), a relative gap such as 1e-3 (got {g})"),
+                ));
             }
         }
         let model = Model::load(&self.model)?;
@@ -109,8 +112,13 @@ impl Args {
             ));
         }
         let limits = ubapp::solve::Limits { seconds: self.max_seconds, ..Default::default() };
-        let options =
-            SolveOptions { solver: self.solver, memory: memory_budget(), limits, gap: self.gap, ..SolveOptions::default() };
+        let options = SolveOptions {
+            solver: self.solver,
+            memory: memory_budget(),
+            limits,
+            gap: self.gap,
+            ..SolveOptions::default()
+        };
         Ok(Request {
             model_path: self.model,
             model,

@@ -305,7 +305,12 @@ pub(crate) fn estimate_route(
             let n_eps = epsilons.map_or(model.epsilons.len(), <[f64]>::len).max(1) as f64;
             let budget = options.limits.seconds.unwrap_or(super::DEFAULT_TIME_BUDGET_SECONDS) / n_eps;
             let secs = (1000.0 * per_iteration).min(budget);
-            ("first-order iterations (matrix-free, certified gap)", bytes, secs, vec![super::anytime::SOLVER_NAME.to_string()])
+            (
+                "first-order iterations (matrix-free, certified gap)",
+                bytes,
+                secs,
+                vec![super::anytime::SOLVER_NAME.to_string()],
+            )
         }
         Route::Chain { .. } if chain::takes_compact(model, options.memory) => {
             // Moments (M walks of ~80σ pmf steps), then the certificate's pass over every (k, z).

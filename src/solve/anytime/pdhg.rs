@@ -72,7 +72,14 @@ pub(crate) struct Pdhg<'a> {
 impl<'a> Pdhg<'a> {
     /// A start from x (column-stochastic, x's layout) and λ (DP-row layout, ≥ 0), with scaled
     /// costs `cost` (x's layout).
-    pub(crate) fn new(incidence: &'a Incidence, m: usize, eps: f64, cost: Vec<f32>, x: Vec<f32>, lam: Vec<f32>) -> Self {
+    pub(crate) fn new(
+        incidence: &'a Incidence,
+        m: usize,
+        eps: f64,
+        cost: Vec<f32>,
+        x: Vec<f32>,
+        lam: Vec<f32>,
+    ) -> Self {
         let rho = eps.exp() as f32;
         let n = incidence.n_obs();
         debug_assert_eq!(x.len(), n * m);
@@ -104,8 +111,8 @@ impl<'a> Pdhg<'a> {
         // The primal weight: PDLP's ‖c‖/‖b‖ with the start's norm for b (the DP rows' right side
         // is 0; the column sums live in X), in the scaled rows' units (divided by the mean s_e).
         let norm = |v: &[f32]| v.iter().map(|&t| (t as f64).powi(2)).sum::<f64>().sqrt();
-        let mean_scale = sigma_base.iter().map(|&s| s as f64 * (1.0 + rho as f64)).sum::<f64>()
-            / sigma_base.len().max(1) as f64;
+        let mean_scale =
+            sigma_base.iter().map(|&s| s as f64 * (1.0 + rho as f64)).sum::<f64>() / sigma_base.len().max(1) as f64;
         let omega = std::env::var("UBAPP_OMEGA")
             .ok()
             .and_then(|s| s.parse::<f64>().ok())
@@ -309,7 +316,8 @@ mod tests {
 
     #[test]
     fn simplex_projection_matches_the_sorting_rule() {
-        let cases: [&[f32]; 4] = [&[0.2, 0.3, 0.5], &[2.0, -1.0, 0.5, 0.4], &[-3.0, -3.0, -3.0], &[10.0, 9.9, -5.0, 0.0]];
+        let cases: [&[f32]; 4] =
+            [&[0.2, 0.3, 0.5], &[2.0, -1.0, 0.5, 0.4], &[-3.0, -3.0, -3.0], &[10.0, 9.9, -5.0, 0.0]];
         for case in cases {
             let mut v = case.to_vec();
             project_simplex(&mut v);
