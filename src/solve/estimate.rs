@@ -250,19 +250,20 @@ pub(crate) fn plan_route(
     // The memory from the sizes alone first: a model too large for the exact route is not
     // priced further (the refined time needs its cost matrix).
     let sized = estimate_route(model, &route, options, None);
-    let reason = if !sized.fits {
-        "auto: the exact LP route does not fit the memory budget, so the anytime route (certified gap)"
-    } else {
+    if sized.fits {
         let planned = if epsilons.is_some() { estimate_route(model, &route, options, epsilons) } else { sized };
-        let n_eps = epsilons.map_or(model.epsilons.len(), <[f64]>::len).max(1) as f64;
-        let budget = options.limits.seconds.unwrap_or(super::DEFAULT_TIME_BUDGET_SECONDS);
-        if planned.seconds_per_eps * n_eps <= budget {
-            return Ok((route, planned));
-        }
-        "auto: the exact LP route's estimate exceeds the time limit, so the anytime route (certified gap)"
-    };
+        return Ok((route, planned));
+    }
+    let reason = "auto: the exact LP route does not fit the memory budget, so the anytime route (certified gap)";
+    // The anytime route only where it answers within the budget itself (a clipped Poisson sum's
+    // likelihood alone can take longer): else the exact route's estimate stands, and its refusal.
     let anytime = Route::Anytime { reason };
     let estimate = estimate_route(model, &anytime, options, epsilons);
+    let n_eps = epsilons.map_or(model.epsilons.len(), <[f64]>::len).max(1) as f64;
+    let budget = options.limits.seconds.unwrap_or(super::DEFAULT_TIME_BUDGET_SECONDS);
+    if estimate.seconds_per_eps * n_eps > budget * 1.01 {
+        return Ok((route.clone(), estimate_route(model, &route, options, epsilons)));
+    }
     Ok((anytime, estimate))
 }
 
@@ -304,7 +305,8 @@ pub(crate) fn estimate_route(
             let per_iteration = 3.0 * (16 * n_vars + 8 * n_dp) as f64 / 4e9;
             let n_eps = epsilons.map_or(model.epsilons.len(), <[f64]>::len).max(1) as f64;
             let budget = options.limits.seconds.unwrap_or(super::DEFAULT_TIME_BUDGET_SECONDS) / n_eps;
-            let secs = (1000.0 * per_iteration).min(budget);
+            // The route runs until its gap or the budget: the budget is what it may take.
+            let secs = if per_iteration.is_finite() { budget } else { f64::INFINITY };
             (
                 "first-order iterations (matrix-free, certified gap)",
                 bytes,
