@@ -85,7 +85,7 @@ pub struct SolveOptions {
     /// Where the route and the backends report progress (nowhere by default).
     pub progress: Progress,
     /// The certified relative gap (U − L)/U at which the anytime route stops (in (0, 1);
-    /// `None`: [`anytime::DEFAULT_GAP`]). The exact routes solve to their own tolerances.
+    /// `None`: 1e-3). The exact routes solve to their own tolerances.
     pub gap: Option<f64>,
 }
 
