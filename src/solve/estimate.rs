@@ -300,13 +300,10 @@ pub(crate) fn estimate_route(
     let (path, memory_bytes, seconds, solvers) = match route {
         Route::Anytime { .. } => {
             let bytes = super::anytime::memory_bytes(n_obs, n_out, m, edges);
-            // Until the gap: the time limit where one is set; else about a thousand iterations,
-            // each moving the iterate's bytes about three times at ~4 GB/s.
-            let per_iteration = 3.0 * (16 * n_vars + 8 * n_dp) as f64 / 4e9;
             let n_eps = epsilons.map_or(model.epsilons.len(), <[f64]>::len).max(1) as f64;
             let budget = options.limits.seconds.unwrap_or(super::DEFAULT_TIME_BUDGET_SECONDS) / n_eps;
             // The route runs until its gap or the budget: the budget is what it may take.
-            let secs = if per_iteration.is_finite() { budget } else { f64::INFINITY };
+            let secs = budget;
             (
                 "first-order iterations (matrix-free, certified gap)",
                 bytes,

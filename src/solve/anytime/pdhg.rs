@@ -10,8 +10,8 @@
 //! D is the DP map, row (e, d, k): P\[k,a\] − ρ P\[k,b\] for the ordered pair (a, b) of edge e in
 //! direction d. Steps are diagonal (Pock & Chambolle 2011, α = 1): τ_i = η / (ω deg_i (1+ρ)) for
 //! column i, σ = η ω / (1+ρ), with η < 1 so that the preconditioned operator has norm < 1; ω is
-//! the primal weight, re-balanced at every restart from the distances both sides moved (PDLP's
-//! rule with smoothing ½). A restart (anchor z₀ ← z, j ← 0) happens when the fixed-point residual
+//! the primal weight, fixed from the scaled norms (PDLP's re-balancing at restarts ran away on
+//! these problems: docs/design/anytime.md). A restart (anchor z₀ ← z, j ← 0) happens when the fixed-point residual
 //! ‖z − T(z)‖ has fallen to a fifth of its value at the last restart, or to 0.8 of it and stopped
 //! falling, or after a third of the iterations so far (cuPDLPx's criteria).
 //!
@@ -92,11 +92,10 @@ impl<'a> Pdhg<'a> {
         let floor = (1e-3 * mean).max(1e-30) as f32;
         let weight: Vec<f32> =
             cost.chunks(m).map(|col| col.iter().copied().fold(f32::INFINITY, f32::min).max(floor)).collect();
-        let scaling = std::env::var_os("UBAPP_NO_ROW_SCALING").is_none();
         let sigma_base: Vec<f32> = incidence
             .edges()
             .iter()
-            .map(|&(a, b)| if scaling { (weight[a as usize] * weight[b as usize]).sqrt() } else { 1.0 } / (1.0 + rho))
+            .map(|&(a, b)| (weight[a as usize] * weight[b as usize]).sqrt() / (1.0 + rho))
             .collect();
         let tau_base = (0..n)
             .map(|i| {
@@ -113,11 +112,7 @@ impl<'a> Pdhg<'a> {
         let norm = |v: &[f32]| v.iter().map(|&t| (t as f64).powi(2)).sum::<f64>().sqrt();
         let mean_scale =
             sigma_base.iter().map(|&s| s as f64 * (1.0 + rho as f64)).sum::<f64>() / sigma_base.len().max(1) as f64;
-        let omega = std::env::var("UBAPP_OMEGA")
-            .ok()
-            .and_then(|s| s.parse::<f64>().ok())
-            .unwrap_or_else(|| (0.1 * norm(&cost) / norm(&x).max(1e-30) / mean_scale.max(1e-30)).clamp(1e-4, 1e6))
-            as f32;
+        let omega = (0.1 * norm(&cost) / norm(&x).max(1e-30) / mean_scale.max(1e-30)).clamp(1e-4, 1e6) as f32;
         Pdhg {
             incidence,
             m,
@@ -249,7 +244,7 @@ impl<'a> Pdhg<'a> {
         residual
     }
 
-    /// cuPDLPx's restart criteria on the fixed-point residual, and PDLP's primal weight update.
+    /// cuPDLPx's restart criteria on the fixed-point residual (the primal weight stays fixed).
     fn maybe_restart(&mut self, residual: f64) {
         if !self.residual_at_restart.is_finite() {
             self.residual_at_restart = residual;
@@ -261,20 +256,6 @@ impl<'a> Pdhg<'a> {
         let artificial = since as f64 >= 0.36 * self.iterations as f64 && since >= 16;
         if !(sufficient || necessary || artificial) {
             return;
-        }
-        // Distances moved since the anchor, for the primal weight ω = ‖Δλ‖/‖Δx‖ (smoothed).
-        let dx: f64 = self.x.par_iter().zip(&self.x0).map(|(a, b)| ((a - b) as f64).powi(2)).sum::<f64>().sqrt();
-        let dl: f64 = self
-            .lam
-            .par_iter()
-            .zip(&self.lam0)
-            .map(|(a, b)| ((a.max(0.0) - b.max(0.0)) as f64).powi(2))
-            .sum::<f64>()
-            .sqrt();
-        if dx > 1e-10 && dl > 1e-10 && std::env::var_os("UBAPP_OMEGA_ADAPT").is_some() {
-            let target = (dl / dx).ln();
-            let next = (0.5 * target + 0.5 * (self.omega as f64).ln()).exp();
-            self.omega = next.clamp(1e-4, 1e4) as f32;
         }
         self.x0.copy_from_slice(&self.x);
         self.lam.par_iter_mut().for_each(|v| *v = v.max(0.0));
