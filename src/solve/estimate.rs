@@ -255,13 +255,14 @@ pub(crate) fn plan_route(
         return Ok((route, planned));
     }
     let reason = "auto: the exact LP route does not fit the memory budget, so the anytime route (certified gap)";
-    // The anytime route only where it answers within the budget itself (a clipped Poisson sum's
-    // likelihood alone can take longer): else the exact route's estimate stands, and its refusal.
+    // The anytime route only where it fits memory and answers within the budget itself (a
+    // clipped Poisson sum's likelihood alone can take longer): else the exact route's estimate
+    // stands, and its refusal.
     let anytime = Route::Anytime { reason };
     let estimate = estimate_route(model, &anytime, options, epsilons);
     let n_eps = epsilons.map_or(model.epsilons.len(), <[f64]>::len).max(1) as f64;
     let budget = options.limits.seconds.unwrap_or(super::DEFAULT_TIME_BUDGET_SECONDS);
-    if estimate.seconds_per_eps * n_eps > budget * 1.01 {
+    if !estimate.fits || estimate.seconds_per_eps * n_eps > budget * 1.01 {
         return Ok((route.clone(), estimate_route(model, &route, options, epsilons)));
     }
     Ok((anytime, estimate))
