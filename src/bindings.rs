@@ -105,11 +105,22 @@ pub fn model_source(model: &Model, path: Option<&Path>) -> String {
     path.map_or_else(|| format!("model \"{}\"", model.name()), |p| p.display().to_string())
 }
 
-/// Solve for each ε (the model's list when `None`) with the solver named as `--solver` names it;
-/// each solution with its `solve --json` object (text).
-pub fn solve_rows(model: &Model, eps: Option<&[f64]>, solver: &str) -> Result<Vec<(Solution, String)>> {
+/// Solve for each ε (the model's list when `None`) with the solver named as `--solver` names it,
+/// stopping at the certified `gap` (the anytime route) or after `max_seconds` where given; each
+/// solution with its `solve --json` object (text).
+pub fn solve_rows(
+    model: &Model,
+    eps: Option<&[f64]>,
+    solver: &str,
+    gap: Option<f64>,
+    max_seconds: Option<f64>,
+) -> Result<Vec<(Solution, String)>> {
     let solver = SolverChoice::from_str(solver)?;
-    let options = SolveOptions { solver, memory: memory_budget(), ..SolveOptions::default() };
+    if let Some(s) = max_seconds.filter(|s| !(s.is_finite() && *s > 0.0)) {
+        return Err(Error::argument("max_seconds", format!("must be a number of seconds > 0 (got {s})")));
+    }
+    let limits = crate::solve::Limits { seconds: max_seconds, ..Default::default() };
+    let options = SolveOptions { solver, memory: memory_budget(), limits, gap, ..SolveOptions::default() };
     let solutions = solve_model(model, eps, options.clone())?;
     let rows = SolveSummary::of(model, &solutions, options.memory).json_rows(&solutions);
     Ok(solutions.into_iter().zip(rows).map(|(s, row)| (s, row.to_string())).collect())

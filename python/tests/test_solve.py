@@ -58,3 +58,22 @@ def test_unknown_field_is_an_attribute_error(models):
     (r,) = ubapp.solve(models / "bernoulli-k100.toml", eps=[1.0])
     with pytest.raises(AttributeError, match="bayes_risk"):
         r.no_such_field
+
+
+def test_the_anytime_route_brackets_the_exact_optimum_and_stops_at_the_gap(models):
+    path = models / "vote-share-3way-small.toml"
+    (exact,) = ubapp.solve(path, eps=1.0)
+    (anytime,) = ubapp.solve(path, eps=1.0, solver="anytime", gap=0.05, max_seconds=60)
+    assert anytime.status in ("certified-gap", "optimal")
+    assert anytime.relative_gap <= 0.05
+    # The certified interval [dual_bound, bayes_risk] holds the exact route's optimum.
+    optimum = exact.bayes_risk
+    assert anytime.dual_bound <= optimum * (1 + 1e-9)
+    assert anytime.bayes_risk >= optimum * (1 - 1e-9)
+    assert anytime.mechanism().eps == 1.0
+
+
+@pytest.mark.parametrize("kwargs, name", [({"gap": 1.5}, "gap"), ({"gap": 0.0}, "gap"), ({"max_seconds": 0}, "max_seconds")])
+def test_gap_and_max_seconds_out_of_range_name_the_keyword(models, kwargs, name):
+    with pytest.raises(ubapp.InputError, match=name):
+        ubapp.solve(models / "bernoulli-k100.toml", eps=1.0, **kwargs)

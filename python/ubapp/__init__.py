@@ -87,13 +87,32 @@ class Model:
         """The model as a dict (its file's fields, with CSV contents inline)."""
         return json.loads(self._native.spec_json())
 
-    def solve(self, eps: Optional[Union[float, Sequence[float]]] = None, solver: str = "auto") -> List["Result"]:
+    def solve(
+        self,
+        eps: Optional[Union[float, Sequence[float]]] = None,
+        solver: str = "auto",
+        gap: Optional[float] = None,
+        max_seconds: Optional[float] = None,
+    ) -> List["Result"]:
         """Solve the UBaPP program for each ε (default: the model's list); one :class:`Result` each.
 
         ``solver`` is one of the command line's ``--solver`` names (``auto``, ``chain``,
-        ``clarabel``, ``highs``, …).
+        ``clarabel``, ``highs``, ``anytime``, …). ``gap`` is the certified relative gap the anytime
+        route stops at, in (0, 1) (default 1e-3): the route ``auto`` takes for a model too large
+        for an exact solve. Its results have ``status == "certified-gap"``: the released
+        mechanism's risk is proven at most ``relative_gap`` above the optimum, which is proven to
+        lie above ``dual_bound``. ``max_seconds`` stops every route with the best certified
+        mechanism found by then (``solve --max-seconds``).
         """
-        return [Result(s) for s in self._native.solve(_eps_list(eps), solver)]
+        return [
+            Result(s)
+            for s in self._native.solve(
+                _eps_list(eps),
+                solver,
+                None if gap is None else float(gap),
+                None if max_seconds is None else float(max_seconds),
+            )
+        ]
 
     def __repr__(self) -> str:
         return f"ubapp.Model({self.name!r})"
@@ -116,9 +135,15 @@ def _eps_list(eps: Optional[Union[float, Sequence[float]]]) -> Optional[List[flo
     return [float(e) for e in eps]
 
 
-def solve(model: Union[Model, PathLike], eps: Optional[Union[float, Sequence[float]]] = None, solver: str = "auto") -> List["Result"]:
+def solve(
+    model: Union[Model, PathLike],
+    eps: Optional[Union[float, Sequence[float]]] = None,
+    solver: str = "auto",
+    gap: Optional[float] = None,
+    max_seconds: Optional[float] = None,
+) -> List["Result"]:
     """Solve a model (a :class:`Model` or a model file's path) for each ε; see :meth:`Model.solve`."""
-    return _model(model).solve(eps=eps, solver=solver)
+    return _model(model).solve(eps=eps, solver=solver, gap=gap, max_seconds=max_seconds)
 
 
 class Result:

@@ -2,10 +2,12 @@
 #'
 #' A method of base R's `solve()` generic for models: `solve(model, eps)`.
 #' @export
-solve.ubapp_model <- function(a, b = NULL, ..., eps = b, solver = "auto") {
+solve.ubapp_model <- function(a, b = NULL, ..., eps = b, solver = "auto", gap = NULL, max_seconds = NULL) {
   model <- a
   eps <- .numbers(eps, "eps")
-  answer <- .native(.Call(wrap__native_solve, model$ptr, eps, solver))
+  gap <- .numbers(gap, "gap")
+  max_seconds <- .numbers(max_seconds, "max_seconds")
+  answer <- .native(.Call(wrap__native_solve, model$ptr, eps, solver, gap, max_seconds))
   rows <- lapply(answer, function(s) .json(s$row))
   frame <- .rows_frame(rows)
   ps <- lapply(answer, function(s) {

@@ -99,11 +99,20 @@ impl PyModel {
         bindings::spec_json(&self.model)
     }
 
-    /// Solve for each ε (the model's list when `None`); the GIL is released while solving.
-    #[pyo3(signature = (eps = None, solver = "auto"))]
-    fn solve(&self, py: Python<'_>, eps: Option<Vec<f64>>, solver: &str) -> PyResult<Vec<PySolution>> {
+    /// Solve for each ε (the model's list when `None`), to the certified `gap` or within
+    /// `max_seconds` where given; the GIL is released while solving.
+    #[pyo3(signature = (eps = None, solver = "auto", gap = None, max_seconds = None))]
+    fn solve(
+        &self,
+        py: Python<'_>,
+        eps: Option<Vec<f64>>,
+        solver: &str,
+        gap: Option<f64>,
+        max_seconds: Option<f64>,
+    ) -> PyResult<Vec<PySolution>> {
         let model = self.model.clone();
-        let rows = py.detach(|| bindings::solve_rows(&model, eps.as_deref(), solver)).map_err(py_err)?;
+        let rows =
+            py.detach(|| bindings::solve_rows(&model, eps.as_deref(), solver, gap, max_seconds)).map_err(py_err)?;
         Ok(rows.into_iter().map(|(solution, row)| PySolution { model: self.model.clone(), solution, row }).collect())
     }
 }

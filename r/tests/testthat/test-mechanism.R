@@ -66,7 +66,7 @@ test_that("several releases need a budget, and y must be an observation", {
   mech <- coin()
   expect_error(sample(mech, 37, n = 5), "basic composition", class = "ubapp_input_error")
   expect_length(sample(mech, 37, n = 5, budget = 5, seed = 1), 5L)
-  expect_error(sample(mech, 37, n = 5, budget = 2, seed = 1), "budget = 2 is less than", class = "ubapp_input_error")
+  expect_error(sample(mech, 37, n = 5, budget = 2, seed = 1), "budget = 2 is exceeded: 5 releases spend", class = "ubapp_input_error")
   expect_error(sample(mech, 101.5), "not an observation", class = "ubapp_input_error")
   expect_error(sample(mech, 37, seed = -1), "seed", class = "ubapp_input_error")
   # base R's sample() still samples vectors.

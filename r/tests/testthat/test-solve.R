@@ -62,3 +62,15 @@ test_that("a model from TOML text or an R list solves like the file", {
   expect_identical(from_text$bayes_risk, from_file$bayes_risk)
   expect_identical(from_list$bayes_risk, from_file$bayes_risk)
 })
+
+test_that("the anytime route brackets the exact optimum and stops at the gap", {
+  model <- ubapp_model(model_path("vote-share-3way-small.toml"))
+  exact <- solve(model, eps = 1)
+  anytime <- solve(model, eps = 1, solver = "anytime", gap = 0.05, max_seconds = 60)
+  expect_true(anytime$status %in% c("certified-gap", "optimal"))
+  expect_lte(anytime$relative_gap, 0.05)
+  expect_lte(anytime$dual_bound, exact$bayes_risk * (1 + 1e-9))
+  expect_gte(anytime$bayes_risk, exact$bayes_risk * (1 - 1e-9))
+  expect_error(solve(model, eps = 1, gap = 1.5), "gap")
+  expect_error(solve(model, eps = 1, max_seconds = 0), "max_seconds")
+})

@@ -177,15 +177,18 @@ fn native_model_info(model: Robj) -> Robj {
     })())
 }
 
-/// Solve for each ε (the model's list when `NULL`): per ε, its `solve --json` object (text),
+/// Solve for each ε (the model's list when `NULL`), to the certified `gap` or within `max_seconds`
+/// where given: per ε, its `solve --json` object (text),
 /// P's values (column-major, as R stores a matrix) and shape, and the solution (to certify).
 #[extendr]
-fn native_solve(model: Robj, eps: Robj, solver: Robj) -> Robj {
+fn native_solve(model: Robj, eps: Robj, solver: Robj, gap: Robj, max_seconds: Robj) -> Robj {
     answer((|| {
         let m = pointer::<RModel>(&model, "model", "a model (ubapp_model())")?;
         let eps = numbers(&eps, "eps")?;
         let solver = required(string(&solver, "solver")?, "solver")?;
-        let rows = bindings::solve_rows(&m.model, eps.as_deref(), &solver)?;
+        let gap = number(&gap, "gap")?;
+        let max_seconds = number(&max_seconds, "max_seconds")?;
+        let rows = bindings::solve_rows(&m.model, eps.as_deref(), &solver, gap, max_seconds)?;
         let items: Vec<Robj> = rows
             .into_iter()
             .map(|(solution, row)| {
