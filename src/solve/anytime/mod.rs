@@ -144,9 +144,12 @@ pub(crate) fn solve_eps(
 
     let mut best = Best { lower: f64::NEG_INFINITY, release: None };
     let mut clock = Checkpoints::new();
+    // The last checkpoint that certified a mechanism took this long: the iterations stop early
+    // enough for the final one to end within the time limit.
+    let mut final_checkpoint = 0.0;
     let stop_reason = loop {
         state.step();
-        let out_of_time = seconds.is_some_and(|s| start.elapsed().as_secs_f64() >= s);
+        let out_of_time = seconds.is_some_and(|s| start.elapsed().as_secs_f64() + final_checkpoint >= s);
         let iteration_cap = options.limits.iterations.is_some_and(|l| state.iterations >= l as u64 * 100);
         let last = out_of_time || iteration_cap;
         if !(last || clock.due(state.iterations)) {
@@ -161,6 +164,7 @@ pub(crate) fn solve_eps(
         let hopeful = best.upper().is_finite() && (best.upper() - best.lower) / best.upper() <= 2.0 * target;
         if last || hopeful || clock.upper_due() {
             certify_primal(cost, incidence, eps, state.primal(), &mut best);
+            final_checkpoint = t.elapsed().as_secs_f64();
         }
         clock.certified(state.iterations, t.elapsed().as_secs_f64());
         progress.report(Event::Bounds { upper: best.upper(), lower: best.lower, iteration: state.iterations });
