@@ -130,8 +130,9 @@ fn quiet_silences_progress_only() {
 }
 
 /// Without `--max-seconds`, a solve estimated at over ten minutes (a 3-option poll of 130 with
-/// Dirichlet(1, 2, 3): about 14 minutes) is refused before any work, with the estimate, the flag
-/// to pass and the file; nothing goes to stdout.
+/// Dirichlet(1, 2, 3): about 14 minutes) takes the anytime route under `auto` where the program
+/// is the plain one; an (ε, δ) program, which only the exact routes solve, is refused before any
+/// work, with the estimate, the flag to pass and the file; nothing goes to stdout.
 #[test]
 fn the_default_budget_refuses_a_solve_estimated_beyond_it() {
     let text = std::fs::read_to_string(
@@ -139,7 +140,13 @@ fn the_default_budget_refuses_a_solve_estimated_beyond_it() {
     )
     .unwrap()
     .replace("records = 100", "records = 130");
-    let (_dir, model) = common::model_file(&text);
+    let (_dir, plain) = common::model_file(&text);
+    let planned = ubapp(&["solve".as_ref(), plain.as_os_str(), "--dry-run".as_ref()]);
+    assert_success(&planned);
+    let said = stdout(&planned);
+    assert!(said.contains("route: anytime") && said.contains("time estimate exceeds the time budget"), "{said}");
+
+    let (_dir, model) = common::model_file(&text.replace("epsilon = [0.5]", "epsilon = [0.5]\ndelta = 1e-6"));
     let started = Instant::now();
     let o = ubapp(&["solve".as_ref(), model.as_os_str()]);
     assert!(started.elapsed() < Duration::from_secs(5), "answered after {:?}", started.elapsed());

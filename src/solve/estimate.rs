@@ -234,8 +234,9 @@ pub fn estimate(model: &Model, epsilons: &[f64], options: &SolveOptions) -> supe
 
 /// The one decision of the route a solve takes and its price: [`Route::for_model`]'s route for
 /// `options.solver`; under `auto`, where that exact route's estimate does not fit the memory
-/// budget — or cannot finish within the time limit — and the program is the plain one, the
-/// anytime route instead, which answers at any size with a certified gap.
+/// budget — or, without a time limit, exceeds the default time budget — and the program is the
+/// plain one, the anytime route instead, which answers at any size with a certified gap (where
+/// it fits memory and its own time).
 pub(crate) fn plan_route(
     model: &Model,
     options: &SolveOptions,
@@ -250,17 +251,26 @@ pub(crate) fn plan_route(
     // The memory from the sizes alone first: a model too large for the exact route is not
     // priced further (the refined time needs its cost matrix).
     let sized = estimate_route(model, &route, options, None);
-    if sized.fits {
+    let n_eps = epsilons.map_or(model.epsilons.len(), <[f64]>::len).max(1) as f64;
+    let reason = if sized.fits {
         let planned = if epsilons.is_some() { estimate_route(model, &route, options, epsilons) } else { sized };
-        return Ok((route, planned));
-    }
-    let reason = "auto: the exact LP route does not fit the memory budget, so the anytime route (certified gap)";
+        // Without a time limit, an exact solve estimated beyond the default budget would be
+        // refused (the CLI's `TooSlow`): the anytime route answers instead. With a limit the
+        // exact route runs and stops there, as asked.
+        let too_slow = options.limits.seconds.is_none()
+            && planned.seconds_per_eps * n_eps > super::DEFAULT_TIME_BUDGET_SECONDS;
+        if !too_slow {
+            return Ok((route, planned));
+        }
+        "auto: the exact LP route's time estimate exceeds the time budget, so the anytime route (certified gap)"
+    } else {
+        "auto: the exact LP route does not fit the memory budget, so the anytime route (certified gap)"
+    };
     // The anytime route only where it fits memory and answers within the budget itself (a
     // clipped Poisson sum's likelihood alone can take longer): else the exact route's estimate
     // stands, and its refusal.
     let anytime = Route::Anytime { reason };
     let estimate = estimate_route(model, &anytime, options, epsilons);
-    let n_eps = epsilons.map_or(model.epsilons.len(), <[f64]>::len).max(1) as f64;
     let budget = options.limits.seconds.unwrap_or(super::DEFAULT_TIME_BUDGET_SECONDS);
     if !estimate.fits || estimate.seconds_per_eps * n_eps > budget * 1.01 {
         return Ok((route.clone(), estimate_route(model, &route, options, epsilons)));
