@@ -101,7 +101,7 @@ pub(crate) fn comparison_plots(cmp: &Comparison) -> Vec<(&'static str, String, P
                 ..LinePlot::new(format!("Bayes risk vs ε, K = {k}"), "ε", risk_label)
             };
             plot.keep_best(MAX_CURVES, "risk.csv");
-            out.push(("plots", format!("risk_vs_eps_K{k}"), PlotKind::Line(plot)));
+            out.push(("plots", format!("risk_vs_eps_K{k}"), PlotKind::Line(Box::new(plot))));
         }
     }
     if trials.len() > 1 {
@@ -132,7 +132,7 @@ pub(crate) fn comparison_plots(cmp: &Comparison) -> Vec<(&'static str, String, P
                 ..LinePlot::new(format!("Bayes risk vs K, ε = {e}"), "K (trials)", risk_label)
             };
             plot.keep_best(MAX_CURVES, "risk.csv");
-            out.push(("plots", format!("risk_vs_trials_eps{}", tag(e)), PlotKind::Line(plot)));
+            out.push(("plots", format!("risk_vs_trials_eps{}", tag(e)), PlotKind::Line(Box::new(plot))));
         }
     }
     for c in &cmp.curves {
@@ -153,7 +153,7 @@ pub(crate) fn comparison_plots(cmp: &Comparison) -> Vec<(&'static str, String, P
             ..LinePlot::new(format!("risk at θ, ε = {}, K = {}", c.eps, c.trials), "θ", curve_label)
         };
         plot.keep_best(MAX_CURVES, "data/mse_theta.csv");
-        out.push(("mse_theta", format!("mse_theta_eps{}_K{}", tag(c.eps), c.trials), PlotKind::Line(plot)));
+        out.push(("mse_theta", format!("mse_theta_eps{}_K{}", tag(c.eps), c.trials), PlotKind::Line(Box::new(plot))));
     }
     for h in &cmp.heatmaps {
         out.push(("heatmaps", format!("heatmap_ubapp_eps{}_K{}", tag(h.eps), h.trials), PlotKind::Heatmap(h)));
@@ -186,8 +186,11 @@ pub(crate) fn comparison_captions(cmp: &Comparison) -> Vec<(String, String)> {
                 ),
             };
             let caption = match &kind {
-                PlotKind::Line(LinePlot { note: Some(note), .. }) => format!("{caption} Shown: {note}."),
-                _ => caption,
+                PlotKind::Line(plot) => match &plot.note {
+                    Some(note) => format!("{caption} Shown: {note}."),
+                    None => caption,
+                },
+                PlotKind::Heatmap(_) => caption,
             };
             (format!("{folder}/{stem}"), caption)
         })
@@ -201,7 +204,7 @@ fn capitalised(s: &str) -> String {
 
 /// A plot to draw: lines or a mechanism's heat map.
 pub(crate) enum PlotKind<'a> {
-    Line(LinePlot),
+    Line(Box<LinePlot>),
     Heatmap(&'a Heatmap),
 }
 
