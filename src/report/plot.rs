@@ -81,7 +81,7 @@ pub struct LinePlot {
     /// Integer ticks on x (e.g. numbers of trials K).
     pub x_integer: bool,
     /// The x values to label, when every one should be (e.g. each ε of a sweep); at most
-    /// [`MAX_LABELLED_TICKS`] are, else the axis's own round ticks.
+    /// 12 are, else the axis's own round ticks.
     pub x_ticks: Vec<f64>,
     /// A line under the legend (e.g. which curves were left out, and where they are).
     pub note: Option<String>,
