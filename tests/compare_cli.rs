@@ -214,3 +214,32 @@ fn the_index_names_the_model_and_ranks_the_methods() {
     // Ranks 1..4 in each ε's block.
     assert_eq!(page.matches("<td>4</td><td class=\"l\">").count(), 2, "{page}");
 }
+
+/// Every method of the binomial table at ε = 0.01, 0.1, 1 and 5: the risk-vs-ε plot draws UBaPP
+/// and the 7 lowest of the 15 others, labels every ε on its axis, and both the legend and the
+/// index's caption say that risk.csv has them all.
+#[test]
+fn a_crowded_comparison_plots_the_best_few_and_labels_every_eps() {
+    let tmp = tempfile::tempdir().unwrap();
+    let model = common::small_binomial_file(tmp.path());
+    let out = tmp.path().join("out");
+    let o = ubapp()
+        .args(["compare", model.to_str().unwrap(), "--eps", "0.01,0.1,1,5", "--trials", "12"])
+        .args(["--out", out.to_str().unwrap(), "-q"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "stderr: {}", String::from_utf8_lossy(&o.stderr));
+    let csv = std::fs::read_to_string(out.join("risk.csv")).unwrap();
+    let methods: std::collections::BTreeSet<&str> = csv.lines().skip(1).map(|l| l.split(',').next().unwrap()).collect();
+    assert_eq!(methods.len(), 16, "{methods:?}");
+    let svg = std::fs::read_to_string(out.join("plots/risk_vs_eps_K12.svg")).unwrap();
+    let text: Vec<&str> = svg.lines().map(str::trim).collect();
+    for label in ["0.01", "0.1", "1", "5"] {
+        assert!(text.contains(&label), "no ε tick {label}");
+    }
+    assert!(svg.contains("7 of the 15 other"), "no note of the curves left out");
+    // Raw Laplace noise on the count is far above the others at small ε: left out.
+    assert!(!text.contains(&"laplace-count"), "the raw laplace-count is drawn");
+    let index = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(index.contains("7 of the 15 other methods shown (the lowest on average); risk.csv has all"));
+}

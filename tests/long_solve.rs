@@ -57,6 +57,9 @@ fn a_piped_long_solve_prints_its_header_at_once_and_progress_lines() {
     let progress = progress.expect("a progress line on stderr");
     assert!(progress.starts_with("progress: ε = 0.5 (1 of 1)"), "{progress}");
     assert!(progress.contains("elapsed"), "{progress}");
+    // Its share done and when it should end, from the estimate until the gap closes.
+    assert!(progress.contains(" % done"), "{progress}");
+    assert!(progress.contains("ETA ~") || progress.contains("past the estimate"), "{progress}");
     assert!(
         ["assembling", "output generation round", "whole LP"].iter().any(|phase| progress.contains(phase)),
         "no phase in {progress}"

@@ -208,6 +208,7 @@ fn solve_and_stream(r: &mut Request, est: &Estimate) -> Result<(Vec<Solution>, b
     let shown = if r.json { Shown::Silent } else { Shown::for_stderr(r.quiet) };
     let estimated = est.seconds_per_eps * r.n_eps() as f64;
     let mut progress = SolveProgress::new(r.n_eps(), Some(estimated), shown);
+    progress.set_limits(r.options.limits, r.options.gap);
     r.options.progress = progress.handle();
     let mut printed = 0usize;
     let mut each = |s: &Solution| {
@@ -355,6 +356,7 @@ fn run_shard(a: Args) -> Result<()> {
         eprintln!("shard {}/{}: {} of the list's {} ε", shard.index, shard.count, mine.len(), eps_list.len());
     }
     let mut progress = SolveProgress::new(mine.len(), Some(estimated), shown);
+    progress.set_limits(options.limits, options.gap);
     options.progress = progress.handle();
     let file = ubapp::sweep::solve::solve_shard(&model, &eps_list, options, shard, &mut |_| {})
         .map_err(Error::from)

@@ -48,6 +48,10 @@ fn method_color(method: Method) -> usize {
     Method::ALL.iter().position(|&m| m == method).unwrap_or(0)
 }
 
+/// The most curves a plot draws (UBaPP's and references included): beyond, the lowest others
+/// ([`LinePlot::keep_best`]), said in the legend and the caption.
+pub(crate) const MAX_CURVES: usize = 8;
+
 /// Number formatting for file names: 0.001 → "0.001", 5 → "5".
 fn tag(v: f64) -> String {
     format!("{v}")
@@ -88,14 +92,16 @@ pub(crate) fn comparison_plots(cmp: &Comparison) -> Vec<(&'static str, String, P
     let series_of = |x: &dyn Fn(&Row) -> Option<f64>| risk_series(&cmp.rows, x);
     if eps.len() > 1 {
         for &k in &trials {
-            let plot = LinePlot {
+            let mut plot = LinePlot {
                 x_log: true,
                 y_log: true,
                 series: series_of(&|r| (r.trials == k).then_some(r.eps)),
                 references: reference_lines(cmp, k),
+                x_ticks: eps.clone(),
                 ..LinePlot::new(format!("Bayes risk vs ε, K = {k}"), "ε", risk_label)
             };
-            out.push(("plots", format!("risk_vs_eps_K{k}"), PlotKind::Line(plot)));
+            plot.keep_best(MAX_CURVES, "risk.csv");
+            out.push(("plots", format!("risk_vs_eps_K{k}"), PlotKind::Line(Box::new(plot))));
         }
     }
     if trials.len() > 1 {
@@ -116,19 +122,21 @@ pub(crate) fn comparison_plots(cmp: &Comparison) -> Vec<(&'static str, String, P
                 .first()
                 .map(|r| vec![Reference { name: "prior only (ε → 0)".into(), y: r.prior_risk }])
                 .unwrap_or_default();
-            let plot = LinePlot {
+            let mut plot = LinePlot {
                 x_log: true,
                 y_log: true,
                 x_integer: true,
                 series,
                 references,
+                x_ticks: trials.iter().map(|&k| k as f64).collect(),
                 ..LinePlot::new(format!("Bayes risk vs K, ε = {e}"), "K (trials)", risk_label)
             };
-            out.push(("plots", format!("risk_vs_trials_eps{}", tag(e)), PlotKind::Line(plot)));
+            plot.keep_best(MAX_CURVES, "risk.csv");
+            out.push(("plots", format!("risk_vs_trials_eps{}", tag(e)), PlotKind::Line(Box::new(plot))));
         }
     }
     for c in &cmp.curves {
-        let plot = LinePlot {
+        let mut plot = LinePlot {
             y_log: true,
             series: c
                 .series
@@ -144,7 +152,8 @@ pub(crate) fn comparison_plots(cmp: &Comparison) -> Vec<(&'static str, String, P
                 .then(|| Shade { name: "prior density of θ (scaled)".into(), points: cmp.prior_shape.clone() }),
             ..LinePlot::new(format!("risk at θ, ε = {}, K = {}", c.eps, c.trials), "θ", curve_label)
         };
-        out.push(("mse_theta", format!("mse_theta_eps{}_K{}", tag(c.eps), c.trials), PlotKind::Line(plot)));
+        plot.keep_best(MAX_CURVES, "data/mse_theta.csv");
+        out.push(("mse_theta", format!("mse_theta_eps{}_K{}", tag(c.eps), c.trials), PlotKind::Line(Box::new(plot))));
     }
     for h in &cmp.heatmaps {
         out.push(("heatmaps", format!("heatmap_ubapp_eps{}_K{}", tag(h.eps), h.trials), PlotKind::Heatmap(h)));
@@ -176,6 +185,13 @@ pub(crate) fn comparison_captions(cmp: &Comparison) -> Vec<(String, String)> {
                     capitalised(&plot.title)
                 ),
             };
+            let caption = match &kind {
+                PlotKind::Line(plot) => match &plot.note {
+                    Some(note) => format!("{caption} Shown: {note}."),
+                    None => caption,
+                },
+                PlotKind::Heatmap(_) => caption,
+            };
             (format!("{folder}/{stem}"), caption)
         })
         .collect()
@@ -188,7 +204,7 @@ fn capitalised(s: &str) -> String {
 
 /// A plot to draw: lines or a mechanism's heat map.
 pub(crate) enum PlotKind<'a> {
-    Line(LinePlot),
+    Line(Box<LinePlot>),
     Heatmap(&'a Heatmap),
 }
 

@@ -74,6 +74,7 @@ pub fn write_risk_curve(dir: &Path, flag: &str, c: &RiskCurve<'_>) -> Result<Vec
         y_log: true,
         series,
         references,
+        x_ticks: c.points.iter().map(|p| p.eps).collect(),
         ..LinePlot::new(format!("{}: optimal Bayes risk vs ε", c.model), "ε", "Bayes risk")
     };
     let mut files = Vec::new();

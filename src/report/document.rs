@@ -281,15 +281,19 @@ impl Report {
                             "Bayes risk of every method. Grey: the prior-only risk (ε → 0, dotted) and the \
                              non-private risk on the output grid (ε → ∞, dashed)."
                         };
+                        let caption = match &plot.note {
+                            Some(note) => format!("{caption} Shown: {note}."),
+                            None => caption.to_string(),
+                        };
                         (plot.title.clone(), caption, line_plot_svg(&plot)?)
                     }
                     PlotKind::Heatmap(h) => (
                         format!("The UBaPP mechanism at ε = {}", h.eps),
-                        "Pr(release | y) of the optimal design (colour ∝ √P so small probabilities show).",
+                        "Pr(release | y) of the optimal design (colour ∝ √P so small probabilities show).".to_string(),
                         heatmap_svg(h)?,
                     ),
                 };
-                add(title, caption, stem, svg);
+                add(title, &caption, stem, svg);
             }
             return Ok(figures);
         }
@@ -308,6 +312,7 @@ impl Report {
                     Reference { name: "prior only (ε → 0)".into(), y: refs.prior_risk },
                     Reference { name: "non-private (ε → ∞)".into(), y: refs.non_private_risk },
                 ],
+                x_ticks: self.rows.iter().map(|r| r.eps).collect(),
                 ..LinePlot::new("Optimal Bayes risk vs ε", "ε", "Bayes risk")
             };
             add(

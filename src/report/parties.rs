@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::comparison_plots::risk_series;
+use super::comparison_plots::{risk_series, MAX_CURVES};
 use super::plot::{write_line_plot, Formats, LinePlot, Series};
 use super::Result;
 use crate::compare::parties::PartyComparison;
@@ -55,36 +55,42 @@ fn fill_party_comparison(dir: &Path, cmp: &PartyComparison, model: &Model) -> Re
                 );
             }
             let records = total.map_or(String::new(), |t| format!(", {t} records in all"));
-            let plot = LinePlot {
+            let mut plot = LinePlot {
                 x_log: true,
                 y_log: true,
                 x_integer: true,
                 series,
+                x_ticks: parties.iter().map(|&m| m as f64).collect(),
                 ..LinePlot::new(format!("Bayes risk vs parties M, ε = {e}{records}"), "M (parties)", "Bayes risk")
             };
+            plot.keep_best(MAX_CURVES, "risk.csv");
             files.extend(write_line_plot(dir, &format!("risk_vs_parties_eps{e}"), &plot, Formats::BOTH)?);
         }
     }
     if eps.len() > 1 && parties.is_empty() {
         // One data holder: every method against ε on one plot.
         let series = risk_series(&cmp.rows, &|r| Some(r.eps));
-        let plot = LinePlot {
+        let mut plot = LinePlot {
             x_log: true,
             y_log: true,
             series,
+            x_ticks: eps.clone(),
             ..LinePlot::new("Bayes risk vs ε, one data holder".to_string(), "ε", "Bayes risk")
         };
+        plot.keep_best(MAX_CURVES, "risk.csv");
         files.extend(write_line_plot(dir, "risk_vs_eps", &plot, Formats::BOTH)?);
     }
     if eps.len() > 1 {
         for &m in &parties {
             let series = risk_series(&cmp.rows, &|r| (r.parties.is_none_or(|p| p == m)).then_some(r.eps));
-            let plot = LinePlot {
+            let mut plot = LinePlot {
                 x_log: true,
                 y_log: true,
                 series,
+                x_ticks: eps.clone(),
                 ..LinePlot::new(format!("Bayes risk vs ε, M = {m} parties"), "ε (per party)", "Bayes risk")
             };
+            plot.keep_best(MAX_CURVES, "risk.csv");
             files.extend(write_line_plot(dir, &format!("risk_vs_eps_M{m}"), &plot, Formats::BOTH)?);
         }
     }

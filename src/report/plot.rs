@@ -80,6 +80,11 @@ pub struct LinePlot {
     pub shade: Option<Shade>,
     /// Integer ticks on x (e.g. numbers of trials K).
     pub x_integer: bool,
+    /// The x values to label, when every one should be (e.g. each ε of a sweep); at most
+    /// 12 are, else the axis's own round ticks.
+    pub x_ticks: Vec<f64>,
+    /// A line under the legend (e.g. which curves were left out, and where they are).
+    pub note: Option<String>,
 }
 
 impl LinePlot {
@@ -95,9 +100,48 @@ impl LinePlot {
             references: Vec::new(),
             shade: None,
             x_integer: false,
+            x_ticks: Vec::new(),
+            note: None,
         }
     }
+
+    /// Keep at most `max` curves: every UBaPP curve (palette colour 0) and reference curve, then
+    /// the others with the least mean log-risk (the lowest curves); the note says how many of how
+    /// many are shown and that `table` holds them all. Nothing changes when `max` curves or
+    /// fewer are drawn.
+    pub fn keep_best(&mut self, max: usize, table: &str) {
+        if self.series.len() <= max {
+            return;
+        }
+        let kept_always = |s: &Series| s.color == 0 || s.color == REFERENCE_COLOR;
+        let level = |s: &Series| {
+            let logs: Vec<f64> = s.points.iter().filter(|p| p.1 > 0.0 && p.1.is_finite()).map(|p| p.1.ln()).collect();
+            if logs.is_empty() {
+                f64::INFINITY
+            } else {
+                logs.iter().sum::<f64>() / logs.len() as f64
+            }
+        };
+        let always = self.series.iter().filter(|s| kept_always(s)).count();
+        let mut others: Vec<(usize, f64)> =
+            self.series.iter().enumerate().filter(|(_, s)| !kept_always(s)).map(|(i, s)| (i, level(s))).collect();
+        let total_others = others.len();
+        others.sort_by(|a, b| a.1.total_cmp(&b.1));
+        let room = max.saturating_sub(always);
+        let chosen: Vec<usize> = others.iter().take(room).map(|&(i, _)| i).collect();
+        let mut index = 0;
+        self.series.retain(|s| {
+            let keep = kept_always(s) || chosen.contains(&index);
+            index += 1;
+            keep
+        });
+        self.note =
+            Some(format!("{room} of the {total_others} other methods shown (the lowest on average); {table} has all"));
+    }
 }
+
+/// The most x values labelled one by one ([`LinePlot::x_ticks`]).
+pub(crate) const MAX_LABELLED_TICKS: usize = 12;
 
 /// Relative difference below which two curves count as coinciding (drawn once in the legend as
 /// "a = b").
@@ -202,7 +246,9 @@ fn fmt_axis(log: bool, sci: bool, v: f64) -> String {
         } else if (m - m.round()).abs() < 1e-6 {
             format!("{}e{e}", m.round())
         } else {
-            format!("{m:.1}e{e}")
+            // Up to four significant digits: ticks 1.65e-3 and 1.75e-3 never both read 1.7e-3.
+            let m = format!("{m:.3}");
+            format!("{}e{e}", m.trim_end_matches('0').trim_end_matches('.'))
         }
     }
 }
@@ -221,8 +267,15 @@ fn ticks(lo: f64, hi: f64, log: bool, integer: bool) -> Vec<f64> {
             .flat_map(|k| [1.0, 2.0, 5.0].map(|m| k as f64 + f64::log10(m)))
             .filter(inside)
             .collect();
+        if t.len() < 3 {
+            // Under a decade: every mantissa 1…9, then round values of the axis itself.
+            t = (lo.floor() as i64..=hi.ceil() as i64)
+                .flat_map(|k| (1..10).map(move |m| k as f64 + f64::log10(m as f64)))
+                .filter(inside)
+                .collect();
+        }
         if t.len() < 2 {
-            t = linear_ticks(lo, hi);
+            t = linear_ticks(10f64.powf(lo), 10f64.powf(hi)).into_iter().filter(|v| *v > 0.0).map(f64::log10).collect();
         }
         return t;
     }
@@ -290,6 +343,39 @@ enum Key {
         over: Vec<RGBColor>,
     },
     Box(RGBAColor),
+    /// Text alone (a note under the entries).
+    Note,
+}
+
+/// The dash patterns a curve may take (`None`: solid), in the order a repeated colour takes them.
+const DASHES: [Option<(u32, u32)>; 6] = [None, Some((6, 4)), Some((2, 3)), Some((12, 4)), Some((3, 8)), Some((16, 2))];
+
+/// Each curve's dash pattern and marker (0 circle, 1 triangle, 2 cross): its own pattern ((ε, δ)
+/// methods dashed, reference curves in long dashes, the others solid) unless a curve before it
+/// has the same colour and pattern — then the next pattern free for that colour, and the next
+/// marker — so that no two curves of a plot look alike, however many share a colour.
+fn styles(series: &[Series]) -> Vec<(Option<(u32, u32)>, usize)> {
+    let mut taken: Vec<(RGBColor, Option<(u32, u32)>)> = Vec::new();
+    series
+        .iter()
+        .map(|s| {
+            let c = palette(s.color);
+            let own = if s.color == REFERENCE_COLOR {
+                Some((10, 5))
+            } else if s.dashed {
+                Some((6, 4))
+            } else {
+                None
+            };
+            let same_colour = taken.iter().filter(|(t, _)| *t == c).count();
+            let dash = std::iter::once(own)
+                .chain(DASHES)
+                .find(|d| !taken.contains(&(c, *d)))
+                .unwrap_or(DASHES[same_colour % DASHES.len()]);
+            taken.push((c, dash));
+            (dash, same_colour)
+        })
+        .collect()
 }
 
 fn draw_lines<DB: DrawingBackend>(
@@ -310,11 +396,22 @@ fn draw_lines<DB: DrawingBackend>(
         return Ok(());
     }
     let (mut x0, mut x1) = all.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |a, p| (a.0.min(p.0), a.1.max(p.0)));
-    let (mut y0, mut y1) = all
-        .iter()
-        .map(|p| p.1)
-        .chain(refs.iter().map(|r| r.1))
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |a, y| (a.0.min(y), a.1.max(y)));
+    // The y range is the curves'; a reference line joins it only when it lies near them, so that a
+    // far prior-only risk never squashes the methods into one band (it is marked at the edge).
+    let (mut y0, mut y1) =
+        all.iter().map(|p| p.1).fold((f64::INFINITY, f64::NEG_INFINITY), |a, y| (a.0.min(y), a.1.max(y)));
+    let near = (y1 - y0).max(if plot.y_log { 0.5 } else { 0.0 });
+    let mut off_scale: Vec<(usize, bool)> = Vec::new();
+    for &(i, y) in &refs {
+        if y > y1 + near {
+            off_scale.push((i, true));
+        } else if y < y0 - near {
+            off_scale.push((i, false));
+        } else {
+            y0 = y0.min(y);
+            y1 = y1.max(y);
+        }
+    }
     if x1 - x0 < 1e-12 {
         x0 -= 0.5;
         x1 += 0.5;
@@ -322,6 +419,14 @@ fn draw_lines<DB: DrawingBackend>(
     let pad = ((y1 - y0) * 0.05).max(1e-3);
     y0 -= pad;
     y1 += pad;
+    if !off_scale.is_empty() {
+        // Room for the edge's label.
+        y1 += (y1 - y0) * 0.06;
+    }
+    let x_ticks = match plot.x_ticks.iter().filter_map(|&v| tf(plot.x_log, v)).collect::<Vec<f64>>() {
+        t if t.len() >= 2 && t.len() <= MAX_LABELLED_TICKS => t,
+        _ => ticks(x0, x1, plot.x_log, plot.x_integer),
+    };
     let (xl, yl) = (plot.x_log, plot.y_log);
     let (xs, ys) = (scientific(xl, x0, x1), scientific(yl, y0, y1));
     let mut chart = ChartBuilder::on(&main)
@@ -330,7 +435,7 @@ fn draw_lines<DB: DrawingBackend>(
         .x_label_area_size(45)
         .y_label_area_size(80)
         .build_cartesian_2d(
-            Ticked { lo: x0, hi: x1, ticks: ticks(x0, x1, xl, plot.x_integer) },
+            Ticked { lo: x0, hi: x1, ticks: x_ticks },
             Ticked { lo: y0, hi: y1, ticks: ticks(y0, y1, yl, false) },
         )?;
     chart
@@ -364,11 +469,25 @@ fn draw_lines<DB: DrawingBackend>(
         let style = ShapeStyle { color: REFERENCE_GREY.to_rgba(), filled: false, stroke_width: 1 };
         // Prior-only dotted, non-private dash-dot-like (longer dashes): told apart by the pattern.
         let (dash, gap) = if i == 0 { (2, 4) } else { (10, 5) };
-        chart.draw_series(DashedLineSeries::new(vec![(x0, y), (x1, y)], dash, gap, style))?;
-        keys.push((
-            Key::Line { color: REFERENCE_GREY, width: 1, dash: Some((dash, gap)), over: Vec::new() },
-            plot.references[i].name.clone(),
-        ));
+        let mut name = plot.references[i].name.clone();
+        match off_scale.iter().find(|(j, _)| *j == i) {
+            // Far outside the curves: drawn along the edge it lies beyond, with its value.
+            Some(&(_, above)) => {
+                let edge = if above { y1 } else { y0 };
+                let value = if yl { 10f64.powf(y) } else { y };
+                let arrow = if above { "↑" } else { "↓" };
+                let text = format!("{arrow} {name} = {value:.3e} ({} the plot)", if above { "above" } else { "below" });
+                chart.draw_series(DashedLineSeries::new(vec![(x0, edge), (x1, edge)], dash, gap, style))?;
+                let font = (FONT, 13).into_font().color(&REFERENCE_GREY);
+                let at = if above { y1 - (y1 - y0) * 0.015 } else { y0 + (y1 - y0) * 0.045 };
+                chart.draw_series(std::iter::once(Text::new(text, (x0 + (x1 - x0) * 0.01, at), font)))?;
+                name = format!("{name}: {value:.3e}, {} the plot", if above { "above" } else { "below" });
+            }
+            None => {
+                chart.draw_series(DashedLineSeries::new(vec![(x0, y), (x1, y)], dash, gap, style))?;
+            }
+        }
+        keys.push((Key::Line { color: REFERENCE_GREY, width: 1, dash: Some((dash, gap)), over: Vec::new() }, name));
     }
     let same = coinciding(&plot.series);
     // UBaPP (colour 0) is drawn wider so that methods matching it (e.g. the geometric mechanism)
@@ -378,8 +497,7 @@ fn draw_lines<DB: DrawingBackend>(
         REFERENCE_COLOR => 1,
         _ => 2,
     };
-    // A reference curve is dashed like the non-private reference line.
-    let dash_of = |s: &Series| if s.color == REFERENCE_COLOR { (10, 5) } else { (6, 4) };
+    let looks = styles(&plot.series);
     let mut key_of: Vec<Option<usize>> = vec![None; plot.series.len()];
     for (idx, s) in plot.series.iter().enumerate() {
         let c = palette(s.color);
@@ -395,8 +513,7 @@ fn draw_lines<DB: DrawingBackend>(
             }
             None => {
                 key_of[idx] = Some(keys.len());
-                let key =
-                    Key::Line { color: c, width: width_of(s), dash: s.dashed.then(|| dash_of(s)), over: Vec::new() };
+                let key = Key::Line { color: c, width: width_of(s), dash: looks[idx].0, over: Vec::new() };
                 keys.push((key, s.name.clone()));
             }
         }
@@ -409,15 +526,22 @@ fn draw_lines<DB: DrawingBackend>(
         let (s, p) = (&plot.series[idx], &pts[idx]);
         let c = palette(s.color);
         let style = ShapeStyle { color: c.to_rgba(), filled: false, stroke_width: width_of(s) };
-        let dash = dash_of(s);
-        if s.dashed || same[idx].is_some() {
-            chart.draw_series(DashedLineSeries::new(p.clone(), dash.0, dash.1, style))?;
-        } else {
-            chart.draw_series(LineSeries::new(p.clone(), style))?;
-        }
+        // A coinciding curve is dashed over the one it matches, so that both show.
+        let dash = looks[idx].0.or(same[idx].map(|_| (6, 4)));
+        match dash {
+            Some((d, g)) => chart.draw_series(DashedLineSeries::new(p.clone(), d, g, style))?,
+            None => chart.draw_series(LineSeries::new(p.clone(), style))?,
+        };
         if p.len() <= 12 {
-            chart.draw_series(p.iter().map(|&q| Circle::new(q, 3, c.filled())))?;
+            match looks[idx].1 % 3 {
+                0 => chart.draw_series(p.iter().map(|&q| Circle::new(q, 3, c.filled())))?,
+                1 => chart.draw_series(p.iter().map(|&q| TriangleMarker::new(q, 5, c.filled())))?,
+                _ => chart.draw_series(p.iter().map(|&q| Cross::new(q, 4, ShapeStyle::from(c).stroke_width(2))))?,
+            };
         }
+    }
+    if let Some(note) = &plot.note {
+        keys.push((Key::Note, note.clone()));
     }
     draw_legend(&legend_area, &keys)?;
     Ok(root.present()?)
@@ -431,12 +555,21 @@ fn draw_legend<DB: DrawingBackend>(
     let font = (FONT, 13).into_font().color(&BLACK);
     let mut y = 50;
     for (key, text) in keys {
-        // Long entries ("a = b = c") wrap at " = ".
+        // Long entries ("a = b = c") wrap at " = ", a note at its words.
         let mut lines: Vec<String> = vec![String::new()];
-        for (i, part) in text.split(" = ").enumerate() {
-            let piece = if i == 0 { part.to_string() } else { format!("= {part}") };
+        let pieces: Vec<String> = match key {
+            Key::Note => text.split(' ').map(str::to_string).collect(),
+            _ => text
+                .split(" = ")
+                .enumerate()
+                .map(|(i, p)| if i == 0 { p.to_string() } else { format!("= {p}") })
+                .flat_map(|p| if p.chars().count() > 28 { p.split(' ').map(str::to_string).collect() } else { vec![p] })
+                .collect(),
+        };
+        let (indent, chars) = if matches!(key, Key::Note) { (8, 36) } else { (46, 28) };
+        for piece in pieces {
             let last = lines.last_mut().expect("one line");
-            if !last.is_empty() && last.chars().count() + piece.chars().count() > 28 {
+            if !last.is_empty() && last.chars().count() + piece.chars().count() > chars {
                 lines.push(piece);
             } else {
                 if !last.is_empty() {
@@ -469,9 +602,10 @@ fn draw_legend<DB: DrawingBackend>(
             Key::Box(c) => {
                 area.draw(&Rectangle::new([(8, y - 6), (38, y + 6)], c.filled()))?;
             }
+            Key::Note => {}
         }
         for (li, line) in lines.iter().enumerate() {
-            area.draw(&Text::new(line.clone(), (46, y - 7 + 17 * li as i32), font.clone()))?;
+            area.draw(&Text::new(line.clone(), (indent, y - 7 + 17 * li as i32), font.clone()))?;
         }
         y += 17 * lines.len() as i32 + 8;
     }
@@ -670,4 +804,92 @@ fn svg_string(draw: &DrawSvg) -> Result<String> {
         draw(&root).map_err(|m| ReportError::Draw { file: "inline.svg".into(), message: m.0 })?;
     }
     Ok(svg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn series(name: &str, color: usize, points: Vec<(f64, f64)>) -> Series {
+        Series { name: name.into(), color, dashed: false, points }
+    }
+
+    /// The labels of an axis: the tick values as text, from the log10 positions.
+    fn labels(lo: f64, hi: f64) -> Vec<String> {
+        let (l, h) = (lo.log10(), hi.log10());
+        ticks(l, h, true, false).into_iter().map(|t| fmt_axis(true, scientific(true, l, h), t)).collect()
+    }
+
+    #[test]
+    fn narrow_log_axes_tick_at_round_values() {
+        // Under a factor of two: once 0.3981 and 0.2512 (10^-0.4, 10^-0.6).
+        for (lo, hi) in [(0.24, 0.41), (0.13, 0.14), (0.45, 0.62), (1.2e-3, 1.9e-3), (0.2, 0.5)] {
+            let l = labels(lo, hi);
+            assert!(l.len() >= 2, "{lo}..{hi}: {l:?}");
+            // Round: three significant digits at most (0.132 in steps of 0.002, never 0.3981).
+            for t in &l {
+                let mantissa = t.split('e').next().unwrap().replace('.', "");
+                let digits = mantissa.trim_start_matches('0').trim_end_matches('0');
+                assert!(digits.len() <= 3, "{lo}..{hi}: {t} in {l:?}");
+            }
+        }
+        assert_eq!(labels(0.24, 0.41), ["0.3", "0.4"]);
+        // In scientific form too, every label distinct.
+        let sci = labels(1.58e-3, 1.83e-3);
+        let mut distinct = sci.clone();
+        distinct.dedup();
+        assert_eq!(sci, distinct);
+        assert!(sci.contains(&"1.65e-3".to_string()), "{sci:?}");
+    }
+
+    #[test]
+    fn no_two_curves_look_alike_past_the_palette() {
+        let many: Vec<Series> = (0..45).map(|i| series(&format!("m{i}"), i % 21, vec![(1.0, 1.0)])).collect();
+        let looks = styles(&many);
+        for i in 0..many.len() {
+            for j in 0..i {
+                let same = palette(many[i].color) == palette(many[j].color) && looks[i].0 == looks[j].0;
+                assert!(!same, "{i} and {j} look alike");
+            }
+        }
+    }
+
+    #[test]
+    fn a_crowded_plot_keeps_ubapp_and_the_lowest_others_and_says_so() {
+        let mut plot = LinePlot::new("t", "x", "y");
+        plot.series.push(series("ubapp", 0, vec![(1.0, 5.0)]));
+        for i in 1..=14 {
+            plot.series.push(series(&format!("m{i}"), i, vec![(1.0, i as f64)]));
+        }
+        plot.keep_best(8, "risk.csv");
+        let names: Vec<&str> = plot.series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["ubapp", "m1", "m2", "m3", "m4", "m5", "m6", "m7"]);
+        assert_eq!(
+            plot.note.as_deref(),
+            Some("7 of the 14 other methods shown (the lowest on average); risk.csv has all")
+        );
+    }
+
+    #[test]
+    fn every_eps_is_labelled_and_a_far_reference_sits_at_the_edge() {
+        let eps = [1e-4, 1e-3, 1e-2, 0.1, 1.0, 5.0];
+        let plot = LinePlot {
+            x_log: true,
+            y_log: true,
+            series: vec![series("ubapp", 0, eps.iter().map(|&e| (e, 1e-3 * (1.0 + 1.0 / (1.0 + e)))).collect())],
+            references: vec![
+                Reference { name: "prior only (ε → 0)".into(), y: 8.335e-2 },
+                Reference { name: "non-private (ε → ∞)".into(), y: 1.0e-3 },
+            ],
+            x_ticks: eps.to_vec(),
+            ..LinePlot::new("t", "ε", "risk")
+        };
+        let svg = line_plot_svg(&plot).unwrap();
+        for label in ["1e-4", "1e-3", "1e-2", "1e-1", "1e0", "5e0"] {
+            assert!(svg.lines().any(|l| l.trim() == label), "no tick {label}");
+        }
+        assert!(svg.contains("↑ prior only (ε → 0) = 8.335e-2 (above the plot)"), "no edge label");
+        // The near reference stays in place, unlabelled on the plot.
+        assert!(!svg.contains("non-private (ε → ∞) = "), "the near reference moved");
+    }
 }
