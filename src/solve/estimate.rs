@@ -257,8 +257,8 @@ pub(crate) fn plan_route(
         // Without a time limit, an exact solve estimated beyond the default budget would be
         // refused (the CLI's `TooSlow`): the anytime route answers instead. With a limit the
         // exact route runs and stops there, as asked.
-        let too_slow = options.limits.seconds.is_none()
-            && planned.seconds_per_eps * n_eps > super::DEFAULT_TIME_BUDGET_SECONDS;
+        let too_slow =
+            options.limits.seconds.is_none() && planned.seconds_per_eps * n_eps > super::DEFAULT_TIME_BUDGET_SECONDS;
         if !too_slow {
             return Ok((route, planned));
         }
