@@ -6,7 +6,7 @@ use ubapp::mechanism::Release;
 use ubapp::model::{Model, Objective};
 use ubapp::solve::{
     estimate, solve_model_each, Estimate, LpSize, Solution, SolveError, SolveOptions, SolveSummary, SolverChoice,
-    Status,
+    Status, Timings,
 };
 
 use super::progress::{seconds, Shown, SolveProgress};
@@ -81,6 +81,8 @@ struct Request {
     json: bool,
     dry_run: bool,
     quiet: bool,
+    /// Where each ε's time went (`--json`'s `phases`).
+    timings: Timings,
 }
 
 impl Args {
@@ -128,6 +130,7 @@ impl Args {
             json: self.json,
             dry_run: self.dry_run,
             quiet: self.quiet,
+            timings: Timings::new(),
         })
     }
 }
@@ -208,7 +211,7 @@ fn solve_and_stream(r: &mut Request, est: &Estimate) -> Result<(Vec<Solution>, b
     let shown = if r.json { Shown::Silent } else { Shown::for_stderr(r.quiet) };
     let estimated = est.seconds_per_eps * r.n_eps() as f64;
     let mut progress = SolveProgress::new(r.n_eps(), Some(estimated), shown);
-    r.options.progress = progress.handle();
+    r.options.progress = progress.handle().with_timings(r.timings.clone());
     let mut printed = 0usize;
     let mut each = |s: &Solution| {
         if streaming {
@@ -230,7 +233,7 @@ fn solve_and_stream(r: &mut Request, est: &Estimate) -> Result<(Vec<Solution>, b
 /// The results: JSON rows, or the table with its references; the warnings, the time-limit note
 /// and the parties note.
 fn print_results(r: &Request, solutions: &[Solution], streaming: bool) {
-    let context = SolveSummary::of(&r.model, solutions, r.options.memory);
+    let context = SolveSummary::of(&r.model, solutions, r.options.memory).with_timings(r.timings.finished());
     if r.json {
         let rows = context.json_rows(solutions);
         outln!("{}", serde_json::to_string_pretty(&rows).expect("solutions serialise"));

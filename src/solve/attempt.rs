@@ -19,7 +19,10 @@ pub(crate) fn run(problem: &Problem, choice: SolverChoice, options: &SolveOption
         return run_whole(problem, choice, limits, polish, progress);
     }
     let started = Instant::now();
-    let why = match outputs::run(problem, choice, limits, polish, progress) {
+    let generation = progress.time("output generation");
+    let generated = outputs::run(problem, choice, limits, polish, progress);
+    drop(generation);
+    let why = match generated {
         Ok(g) if g.judged.raw.status == Status::TimeLimit => return Ok(g.judged),
         Ok(g) if g.judged.assessment.confirmed => {
             let mut judged = g.judged;

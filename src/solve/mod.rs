@@ -32,6 +32,7 @@ mod status;
 mod strategy;
 pub(crate) mod structured;
 mod summary;
+mod timing;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -56,6 +57,7 @@ pub use robust::{
 pub use solution::{LpSize, Solution};
 pub use status::Status;
 pub use summary::{RowSummary, SolveSummary};
+pub use timing::{PhaseTime, PhaseTimes, Timings};
 
 use crate::lp::{cost_matrix, MemoryBudget, Problem, Program, Symmetry};
 use crate::model::{Model, Neighbours, Objective};
@@ -139,15 +141,31 @@ pub fn solve_model_each(
     let count = eps_list.len();
     let mut solved = 0;
     // Each solution is reported, then passed on; the next ε is announced.
+    // What no phase of the route's claims: the chain and anytime routes time themselves as one.
+    let rest = match &route {
+        Route::Anytime { .. } => "anytime route",
+        Route::Chain { .. } => "chain solver",
+        Route::Lp { .. } => "other",
+    };
+    let timings = progress.timings().cloned();
     let mut each = |s: &Solution| {
+        if let Some(t) = &timings {
+            t.finish_eps(s.eps, rest);
+        }
         progress.report(Event::Solved { eps: s.eps, status: s.status, gap: s.checks.relative_gap });
         each(s);
         solved += 1;
         if let Some(&eps) = eps_list.get(solved) {
+            if let Some(t) = &timings {
+                t.begin_eps();
+            }
             progress.report(Event::Eps { eps, index: solved, count });
         }
     };
     if let Some(&eps) = eps_list.first() {
+        if let Some(t) = &timings {
+            t.begin_eps();
+        }
         progress.report(Event::Eps { eps, index: 0, count });
     }
     let started = Instant::now();
@@ -163,6 +181,7 @@ pub fn solve_model_each(
             }
             Route::Lp { backends, reason } => {
                 progress.phase(Phase::Assembling);
+                let assembling = progress.time("assembly");
                 let start = Instant::now();
                 let cost = Arc::new(cost_matrix(model, options.memory)?);
                 if cost.iter().any(|c| !c.is_finite()) {
@@ -185,6 +204,7 @@ pub fn solve_model_each(
                     Symmetry::find(&cost, &model.family.observations(), &model.outputs, &neighbours).map(Arc::new)
                 });
                 let cost_seconds = start.elapsed().as_secs_f64();
+                drop(assembling);
                 eps_list
                     .iter()
                     .enumerate()
@@ -198,6 +218,7 @@ pub fn solve_model_each(
                         let options =
                             SolveOptions { limits: Limits { seconds: share, ..options.limits }, ..options.clone() };
                         let t = Instant::now();
+                        let assembling = options.progress.time("assembly");
                         let mut problem = Problem::try_with_program(
                             cost.clone(),
                             neighbours.clone(),
@@ -207,6 +228,7 @@ pub fn solve_model_each(
                         )?;
                         problem.symmetry = symmetry.clone().flatten();
                         let assembly = cost_seconds + t.elapsed().as_secs_f64();
+                        drop(assembling);
                         let s = solve_lp(&problem, backends, reason, &options, assembly)
                             .map_err(|e| infeasible_constraints(e, model, eps))?;
                         each(&s);
@@ -376,7 +398,10 @@ pub(crate) fn solve_lp(
             None => remaining,
         };
         let options = SolveOptions { limits: Limits { seconds: remaining, ..options.limits }, ..options.clone() };
-        match attempt::run(problem, choice, &options) {
+        let attempt = options.progress.time(&choice.to_string());
+        let attempted = attempt::run(problem, choice, &options);
+        drop(attempt);
+        match attempted {
             Ok(j) if j.raw.status == Status::TimeLimit => {
                 tried.push((j.solver, format!("{}: {} ({})", j.solver, j.raw.status, j.raw.detail)));
                 keep_certified(&mut stopped, j);
@@ -411,6 +436,7 @@ pub(crate) fn solve_lp(
         // Anytime: the time limit stopped the solve; the fallbacks that need no solver are
         // always there.
         options.progress.phase(Phase::Certifying);
+        let _fallbacks = options.progress.time("time-limit fallbacks (constant, geometric + remap)");
         let mut floor = None;
         for (raw, name) in fallback_releases(problem) {
             let judged = strategy::assess(problem, raw, name);

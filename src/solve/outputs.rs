@@ -109,6 +109,7 @@ pub(crate) fn run(
 ) -> Result<Generated, GenerationStopped> {
     let started = std::time::Instant::now();
     let n_out = problem.n_outputs();
+    let first_set = progress.time("first output set");
     let dp = DpRows::new(problem);
     let mut in_set = vec![false; n_out];
     for k in initial_outputs(problem, &dp) {
@@ -120,6 +121,7 @@ pub(crate) fn run(
     if let Some(group) = symmetry {
         group.close_outputs(&mut in_set);
     }
+    drop(first_set);
     // The last finished round's lifted answer (point and multipliers), what a time limit returns.
     let mut finished: Option<(RawSolution, Producer, usize, usize)> = None;
     let stopped = |finished: Option<(RawSolution, Producer, usize, usize)>| match finished {
@@ -129,6 +131,7 @@ pub(crate) fn run(
                 detail: format!("{}; the time limit stopped output generation after round {rounds}", raw.detail),
                 ..raw
             };
+            let _certifying = progress.time("certify");
             Ok(Generated { judged: strategy::assess(problem, raw, solver), outputs_used, rounds })
         }
         None => Err(GenerationStopped::TimeLimit),
@@ -153,6 +156,7 @@ pub(crate) fn run(
         let Some(mu_sub) = judged.raw.dp_multipliers.as_deref() else {
             return Err(GenerationStopped::NoMultipliers);
         };
+        let pricing = progress.time("pricing the other outputs");
         let mut mu = vec![0.0; problem.n_dp_rows()];
         restriction.lift_multipliers(mu_sub, &mut mu);
         let nu = problem.column_prices(&mu, &keep);
@@ -176,7 +180,9 @@ pub(crate) fn run(
             status: judged.raw.status,
             detail: judged.raw.detail.clone(),
         };
+        drop(pricing);
         if short.is_empty() || round == MAX_ROUNDS {
+            let _certifying = progress.time("certify");
             let judged = strategy::assess(problem, raw, judged.solver);
             progress.gap(judged.assessment.checks.relative_gap);
             return Ok(Generated { judged, outputs_used: keep.len(), rounds: round });

@@ -101,6 +101,10 @@ impl LpSolver for BlockIpmSolver {
             }),
         };
         let result = ipm::solve(&lp, &settings);
+        let times = result.times;
+        self.progress.add_time("block factorisations", times.block_factorisations);
+        self.progress.add_time("Schur complement forming", times.schur_forming);
+        self.progress.add_time("Schur complement factorisation", times.schur_factorisation);
 
         let mut x = vec![0.0; problem.n_vars()];
         for k in 0..m {
