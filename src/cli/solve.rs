@@ -17,10 +17,10 @@ use ubapp::{Error, MemoryBudget, Result};
 /// the solve runs and stops at the limit.
 pub use ubapp::solve::DEFAULT_TIME_BUDGET_SECONDS;
 
-/// The memory budget: `UBAPP_MEMORY_LIMIT` (bytes) when set, else 4 GiB or what the OS reports
-/// available, whichever is less ([`MemoryBudget::from_env`]).
+/// A solve's memory budget: `UBAPP_MEMORY_LIMIT` (bytes) when set, else 80 % of the memory the OS
+/// reports available ([`MemoryBudget::for_solve`]).
 pub fn memory_budget() -> MemoryBudget {
-    MemoryBudget::from_env()
+    MemoryBudget::for_solve()
 }
 
 /// Flags of `solve`.

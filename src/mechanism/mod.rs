@@ -546,6 +546,7 @@ pub(crate) fn read_artifact(path: &Path) -> Result<(String, String)> {
                 needed_bytes: needed,
                 available_bytes: budget.in_bytes(),
                 fields: "the file (a mechanism of a smaller model)".into(),
+                route: None,
             }
             .into());
         }
@@ -656,6 +657,7 @@ pub(crate) fn shape_of(text: &str, origin: &str) -> Result<Shape> {
             needed_bytes: needed,
             available_bytes: budget.in_bytes(),
             fields: format!("its field {} (most of what reading the file builds)", quote(heaviest)).into(),
+            route: None,
         }
         .into());
     }

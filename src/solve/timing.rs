@@ -116,8 +116,10 @@ impl Timings {
         while !r.stack.is_empty() {
             close(&mut r);
         }
-        let claimed: f64 = r.phases.iter().map(|p| p.seconds).sum();
+        // Phases under a millisecond are folded into the rest.
         let mut phases = std::mem::take(&mut r.phases);
+        phases.retain(|p| p.seconds >= 1e-3);
+        let claimed: f64 = phases.iter().map(|p| p.seconds).sum();
         if seconds > claimed {
             phases.push(PhaseTime { phase: rest.to_string(), seconds: seconds - claimed });
         }

@@ -92,6 +92,9 @@ pub(crate) struct Settings {
     pub feasibility_tolerance: f64,
     pub max_iterations: u32,
     pub deadline: Option<Instant>,
+    /// Seconds the first iteration is expected to take (later ones: the last one's): an
+    /// iteration expected to end past the deadline is not started.
+    pub first_iteration_seconds: f64,
     /// Called after every iteration with its number.
     pub on_iteration: Box<dyn Fn(u32) + Send + Sync>,
 }
@@ -260,6 +263,8 @@ pub(crate) fn solve(lp: &BlockLp, settings: &Settings) -> IpmResult {
     let mut iteration = 0;
     let mut pivot_floor = PIVOT_FLOOR;
     let mut times = KernelTimes::default();
+    let mut iteration_seconds = settings.first_iteration_seconds;
+    let mut iteration_began = Instant::now();
     let ending = loop {
         // Residuals.
         let mut rp = vec![0.0; m * ne];
@@ -318,7 +323,7 @@ pub(crate) fn solve(lp: &BlockLp, settings: &Settings) -> IpmResult {
         if iteration >= settings.max_iterations {
             break Ending::IterationLimit;
         }
-        if settings.deadline.is_some_and(|d| Instant::now() >= d) {
+        if settings.deadline.is_some_and(|d| d.saturating_duration_since(Instant::now()).as_secs_f64() < iteration_seconds) {
             break Ending::TimeLimit;
         }
 
@@ -534,6 +539,8 @@ pub(crate) fn solve(lp: &BlockLp, settings: &Settings) -> IpmResult {
         axpy(ad, &dir.lambda, &mut p.lambda);
         axpy(ad, &dir.nu, &mut p.nu);
         iteration += 1;
+        iteration_seconds = iteration_began.elapsed().as_secs_f64();
+        iteration_began = Instant::now();
         (settings.on_iteration)(iteration);
     };
     let (_, mut result) = best.expect("the first iterate is always recorded");
