@@ -17,6 +17,10 @@ use ubapp::{Error, MemoryBudget, Result};
 /// the solve runs and stops at the limit.
 pub use ubapp::solve::DEFAULT_TIME_BUDGET_SECONDS;
 
+/// The share of `--max-seconds` the solve itself may take (the model's load and the estimate
+/// before it count against it too).
+const SOLVE_SHARE: f64 = 0.95;
+
 /// A solve's memory budget: `UBAPP_MEMORY_LIMIT` (bytes) when set, else 80 % of the memory the OS
 /// reports available ([`MemoryBudget::for_solve`]).
 pub fn memory_budget() -> MemoryBudget {
@@ -158,6 +162,7 @@ pub fn run(args: Args) -> Result<()> {
     if args.shard.is_some() {
         return run_shard(args);
     }
+    let started = std::time::Instant::now();
     let mut r = args.validate()?;
     if r.dry_run {
         let est = estimate(&r.model, &r.eps_list(), &r.options).map_err(|e| r.name_file(e))?;
@@ -165,7 +170,15 @@ pub fn run(args: Args) -> Result<()> {
         return Ok(());
     }
     let est = check_before_header(&r)?;
-    let (solutions, streaming) = solve_and_stream(&mut r, &est)?;
+    // --max-seconds caps the whole command: the solve gets what the checks before it left of
+    // SOLVE_SHARE of it, the rest is for the work after it (the summary, the artifact).
+    let limit = r.options.limits.seconds;
+    if let Some(s) = limit {
+        r.options.limits.seconds = Some((SOLVE_SHARE * s - started.elapsed().as_secs_f64()).max(0.0));
+    }
+    let solved = solve_and_stream(&mut r, &est);
+    r.options.limits.seconds = limit;
+    let (solutions, streaming) = solved?;
     // The certified mechanism (repaired, quantised, checked exactly; or the compact one) is built
     // before anything is written, so a failure leaves no file behind.
     let built = match r.out {
