@@ -374,6 +374,17 @@ pub(crate) fn solve_lp(
             tried.push((Producer::Solver(choice), format!("{choice}: not started, the time limit was reached")));
             break;
         }
+        // A later backend is not started with less than a quarter of the time limit's share left
+        // (or a second, where that is less): its setup alone (HiGHS's presolve, a first
+        // factorisation) would outlast the time.
+        let share = options.limits.seconds.unwrap_or(f64::INFINITY);
+        if let Some(left) = remaining.filter(|&left| index > 0 && left < (0.25 * share).min(1.0)) {
+            tried.push((
+                Producer::Solver(choice),
+                format!("{choice}: not started, only {left:.1} s of the time limit left"),
+            ));
+            break;
+        }
         if index > 0 {
             // A fallback that would not fit the memory budget is not started: the answer in hand
             // stands, with its measured gap, or the next backend is tried (the route's price is

@@ -285,11 +285,15 @@ impl<'a> GeometricRemap<'a> {
         // The graph is undirected, so the ball of j is the set of i reaching it. The balls are
         // walked on every core, a chunk at a time, and summed in j's order (the sums a serial
         // pass makes).
-        for_balls(n_obs, |j| dp.ball(j, radius, MAX_BALL), |_, ball| {
-            for (i, d) in ball {
-                g.z[i] += (-eps * d as f64).exp();
-            }
-        });
+        for_balls(
+            n_obs,
+            |j| dp.ball(j, radius, MAX_BALL),
+            |_, ball| {
+                for (i, d) in ball {
+                    g.z[i] += (-eps * d as f64).exp();
+                }
+            },
+        );
         let g_ref = &g;
         g.remap = (0..n_obs)
             .into_par_iter()
@@ -325,12 +329,16 @@ pub(crate) fn geometric_remap_point(problem: &Problem) -> Vec<f64> {
     let g = GeometricRemap::at(problem, &dp, problem.eps / 2.0);
     let n_out = problem.n_outputs();
     let mut x = vec![0.0; problem.n_vars()];
-    for_balls(problem.n_obs(), |j| g.weights(j).collect::<Vec<_>>(), |j, weights| {
-        let k = g.remap[j];
-        for (i, w) in weights {
-            x[i * n_out + k] += w;
-        }
-    });
+    for_balls(
+        problem.n_obs(),
+        |j| g.weights(j).collect::<Vec<_>>(),
+        |j, weights| {
+            let k = g.remap[j];
+            for (i, w) in weights {
+                x[i * n_out + k] += w;
+            }
+        },
+    );
     x
 }
 

@@ -323,7 +323,10 @@ pub(crate) fn solve(lp: &BlockLp, settings: &Settings) -> IpmResult {
         if iteration >= settings.max_iterations {
             break Ending::IterationLimit;
         }
-        if settings.deadline.is_some_and(|d| d.saturating_duration_since(Instant::now()).as_secs_f64() < iteration_seconds) {
+        if settings
+            .deadline
+            .is_some_and(|d| d.saturating_duration_since(Instant::now()).as_secs_f64() < iteration_seconds)
+        {
             break Ending::TimeLimit;
         }
 
