@@ -129,7 +129,7 @@ mod tests {
 )]
 pub struct SizeError {
     /// The model file, when known.
-    pub origin: Option<String>,
+    pub origin: Option<Box<str>>,
     /// Bytes the problem would need.
     pub needed_bytes: u128,
     /// Bytes the budget allows.
@@ -151,7 +151,7 @@ impl SizeError {
     /// Name the model file the problem came from.
     pub fn in_origin(mut self, origin: &str) -> Self {
         if self.origin.is_none() {
-            self.origin = Some(origin.to_string());
+            self.origin = Some(origin.into());
         }
         self
     }
