@@ -37,7 +37,7 @@ impl MemoryBudget {
     }
 
     /// The budget a solve uses unless a caller passes its own: `UBAPP_MEMORY_LIMIT` (bytes) when
-    /// it is set to a whole number, else [`MACHINE_SHARE`] of the memory available now
+    /// it is set to a whole number, else 80 % of the memory available now
     /// (`MemAvailable` in /proc/meminfo), else — where that cannot be read —
     /// [`DEFAULT_LIMIT_BYTES`]. A solve priced above it is refused before allocating.
     pub fn for_solve() -> Self {
