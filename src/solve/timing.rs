@@ -235,8 +235,10 @@ mod tests {
         timings.begin_eps();
         let outer = timings.open("outer");
         std::mem::forget(timings.open("inner"));
+        spin(0.002);
         drop(outer);
         let _left = timings.open("left open");
+        spin(0.002);
         timings.finish_eps(1.0, "other");
         let names: Vec<String> = timings.finished()[0].phases.iter().map(|p| p.phase.clone()).collect();
         assert!(names.contains(&"outer: inner".to_string()) && names.contains(&"left open".to_string()), "{names:?}");
