@@ -60,9 +60,9 @@ pub fn keyword_words(text: &str) -> String {
         .join("`")
 }
 
-/// The memory budget, as the command line decides it ([`MemoryBudget::from_env`]).
+/// A solve's memory budget, as the command line decides it ([`MemoryBudget::for_solve`]).
 pub fn memory_budget() -> MemoryBudget {
-    MemoryBudget::from_env()
+    MemoryBudget::for_solve()
 }
 
 /// A model from TOML text; `origin` names it in messages.
@@ -201,7 +201,7 @@ pub fn sample(
     }
     // The releases are returned as one list: priced before it is built.
     let bytes = n as u128 * (24 + 8 * m.model().outputs().dim() as u128);
-    memory_budget().check_dense(&[], bytes).map_err(|e| e.with_fields("n".into()))?;
+    MemoryBudget::from_env().check_dense(&[], bytes).map_err(|e| e.with_fields("n".into()))?;
     let (eps_n, _) = m.composed(n as u64);
     match budget {
         Some(b) if !(b.is_finite() && b > 0.0) => {

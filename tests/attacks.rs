@@ -534,9 +534,9 @@ fn a_default_memory_budget_refuses_huge_artifacts_and_models_before_allocating()
     refused(d, &["sample", "grid.json", "--y", "1"], &["grid.json", "UBAPP_MEMORY_LIMIT"]);
     write_file(d, "big.toml", &common::binomial_toml(8, 400_000_000, "squared", &[1.0]));
     refused(d, &["solve", "big.toml", "--dry-run"], &["big.toml", "parameter.grid.points"]);
-    // An (ε, δ) binomial with 30 000 trials needs about 6 GiB (its interior point's factor): refused
-    // up front by the default budget, not started.
-    write_file(d, "delta.toml", &common::binomial(30_000, 30, "squared", &[0.5]).top("delta = 0.001").toml());
+    // An (ε, δ) binomial with 3 000 000 trials needs about 600 GiB (its interior point's factor):
+    // refused up front by the default budget (a share of the memory available), not started.
+    write_file(d, "delta.toml", &common::binomial(3_000_000, 30, "squared", &[0.5]).top("delta = 0.001").toml());
     refused(d, &["solve", "delta.toml"], &["delta.toml", "GiB", "UBAPP_MEMORY_LIMIT", "observation.trials"]);
     // UBAPP_MEMORY_LIMIT sets the budget: a small one refuses even the honest file, naming it.
     let o = common::run_ubapp(&["verify", "mech.json"], &[("UBAPP_MEMORY_LIMIT", "1000")], Some(d));

@@ -6,7 +6,7 @@ use ubapp::mechanism::Release;
 use ubapp::model::{Model, Objective};
 use ubapp::solve::{
     estimate, solve_model_each, Estimate, LpSize, Solution, SolveError, SolveOptions, SolveSummary, SolverChoice,
-    Status,
+    Status, Timings,
 };
 
 use super::progress::{seconds, Shown, SolveProgress};
@@ -17,10 +17,14 @@ use ubapp::{Error, MemoryBudget, Result};
 /// the solve runs and stops at the limit.
 pub use ubapp::solve::DEFAULT_TIME_BUDGET_SECONDS;
 
-/// The memory budget: `UBAPP_MEMORY_LIMIT` (bytes) when set, else 4 GiB or what the OS reports
-/// available, whichever is less ([`MemoryBudget::from_env`]).
+/// The share of `--max-seconds` the solve itself may take (the model's load and the estimate
+/// before it count against it too).
+const SOLVE_SHARE: f64 = 0.95;
+
+/// A solve's memory budget: `UBAPP_MEMORY_LIMIT` (bytes) when set, else 80 % of the memory the OS
+/// reports available ([`MemoryBudget::for_solve`]).
 pub fn memory_budget() -> MemoryBudget {
-    MemoryBudget::from_env()
+    MemoryBudget::for_solve()
 }
 
 /// Flags of `solve`.
@@ -81,6 +85,8 @@ struct Request {
     json: bool,
     dry_run: bool,
     quiet: bool,
+    /// Where each ε's time went (`--json`'s `phases`).
+    timings: Timings,
 }
 
 impl Args {
@@ -128,6 +134,7 @@ impl Args {
             json: self.json,
             dry_run: self.dry_run,
             quiet: self.quiet,
+            timings: Timings::new(),
         })
     }
 }
@@ -155,6 +162,7 @@ pub fn run(args: Args) -> Result<()> {
     if args.shard.is_some() {
         return run_shard(args);
     }
+    let started = std::time::Instant::now();
     let mut r = args.validate()?;
     if r.dry_run {
         let est = estimate(&r.model, &r.eps_list(), &r.options).map_err(|e| r.name_file(e))?;
@@ -162,7 +170,15 @@ pub fn run(args: Args) -> Result<()> {
         return Ok(());
     }
     let est = check_before_header(&r)?;
-    let (solutions, streaming) = solve_and_stream(&mut r, &est)?;
+    // --max-seconds caps the whole command: the solve gets what the checks before it left of
+    // SOLVE_SHARE of it, the rest is for the work after it (the summary, the artifact).
+    let limit = r.options.limits.seconds;
+    if let Some(s) = limit {
+        r.options.limits.seconds = Some((SOLVE_SHARE * s - started.elapsed().as_secs_f64()).max(0.0));
+    }
+    let solved = solve_and_stream(&mut r, &est);
+    r.options.limits.seconds = limit;
+    let (solutions, streaming) = solved?;
     // The certified mechanism (repaired, quantised, checked exactly; or the compact one) is built
     // before anything is written, so a failure leaves no file behind.
     let built = match r.out {
@@ -209,7 +225,7 @@ fn solve_and_stream(r: &mut Request, est: &Estimate) -> Result<(Vec<Solution>, b
     let estimated = est.seconds_per_eps * r.n_eps() as f64;
     let mut progress = SolveProgress::new(r.n_eps(), Some(estimated), shown);
     progress.set_limits(r.options.limits, r.options.gap);
-    r.options.progress = progress.handle();
+    r.options.progress = progress.handle().with_timings(r.timings.clone());
     let mut printed = 0usize;
     let mut each = |s: &Solution| {
         if streaming {
@@ -231,7 +247,7 @@ fn solve_and_stream(r: &mut Request, est: &Estimate) -> Result<(Vec<Solution>, b
 /// The results: JSON rows, or the table with its references; the warnings, the time-limit note
 /// and the parties note.
 fn print_results(r: &Request, solutions: &[Solution], streaming: bool) {
-    let context = SolveSummary::of(&r.model, solutions, r.options.memory);
+    let context = SolveSummary::of(&r.model, solutions, r.options.memory).with_timings(r.timings.finished());
     if r.json {
         let rows = context.json_rows(solutions);
         outln!("{}", serde_json::to_string_pretty(&rows).expect("solutions serialise"));

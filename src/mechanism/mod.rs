@@ -542,10 +542,11 @@ pub(crate) fn read_artifact(path: &Path) -> Result<(String, String)> {
         let needed = meta.len() as u128;
         if meta.is_file() && needed > budget.in_bytes() as u128 {
             return Err(crate::guard::SizeError {
-                origin: Some(origin),
+                origin: Some(origin.into()),
                 needed_bytes: needed,
                 available_bytes: budget.in_bytes(),
                 fields: "the file (a mechanism of a smaller model)".into(),
+                route: None,
             }
             .into());
         }
@@ -652,10 +653,11 @@ pub(crate) fn shape_of(text: &str, origin: &str) -> Result<Shape> {
     if needed > budget.in_bytes() as u128 {
         let heaviest = shape.heaviest().unwrap_or("model");
         return Err(crate::guard::SizeError {
-            origin: Some(origin.to_string()),
+            origin: Some(origin.into()),
             needed_bytes: needed,
             available_bytes: budget.in_bytes(),
             fields: format!("its field {} (most of what reading the file builds)", quote(heaviest)).into(),
+            route: None,
         }
         .into());
     }

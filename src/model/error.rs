@@ -43,7 +43,7 @@ pub enum ModelErrorKind {
     },
     /// Validating the model would allocate more memory than is available (the size guard).
     #[error("{0}")]
-    TooLarge(crate::guard::SizeError),
+    TooLarge(Box<crate::guard::SizeError>),
     /// A CSV file a field names (or its inline data) is malformed.
     #[error("{source_name} ({field}): {problem}")]
     Csv {

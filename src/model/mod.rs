@@ -119,7 +119,7 @@ impl Model {
         let src = inline_csv_files(&mut spec, base)?;
         // The size guard: what validation builds, priced from the spec before it is built.
         size::check_spec(&spec, crate::guard::MemoryBudget::from_env())
-            .map_err(|e| ModelError::new(ModelErrorKind::TooLarge(e)))?;
+            .map_err(|e| ModelError::new(ModelErrorKind::TooLarge(Box::new(e))))?;
         let objective = privacy_and_objective(&spec)?;
         let space = parameter_space(&spec)?;
         let (theta, outputs, mut exact) = grids(&spec, space, objective, &src)?;

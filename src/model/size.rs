@@ -77,6 +77,7 @@ pub(crate) fn check_spec(spec: &ModelSpec, budget: MemoryBudget) -> Result<(), S
             needed_bytes: size.bytes.min(u128::MAX as f64) as u128,
             available_bytes: budget.in_bytes(),
             fields: spec_size_fields(spec).into(),
+            route: None,
         });
     }
     Ok(())

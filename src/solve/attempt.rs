@@ -19,7 +19,10 @@ pub(crate) fn run(problem: &Problem, choice: SolverChoice, options: &SolveOption
         return run_whole(problem, choice, limits, polish, progress);
     }
     let started = Instant::now();
-    let why = match outputs::run(problem, choice, limits, polish, progress) {
+    let generation = progress.time("output generation");
+    let generated = outputs::run(problem, choice, limits, polish, progress);
+    drop(generation);
+    let why = match generated {
         Ok(g) if g.judged.raw.status == Status::TimeLimit => return Ok(g.judged),
         Ok(g) if g.judged.assessment.confirmed => {
             let mut judged = g.judged;
@@ -47,9 +50,16 @@ pub(crate) fn run(problem: &Problem, choice: SolverChoice, options: &SolveOption
         Err(why) => format!("output generation stopped: {why}"),
     };
     let limits = Limits { seconds: limits.remaining_after(started.elapsed()), ..limits };
-    if limits.seconds != Some(0.0) {
-        progress.phase(Phase::WholeLp);
+    if limits.seconds == Some(0.0) {
+        // No time is left for the whole LP: the route's time-limit fallbacks answer.
+        return Err(SolveError::NoSolution {
+            solver: choice,
+            eps: problem.eps,
+            status: Status::TimeLimit,
+            detail: format!("{why}; no time left for the whole LP"),
+        });
     }
+    progress.phase(Phase::WholeLp);
     let mut judged = run_whole(problem, choice, limits, polish, progress)?;
     judged.raw.detail = format!("{}; {why}, so the whole LP", judged.raw.detail);
     Ok(judged)

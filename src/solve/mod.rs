@@ -32,6 +32,7 @@ mod status;
 mod strategy;
 pub(crate) mod structured;
 mod summary;
+mod timing;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -56,6 +57,7 @@ pub use robust::{
 pub use solution::{LpSize, Solution};
 pub use status::Status;
 pub use summary::{RowSummary, SolveSummary};
+pub use timing::{PhaseTime, PhaseTimes, Timings};
 
 use crate::lp::{cost_matrix, MemoryBudget, Problem, Program, Symmetry};
 use crate::model::{Model, Neighbours, Objective};
@@ -93,7 +95,7 @@ impl Default for SolveOptions {
     fn default() -> Self {
         SolveOptions {
             solver: SolverChoice::Auto,
-            memory: MemoryBudget::from_env(),
+            memory: MemoryBudget::for_solve(),
             limits: Limits::default(),
             polish: true,
             output_generation: true,
@@ -139,15 +141,31 @@ pub fn solve_model_each(
     let count = eps_list.len();
     let mut solved = 0;
     // Each solution is reported, then passed on; the next ε is announced.
+    // What no phase of the route's claims: the chain and anytime routes time themselves as one.
+    let rest = match &route {
+        Route::Anytime { .. } => "anytime route",
+        Route::Chain { .. } => "chain solver",
+        Route::Lp { .. } => "other",
+    };
+    let timings = progress.timings().cloned();
     let mut each = |s: &Solution| {
+        if let Some(t) = &timings {
+            t.finish_eps(s.eps, rest);
+        }
         progress.report(Event::Solved { eps: s.eps, status: s.status, gap: s.checks.relative_gap });
         each(s);
         solved += 1;
         if let Some(&eps) = eps_list.get(solved) {
+            if let Some(t) = &timings {
+                t.begin_eps();
+            }
             progress.report(Event::Eps { eps, index: solved, count });
         }
     };
     if let Some(&eps) = eps_list.first() {
+        if let Some(t) = &timings {
+            t.begin_eps();
+        }
         progress.report(Event::Eps { eps, index: 0, count });
     }
     let started = Instant::now();
@@ -163,6 +181,7 @@ pub fn solve_model_each(
             }
             Route::Lp { backends, reason } => {
                 progress.phase(Phase::Assembling);
+                let assembling = progress.time("assembly");
                 let start = Instant::now();
                 let cost = Arc::new(cost_matrix(model, options.memory)?);
                 if cost.iter().any(|c| !c.is_finite()) {
@@ -185,6 +204,7 @@ pub fn solve_model_each(
                     Symmetry::find(&cost, &model.family.observations(), &model.outputs, &neighbours).map(Arc::new)
                 });
                 let cost_seconds = start.elapsed().as_secs_f64();
+                drop(assembling);
                 eps_list
                     .iter()
                     .enumerate()
@@ -198,6 +218,7 @@ pub fn solve_model_each(
                         let options =
                             SolveOptions { limits: Limits { seconds: share, ..options.limits }, ..options.clone() };
                         let t = Instant::now();
+                        let assembling = options.progress.time("assembly");
                         let mut problem = Problem::try_with_program(
                             cost.clone(),
                             neighbours.clone(),
@@ -207,6 +228,7 @@ pub fn solve_model_each(
                         )?;
                         problem.symmetry = symmetry.clone().flatten();
                         let assembly = cost_seconds + t.elapsed().as_secs_f64();
+                        drop(assembling);
                         let s = solve_lp(&problem, backends, reason, &options, assembly)
                             .map_err(|e| infeasible_constraints(e, model, eps))?;
                         each(&s);
@@ -342,7 +364,7 @@ pub(crate) fn solve_lp(
     // Each attempt with who made it, so the kept producer's own is left out of the detail.
     let mut tried: Vec<(Producer, String)> = Vec::new();
     let mut last_err: Option<SolveError> = None;
-    for &choice in backends {
+    for (index, &choice) in backends.iter().enumerate() {
         // A later backend is a fallback for an answer that is certified, only not to our
         // tolerance: it may take twice the time spent so far (at least a minute), not unbounded
         // time — Clarabel has no orbit LP, and on a symmetric poll's whole LP it runs for hours
@@ -352,11 +374,31 @@ pub(crate) fn solve_lp(
             tried.push((Producer::Solver(choice), format!("{choice}: not started, the time limit was reached")));
             break;
         }
-        if best.is_some() {
+        // A later backend is not started with less than a quarter of the time limit's share left
+        // (or a second, where that is less): its setup alone (HiGHS's presolve, a first
+        // factorisation) would outlast the time.
+        let share = options.limits.seconds.unwrap_or(f64::INFINITY);
+        if let Some(left) = remaining.filter(|&left| index > 0 && left < (0.25 * share).min(1.0)) {
+            tried.push((
+                Producer::Solver(choice),
+                format!("{choice}: not started, only {left:.1} s of the time limit left"),
+            ));
+            break;
+        }
+        if index > 0 {
             // A fallback that would not fit the memory budget is not started: the answer in hand
-            // stands, with its measured gap.
+            // stands, with its measured gap, or the next backend is tried (the route's price is
+            // its first backend's).
             let needed = whole_lp_bytes(problem, choice);
             if needed > options.memory.in_bytes() as u128 {
+                let size = crate::lp::SizeError {
+                    origin: None,
+                    needed_bytes: needed,
+                    available_bytes: options.memory.in_bytes(),
+                    fields: String::new().into(),
+                    route: Some(choice.to_string().into()),
+                };
+                last_err.get_or_insert(SolveError::from(size));
                 tried.push((
                     Producer::Solver(choice),
                     format!(
@@ -376,7 +418,10 @@ pub(crate) fn solve_lp(
             None => remaining,
         };
         let options = SolveOptions { limits: Limits { seconds: remaining, ..options.limits }, ..options.clone() };
-        match attempt::run(problem, choice, &options) {
+        let attempt = options.progress.time(&choice.to_string());
+        let attempted = attempt::run(problem, choice, &options);
+        drop(attempt);
+        match attempted {
             Ok(j) if j.raw.status == Status::TimeLimit => {
                 tried.push((j.solver, format!("{}: {} ({})", j.solver, j.raw.status, j.raw.detail)));
                 keep_certified(&mut stopped, j);
@@ -409,12 +454,23 @@ pub(crate) fn solve_lp(
     }
     if best.is_none() && options.limits.seconds.is_some() {
         // Anytime: the time limit stopped the solve; the fallbacks that need no solver are
-        // always there.
+        // always there: the constant release (cheap), and geometric noise with the Bayes remap
+        // where it is expected to finish within the time left.
         options.progress.phase(Phase::Certifying);
         let mut floor = None;
-        for (raw, name) in fallback_releases(problem) {
-            let judged = strategy::assess(problem, raw, name);
-            floor = judged.assessment.checks.dual_bound;
+        let left = options.limits.remaining_after(start.elapsed()).unwrap_or(0.0);
+        let geometric_fits = 2.0 * outputs::initial_seconds(problem.n_obs(), problem.n_outputs()) <= left;
+        for producer in [Producer::Constant, Producer::GeometricRemap] {
+            if producer == Producer::GeometricRemap && !geometric_fits {
+                tried.push((producer, format!("{producer}: not built, too slow for the time left ({left:.1} s)")));
+                continue;
+            }
+            let _fallback = options.progress.time(&format!("time-limit fallback ({producer})"));
+            let judged = strategy::assess(problem, fallback_release(problem, producer), producer);
+            if producer == Producer::Constant {
+                // The constant's bound (μ = 0: the non-private risk) holds for every candidate.
+                floor = judged.assessment.checks.dual_bound;
+            }
             keep_certified(&mut stopped, judged);
         }
         if let Some(kept) = stopped.as_mut() {
@@ -443,29 +499,26 @@ fn keep_certified(kept: &mut Option<strategy::Judged>, candidate: strategy::Judg
     }
 }
 
-/// The anytime fallbacks, needing no solver: the best constant release (P\[k*, i\] = 1 for the
-/// output of least prior risk, 0-DP) and the geometric + remap mechanism
-/// ([`outputs::geometric_remap_point`]), both with zero multipliers, whose Lagrangian bound is the
-/// non-private risk. Each is a mechanism for the repair to certify, stated as
-/// [`Status::TimeLimit`].
-fn fallback_releases(problem: &Problem) -> [(RawSolution, Producer); 2] {
+/// An anytime fallback, needing no solver: the best constant release ([`Producer::Constant`]:
+/// P\[k*, i\] = 1 for the output of least prior risk, 0-DP) or the geometric + remap mechanism
+/// ([`Producer::GeometricRemap`], [`outputs::geometric_remap_point`]), with zero multipliers,
+/// whose Lagrangian bound is the non-private risk: a mechanism for the repair to certify, stated
+/// as [`Status::TimeLimit`].
+fn fallback_release(problem: &Problem, producer: Producer) -> RawSolution {
     let (n_obs, n_out) = (problem.n_obs(), problem.n_outputs());
-    let best = outputs::best_constant_output(problem);
-    let mut constant = vec![0.0; problem.n_vars()];
-    for i in 0..n_obs {
-        constant[i * n_out + best] = 1.0;
-    }
     let raw = |x: Vec<f64>, what: &str| RawSolution {
         x,
         dp_multipliers: Some(vec![0.0; problem.n_rows() - n_obs]),
         status: Status::TimeLimit,
         detail: format!("the time limit was reached before any solver's answer: {what}"),
     };
-    [
-        (raw(constant, "the best constant release"), Producer::Constant),
-        (
-            raw(outputs::geometric_remap_point(problem), "geometric noise at ε/2 and the Bayes remap"),
-            Producer::GeometricRemap,
-        ),
-    ]
+    if producer == Producer::GeometricRemap {
+        return raw(outputs::geometric_remap_point(problem), "geometric noise at ε/2 and the Bayes remap");
+    }
+    let best = outputs::best_constant_output(problem);
+    let mut constant = vec![0.0; problem.n_vars()];
+    for i in 0..n_obs {
+        constant[i * n_out + best] = 1.0;
+    }
+    raw(constant, "the best constant release")
 }

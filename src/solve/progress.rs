@@ -9,6 +9,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+use super::timing::{Phase as TimedPhase, Timings};
 use super::Status;
 
 /// Where a solve of one ε is.
@@ -104,31 +105,59 @@ pub trait ProgressSink: Send + Sync {
     fn report(&self, event: Event<'_>);
 }
 
-/// A handle on an optional [`ProgressSink`], cheap to clone and to call.
+/// A handle on an optional [`ProgressSink`] and an optional [`Timings`] recorder, cheap to clone
+/// and to call.
 #[derive(Clone, Default)]
-pub struct Progress(Option<Arc<dyn ProgressSink>>);
+pub struct Progress {
+    sink: Option<Arc<dyn ProgressSink>>,
+    timings: Option<Timings>,
+}
 
 impl Progress {
     /// Report to `sink`.
     pub fn to(sink: Arc<dyn ProgressSink>) -> Progress {
-        Progress(Some(sink))
+        Progress { sink: Some(sink), timings: None }
     }
 
     /// Report to no one (the default).
     pub fn none() -> Progress {
-        Progress(None)
+        Progress::default()
+    }
+
+    /// The same reporting, and each phase's seconds recorded in `timings` (read them with
+    /// [`Timings::finished`] once the solve returns).
+    pub fn with_timings(self, timings: Timings) -> Progress {
+        Progress { timings: Some(timings), ..self }
     }
 
     /// True when a sink listens (a backend may then install its callback).
     pub fn is_listening(&self) -> bool {
-        self.0.is_some()
+        self.sink.is_some()
     }
 
     /// Pass `event` to the sink, if any.
     pub fn report(&self, event: Event<'_>) {
-        if let Some(sink) = &self.0 {
+        if let Some(sink) = &self.sink {
             sink.report(event);
         }
+    }
+
+    /// Time a phase named `name` (under the phase open on this thread) until the returned guard
+    /// drops; nothing is recorded without a recorder.
+    pub(crate) fn time(&self, name: &str) -> TimedPhase {
+        self.timings.as_ref().map_or_else(TimedPhase::none, |t| t.open(name))
+    }
+
+    /// Record `seconds` the caller measured for a phase named `name` (under the open one).
+    pub(crate) fn add_time(&self, name: &str, seconds: f64) {
+        if let Some(t) = &self.timings {
+            t.add(name, seconds);
+        }
+    }
+
+    /// The recorder, if any.
+    pub(crate) fn timings(&self) -> Option<&Timings> {
+        self.timings.as_ref()
     }
 
     /// [`Event::Phase`].
@@ -146,7 +175,7 @@ impl Progress {
 
 impl fmt::Debug for Progress {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(if self.0.is_some() { "Progress(sink)" } else { "Progress(none)" })
+        f.write_str(if self.sink.is_some() { "Progress(sink)" } else { "Progress(none)" })
     }
 }
 

@@ -44,7 +44,7 @@ pub(crate) const CLARABEL_REGULARISATION_GRAPH: [f64; 3] = [1e-8, 1e-10, 1e-13];
 
 /// Judge a backend's answer with no polish.
 pub(crate) fn assess(problem: &Problem, raw: RawSolution, solver: Producer) -> Judged {
-    judge(problem, raw, solver, Repair::None, CHECK_TOLERANCE)
+    judge(problem, raw, solver, Repair::None, CHECK_TOLERANCE, &Progress::none())
 }
 
 /// Run `choice`'s backend on the whole of `problem` with its attempts and the polish (`polish`
@@ -59,6 +59,19 @@ pub(crate) fn run_whole(
     match choice {
         #[cfg(feature = "clarabel")]
         SolverChoice::Clarabel => {
+            let needed = clarabel_first_iteration_seconds(problem);
+            if let Some(left) = limits.seconds.filter(|&left| needed > left) {
+                // Clarabel checks its time limit between iterations only, and one factorisation of
+                // a graph's KKT system can outlast the limit many times over.
+                return Err(SolveError::NoSolution {
+                    solver: SolverChoice::Clarabel,
+                    eps: problem.eps,
+                    status: Status::TimeLimit,
+                    detail: format!(
+                        "not started: its first iteration alone would take about {needed:.0} s of the {left:.1} s left"
+                    ),
+                });
+            }
             let mut best: Option<Judged> = None;
             let mut attempts = Vec::new();
             let ladder =
@@ -80,10 +93,14 @@ pub(crate) fn run_whole(
                     ..super::clarabel::ClarabelSolver::with_limits(limits)
                 };
                 let started = Instant::now();
-                let raw = super::LpSolver::solve(&backend, problem)?;
+                let raw = {
+                    let _iterations = progress.time("iterations");
+                    super::LpSolver::solve(&backend, problem)?
+                };
                 let budget = polish_budget(SolverChoice::Clarabel, started.elapsed(), limits);
                 let repair = if polish { Repair::RepriceAndPolish(budget) } else { Repair::None };
-                let judged = judge(problem, raw, Producer::Solver(SolverChoice::Clarabel), repair, polish_above);
+                let judged =
+                    judge(problem, raw, Producer::Solver(SolverChoice::Clarabel), repair, polish_above, progress);
                 let gap = judged.assessment.checks.relative_gap.unwrap_or(f64::INFINITY);
                 attempts.push(format!("regularisation {reg:e}: {}, gap {gap:.1e}", judged.raw.detail));
                 let done = (judged.assessment.confirmed && judged.raw.status == Status::Optimal)
@@ -104,10 +121,20 @@ pub(crate) fn run_whole(
         SolverChoice::HighsIpm if polish => {
             let backend = choice.backend(limits, progress)?;
             let started = Instant::now();
-            let raw = backend.solve(problem)?;
+            let raw = {
+                let _iterations = progress.time("iterations");
+                backend.solve(problem)?
+            };
             let budget = polish_budget(choice, started.elapsed(), limits);
             let repairs = Instant::now();
-            let first = judge(problem, raw, Producer::Solver(backend.name()), Repair::Reprice(budget), CHECK_TOLERANCE);
+            let first = judge(
+                problem,
+                raw,
+                Producer::Solver(backend.name()),
+                Repair::Reprice(budget),
+                CHECK_TOLERANCE,
+                progress,
+            );
             if first.assessment.confirmed || !first.raw.status.has_solution() {
                 return Ok(first);
             }
@@ -116,7 +143,10 @@ pub(crate) fn run_whole(
         other => {
             let backend = other.backend(limits, progress)?;
             let started = Instant::now();
-            let raw = backend.solve(problem)?;
+            let raw = {
+                let _iterations = progress.time("iterations");
+                backend.solve(problem)?
+            };
             let block = other == SolverChoice::BlockIpm;
             let budget = polish_budget(other, started.elapsed(), limits);
             // HiGHS: a vertex that passes our checks stands; the polish is for the occasional
@@ -125,7 +155,7 @@ pub(crate) fn run_whole(
             // The block interior point: an unconfirmed point is repriced, then polished.
             let polishes = polish && (other.is_highs() || block);
             let repair = if polishes { Repair::RepriceAndPolish(budget) } else { Repair::None };
-            let mut judged = judge(problem, raw, Producer::Solver(backend.name()), repair, CHECK_TOLERANCE);
+            let mut judged = judge(problem, raw, Producer::Solver(backend.name()), repair, CHECK_TOLERANCE, progress);
             // Stopped at its numerical limit, the block interior point's own gap is not the
             // measure: where our certificate of the released point meets the tolerance, it is
             // optimal.
@@ -135,6 +165,19 @@ pub(crate) fn run_whole(
             Ok(judged)
         }
     }
+}
+
+/// Seconds Clarabel's first iteration (its first factorisation of the KKT system) may take on
+/// `problem`: on a neighbour graph the fill grows as |Θ̃|³·|Y|^1.87 (the estimate's law for an
+/// interior point on a lattice, [`super::estimate`]), a tenth of that law's whole-solve time
+/// (multinomial d = 3, K = 40: the restricted LP of 47 outputs × 861 observations ran 223 s past
+/// a 3 s limit; the law gives 22 s); on a chain or band, 0 (its factorisations are cheap).
+fn clarabel_first_iteration_seconds(problem: &Problem) -> f64 {
+    if problem.neighbours.is_chain() || matches!(problem.neighbours, crate::model::Neighbours::Band { .. }) {
+        return 0.0;
+    }
+    let (n_obs, n_out) = (problem.n_obs() as f64, problem.n_outputs() as f64);
+    7e-10 * n_out.powi(3) * n_obs.powf(1.87)
 }
 
 /// HiGHS's interior point with crossover ends at *a* vertex of an LP that has many optimal
@@ -152,10 +195,15 @@ fn second_vertex(
     progress: &Progress,
 ) -> Result<Judged, SolveError> {
     let started = Instant::now();
+    let _second = progress.time("second vertex (dual simplex)");
     let limits = Limits { seconds: Some(budget.as_secs_f64()), iterations: None };
     let simplex = SolverChoice::HighsSimplex.backend(limits, progress)?;
     let gap = |j: &Judged| j.assessment.checks.relative_gap.unwrap_or(f64::INFINITY);
-    let raw = match simplex.solve(problem) {
+    let solved = {
+        let _iterations = progress.time("iterations");
+        simplex.solve(problem)
+    };
+    let raw = match solved {
         Ok(raw) if raw.status == Status::Optimal => raw,
         ended => {
             let why = ended.map_or_else(|e| e.to_string(), |raw| raw.status.to_string());
@@ -170,6 +218,7 @@ fn second_vertex(
         Producer::Solver(SolverChoice::HighsSimplex),
         Repair::RepriceAndPolish(left),
         CHECK_TOLERANCE,
+        progress,
     );
     let what = format!(
         "dual simplex for a second vertex in {:.1} s: gap {:.1e} ({})",
@@ -288,8 +337,17 @@ fn polish_budget(choice: SolverChoice, backend: Duration, limits: Limits) -> Dur
 /// answer unconfirmed (gap above `polish_above`) and multipliers present, its polished vertex;
 /// keep the better-ranked (feasible first, then the smaller measured gap) and say what happened
 /// in the detail.
-fn judge(problem: &Problem, raw: RawSolution, solver: Producer, repair: Repair, polish_above: f64) -> Judged {
+fn judge(
+    problem: &Problem,
+    raw: RawSolution,
+    solver: Producer,
+    repair: Repair,
+    polish_above: f64,
+    progress: &Progress,
+) -> Judged {
+    let certifying = progress.time("certify");
     let before = Assessment::of(problem, &raw);
+    drop(certifying);
     let gap_before = before.checks.relative_gap.unwrap_or(f64::INFINITY);
     let (budget, polishes) = match repair {
         Repair::None => (None, false),
@@ -311,6 +369,7 @@ fn judge(problem: &Problem, raw: RawSolution, solver: Producer, repair: Repair, 
     let (raw, before) = if before.confirmed {
         (raw, before)
     } else {
+        let _repricing = progress.time("repricing");
         match repriced(problem, raw, before, budget) {
             Repricing::Confirmed(raw, assessment) => return Judged { raw, assessment, solver },
             Repricing::Kept(raw, before) => (raw, before),
@@ -326,6 +385,7 @@ fn judge(problem: &Problem, raw: RawSolution, solver: Producer, repair: Repair, 
         let raw = RawSolution { detail: format!("{}; no time left to polish", raw.detail), ..raw };
         return Judged { raw, assessment: before, solver };
     }
+    let polishing = progress.time("polish");
     let polished = match polish::polish(problem, &raw.x, mu, left) {
         Ok(p) => p,
         Err(why) => {
@@ -340,6 +400,7 @@ fn judge(problem: &Problem, raw: RawSolution, solver: Producer, repair: Repair, 
         detail: String::new(),
     };
     let after = Assessment::of(problem, &candidate);
+    drop(polishing);
     let gap_after = after.checks.relative_gap.unwrap_or(f64::INFINITY);
     let (cols, rows) = polished.reduced_size;
     let what = format!(

@@ -3,7 +3,7 @@
 //! (see `docs/statistics.md`). One place builds the `solve --json` rows, so the command line and
 //! the Python package print the same fields from the same serialisation.
 
-use super::{reference_risks, robustness, robustness_warning, ReferenceRisks, Robustness, Solution};
+use super::{reference_risks, robustness, robustness_warning, PhaseTimes, ReferenceRisks, Robustness, Solution};
 use crate::lp::MemoryBudget;
 use crate::model::{Model, Objective};
 
@@ -27,6 +27,8 @@ pub struct RowSummary {
     pub rmse: Option<f64>,
     /// Worst case and released range (Bayes designs whose profile is small enough to compute).
     pub robustness: Option<Robustness>,
+    /// Where the solve's time went, when it was timed ([`SolveSummary::with_timings`]).
+    pub timings: Option<PhaseTimes>,
 }
 
 impl SolveSummary {
@@ -51,7 +53,7 @@ impl SolveSummary {
                 if let (Some(r), Some(refs)) = (&robustness, &refs) {
                     warnings.extend(robustness_warning(s.eps, s.bayes_risk, refs, r));
                 }
-                RowSummary { refs, rmse: squared.then(|| s.bayes_risk.max(0.0).sqrt()), robustness }
+                RowSummary { refs, rmse: squared.then(|| s.bayes_risk.max(0.0).sqrt()), robustness, timings: None }
             })
             .collect();
         if skipped {
@@ -63,6 +65,15 @@ impl SolveSummary {
         SolveSummary { refs, rows, warnings }
     }
 
+    /// Each row with where its time went: `timings` holds one entry per solution, in order (what
+    /// [`super::Timings::finished`] returns after the solve).
+    pub fn with_timings(mut self, timings: Vec<PhaseTimes>) -> SolveSummary {
+        for (row, t) in self.rows.iter_mut().zip(timings) {
+            row.timings = Some(t);
+        }
+        self
+    }
+
     /// The `solve --json` array: one object per solution.
     pub fn json_rows(&self, solutions: &[Solution]) -> Vec<serde_json::Value> {
         solutions.iter().zip(&self.rows).map(|(s, r)| r.json_row(s)).collect()
@@ -71,7 +82,8 @@ impl SolveSummary {
 
 impl RowSummary {
     /// The solution's JSON object with `prior_risk`, `non_private_risk`, `rmse` and, for Bayes
-    /// designs, `worst_case_risk`, `worst_case_theta`, `released_range`, `range_coverage`.
+    /// designs, `worst_case_risk`, `worst_case_theta`, `released_range`, `range_coverage`; when
+    /// timed, `phases` (each phase's `phase` and `seconds`) and `threads`.
     pub fn json_row(&self, s: &Solution) -> serde_json::Value {
         let mut v = serde_json::to_value(s).expect("a solution serialises");
         let o = v.as_object_mut().expect("a solution is an object");
@@ -84,6 +96,10 @@ impl RowSummary {
             o.insert("worst_case_theta".into(), serde_json::to_value(&r.worst_case_theta).expect("floats"));
             o.insert("released_range".into(), serde_json::to_value(&r.released_range).expect("floats"));
             o.insert("range_coverage".into(), r.range_coverage.into());
+        }
+        if let Some(t) = &self.timings {
+            o.insert("phases".into(), serde_json::to_value(&t.phases).expect("phases serialise"));
+            o.insert("threads".into(), t.threads.into());
         }
         v
     }

@@ -402,6 +402,7 @@ fn read_text(dir: &Path) -> Result<(String, Shape)> {
             needed_bytes: needed,
             available_bytes: budget.in_bytes(),
             fields: "the shards (merge fewer cases at once)".into(),
+            route: None,
         };
         return Err(unreadable(dir, format!("is too large to read: {e}")));
     }

@@ -36,8 +36,9 @@ cli_json <- function(...) {
   jsonlite::fromJSON(r$stdout, simplifyVector = FALSE)
 }
 
-# Every field but wall-clock times (`seconds`, `assembly_seconds`), which differ between runs.
-timeless <- function(fields) fields[!grepl("seconds$", fields)]
+# Every field but wall-clock times (`seconds`, `assembly_seconds`, and the command line's phase
+# breakdown `phases` with its `threads`), which differ between runs.
+timeless <- function(fields) fields[!grepl("seconds$", fields) & !(fields %in% c("phases", "threads"))]
 
 # A data frame row's field as the command line's JSON writes it (NA for null, a list column's value as is).
 same_value <- function(frame_value, json_value) {

@@ -73,6 +73,17 @@ pub(crate) struct IpmResult {
     /// Largest primal and dual residuals of it.
     pub primal_residual: f64,
     pub dual_residual: f64,
+    /// Seconds spent in the iterations' three dense kernels.
+    pub times: KernelTimes,
+}
+
+/// Seconds the iterations spent factorising the outputs' blocks, forming the Schur complement
+/// and factorising it (the rest of an iteration is the Newton solves and the vector work).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct KernelTimes {
+    pub block_factorisations: f64,
+    pub schur_forming: f64,
+    pub schur_factorisation: f64,
 }
 
 /// Stopping rule and limits.
@@ -81,6 +92,9 @@ pub(crate) struct Settings {
     pub feasibility_tolerance: f64,
     pub max_iterations: u32,
     pub deadline: Option<Instant>,
+    /// Seconds the first iteration is expected to take (later ones: the last one's): an
+    /// iteration expected to end past the deadline is not started.
+    pub first_iteration_seconds: f64,
     /// Called after every iteration with its number.
     pub on_iteration: Box<dyn Fn(u32) + Send + Sync>,
 }
@@ -248,6 +262,9 @@ pub(crate) fn solve(lp: &BlockLp, settings: &Settings) -> IpmResult {
     let mut since_best = 0;
     let mut iteration = 0;
     let mut pivot_floor = PIVOT_FLOOR;
+    let mut times = KernelTimes::default();
+    let mut iteration_seconds = settings.first_iteration_seconds;
+    let mut iteration_began = Instant::now();
     let ending = loop {
         // Residuals.
         let mut rp = vec![0.0; m * ne];
@@ -287,6 +304,7 @@ pub(crate) fn solve(lp: &BlockLp, settings: &Settings) -> IpmResult {
                     gap,
                     primal_residual: pinf,
                     dual_residual: dinf,
+                    times: KernelTimes::default(),
                 },
             ));
             since_best = 0;
@@ -305,13 +323,17 @@ pub(crate) fn solve(lp: &BlockLp, settings: &Settings) -> IpmResult {
         if iteration >= settings.max_iterations {
             break Ending::IterationLimit;
         }
-        if settings.deadline.is_some_and(|d| Instant::now() >= d) {
+        if settings
+            .deadline
+            .is_some_and(|d| d.saturating_duration_since(Instant::now()).as_secs_f64() < iteration_seconds)
+        {
             break Ending::TimeLimit;
         }
 
         // Factorise every block and form the Schur complement.
         let w: Vec<f64> = p.lambda.iter().zip(&p.s).map(|(l, s)| l / s).collect();
         let d: Vec<f64> = p.x.iter().zip(&p.z).map(|(x, z)| (x / (z + PRIMAL_REGULARISATION * x)).sqrt()).collect();
+        let clock = Instant::now();
         let factors = per_output(m, threads, |k| {
             let (wk, dk) = (&w[k * ne..(k + 1) * ne], &d[k * n..(k + 1) * n]);
             // I + D Gᵀ W G D ⪰ I: every pivot is ≥ 1.
@@ -321,6 +343,7 @@ pub(crate) fn solve(lp: &BlockLp, settings: &Settings) -> IpmResult {
                 symbolic.factorise(&block_values::<f64>(lp, &pattern, wk, dk), 1.0, pivot_floor).ok()
             }
         });
+        times.block_factorisations += clock.elapsed().as_secs_f64();
         if factors.iter().any(Option::is_none) {
             if raise_floor(&mut pivot_floor) {
                 continue;
@@ -328,8 +351,12 @@ pub(crate) fn solve(lp: &BlockLp, settings: &Settings) -> IpmResult {
             break Ending::Stalled;
         }
         let factors: Vec<_> = factors.into_iter().map(|f| f.expect("checked")).collect();
+        let clock = Instant::now();
         let schur = form_schur(&factors, &symbolic, &d, threads);
+        times.schur_forming += clock.elapsed().as_secs_f64();
+        let clock = Instant::now();
         let schur = DenseCholesky::factorise(n, schur, threads);
+        times.schur_factorisation += clock.elapsed().as_secs_f64();
         if schur.dropped == n {
             // Nothing left of the Schur complement (its entries overflowed): the end of the road.
             if raise_floor(&mut pivot_floor) {
@@ -515,10 +542,13 @@ pub(crate) fn solve(lp: &BlockLp, settings: &Settings) -> IpmResult {
         axpy(ad, &dir.lambda, &mut p.lambda);
         axpy(ad, &dir.nu, &mut p.nu);
         iteration += 1;
+        iteration_seconds = iteration_began.elapsed().as_secs_f64();
+        iteration_began = Instant::now();
         (settings.on_iteration)(iteration);
     };
     let (_, mut result) = best.expect("the first iterate is always recorded");
     result.ending = ending;
+    result.times = times;
     result
 }
 

@@ -22,11 +22,12 @@ use super::{SolveError, SolverChoice, Status, CHECK_TOLERANCE};
 use crate::lp::Problem;
 
 /// Bytes the block interior point needs on an LP of `n_obs` observations and `n_out` outputs: the
-/// dense Schur complement once per worker thread and once summed, the iterates (x, z, s, λ and
-/// their directions) and the per-output factors.
+/// dense Schur complement (one |Y| × |Y| matrix, formed and factorised in place), each worker
+/// thread's block of right-hand sides and summing strip (|Y| × 32 each), the iterates (x, z, s, λ
+/// and their directions) and the per-output factors. Only the strips grow with the threads.
 pub(crate) fn memory_bytes(n_obs: usize, n_out: usize, n_dp_rows_per_output: usize) -> u128 {
-    let threads = ipm::worker_threads(n_out);
-    let dense = (threads as u128 + 1) * (n_obs as u128).pow(2) * 8;
+    let threads = ipm::worker_threads(n_out) as u128;
+    let dense = (n_obs as u128).pow(2) * 8 + threads * 2 * (n_obs as u128) * sparse_cholesky::WIDTH as u128 * 8;
     let iterates = 24 * (n_out as u128) * (n_obs as u128 + n_dp_rows_per_output as u128) * 8;
     // A factor of the neighbour graph's pattern: measured 15 nonzeros per observation on the
     // multinomial's lattice at |Y| = 861; 64 leaves room for larger lattices.
@@ -96,11 +97,17 @@ impl LpSolver for BlockIpmSolver {
             feasibility_tolerance: FEASIBILITY_TOLERANCE,
             max_iterations: self.limits.iterations.unwrap_or(MAX_ITERATIONS),
             deadline: self.limits.seconds.map(|s| Instant::now() + Duration::from_secs_f64(s)),
+            // The estimate is a 2-core machine's at rest; twice it covers a busy one.
+            first_iteration_seconds: 2.0 * super::estimate::block_ipm_iteration_seconds(n as f64, m as f64),
             on_iteration: Box::new(move |iteration| {
                 progress.report(Event::Iteration { solver: "block-ipm", iteration: u64::from(iteration) })
             }),
         };
         let result = ipm::solve(&lp, &settings);
+        let times = result.times;
+        self.progress.add_time("block factorisations", times.block_factorisations);
+        self.progress.add_time("Schur complement forming", times.schur_forming);
+        self.progress.add_time("Schur complement factorisation", times.schur_factorisation);
 
         let mut x = vec![0.0; problem.n_vars()];
         for k in 0..m {
