@@ -174,6 +174,9 @@ fn restricted_shares(model: &Model, epsilons: &[f64], options: &SolveOptions) ->
         .collect()
 }
 
+/// Bytes each worker thread may hold besides the route's arrays (see [`estimate_route`]).
+const THREAD_BYTES: u128 = 4 << 20;
+
 /// The sizes of an LP that its memory depends on.
 pub(crate) struct LpShape {
     /// |Y|.
@@ -402,6 +405,10 @@ pub(crate) fn estimate_route(
             }
             _ => 0.0,
         };
+    // Every worker thread's stack and allocator arena, and the buffers its tasks hold at once
+    // (rayon's tasks on a graph or band: pricing, the remap's walks, the anytime passes): about
+    // 4 MiB a thread, measured as the spread of repeated peaks (tests/memory_estimate.rs).
+    let memory_bytes = memory_bytes + THREAD_BYTES * rayon::current_num_threads() as u128;
     let available = options.memory.in_bytes();
     Estimate {
         output_generation,
