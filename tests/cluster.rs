@@ -59,26 +59,6 @@ const POISSON: &str = "name = \"counts\"\nepsilon = [0.5, 2.0]\n[parameter]\nlow
 const PARTY_GRID: [&str; 4] = ["--parties", "1,2,3", "--eps", "0.5,1,2"];
 const SOLVE_EPS: [&str; 2] = ["--eps", "0.1,0.25,0.5,1,1.5,2,3"];
 
-/// `solve --json` text without its wall-clock fields (`seconds`, `assembly_seconds`; the phase
-/// breakdown `phases` and `threads`, which only an unsharded `solve` reports).
-fn without_timings(json: &[u8]) -> String {
-    let mut rows: serde_json::Value = serde_json::from_slice(json).expect("solve --json");
-    for row in rows.as_array_mut().expect("rows") {
-        let row = row.as_object_mut().expect("a row");
-        row.remove("phases");
-        row.remove("threads");
-    }
-    serde_json::to_string_pretty(&rows)
-        .unwrap()
-        .lines()
-        .map(|l| match l.split_once("seconds\": ") {
-            Some((key, _)) => format!("{key}seconds\": <time>"),
-            None => l.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 #[test]
 #[ignore = "needs slurm-wlm and root (starts munged, slurmctld and slurmd for about a minute)"]
 fn slurm_job_array_sweeps_equal_the_unsharded_runs() {
@@ -153,7 +133,7 @@ fn slurm_job_array_sweeps_equal_the_unsharded_runs() {
         common::files_under(&tmp.path().join("whole-parties"))
     );
     let merged_json = std::fs::read(tmp.path().join("eps/merged/solve.json")).unwrap();
-    assert_eq!(without_timings(&merged_json), without_timings(&solved.stdout));
+    assert_eq!(common::without_timings(&merged_json), common::without_timings(&solved.stdout));
 }
 
 /// The shell command of a Kubernetes Job's container in `yaml` (its folded `args: - >-` block).

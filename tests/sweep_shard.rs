@@ -139,38 +139,17 @@ fn table_party_sweep_merged_from_1_3_and_7_shards_equals_the_unsharded_run() {
     party_sweep_of_file_merges_exactly("table", &model, tmp.path(), &["--parties", "1,2", "--eps", "0.5,2"], 2 * 2 * 2);
 }
 
-/// `solve --json` text with the wall-clock fields (`seconds`, `assembly_seconds`; the phase
-/// breakdown `phases` and `threads`, which only an unsharded `solve` reports) blanked: they
-/// time the run, so no two runs share them. Everything else is compared byte for byte.
-fn without_timings(json: &[u8]) -> String {
-    let mut rows: serde_json::Value = serde_json::from_slice(json).expect("solve --json");
-    for row in rows.as_array_mut().expect("rows") {
-        let row = row.as_object_mut().expect("a row");
-        row.remove("phases");
-        row.remove("threads");
-    }
-    serde_json::to_string_pretty(&rows)
-        .unwrap()
-        .lines()
-        .map(|l| match l.split_once("seconds\": ") {
-            Some((key, _)) => format!("{key}seconds\": <time>"),
-            None => l.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 fn solve_sweep_merges_exactly(tag: &str, text: &str, eps: &str) {
     let tmp = tempfile::tempdir().unwrap();
     let model = common::write_file(tmp.path(), &format!("{tag}.toml"), text);
     let unsharded = run(&["solve", s(&model), "--eps", eps, "--json"]);
     let rows: serde_json::Value = serde_json::from_slice(&unsharded.stdout).unwrap();
     assert_eq!(rows.as_array().unwrap().len(), eps.split(',').count());
-    let want = without_timings(&unsharded.stdout);
+    let want = common::without_timings(&unsharded.stdout);
     assert!(want.contains("\"bayes_risk\"") && want.contains("<time>"));
     for n in [1, 3, 7] {
         let (o, merged) = shard_and_merge(tmp.path(), tag, "solve", &model, &["--eps", eps], n);
-        assert_eq!(without_timings(&o.stdout), want, "{tag}, {n} shards: the unsharded --json");
+        assert_eq!(common::without_timings(&o.stdout), want, "{tag}, {n} shards: the unsharded --json");
         let file = std::fs::read(merged.join("solve.json")).unwrap();
         assert_eq!(file, o.stdout, "{tag}, {n} shards: solve.json is the printed --json");
     }

@@ -218,3 +218,24 @@ pub fn files_under(dir: &Path) -> Vec<(String, Vec<u8>)> {
     v.sort();
     v
 }
+
+/// `solve --json` text with the wall-clock fields (`seconds`, `assembly_seconds`; the phase
+/// breakdown `phases` and `threads`, which only an unsharded `solve` reports) blanked: they
+/// time the run, so no two runs share them. Everything else is compared byte for byte.
+pub fn without_timings(json: &[u8]) -> String {
+    let mut rows: serde_json::Value = serde_json::from_slice(json).expect("solve --json");
+    for row in rows.as_array_mut().expect("rows") {
+        let row = row.as_object_mut().expect("a row");
+        row.remove("phases");
+        row.remove("threads");
+    }
+    serde_json::to_string_pretty(&rows)
+        .unwrap()
+        .lines()
+        .map(|l| match l.split_once("seconds\": ") {
+            Some((key, _)) => format!("{key}seconds\": <time>"),
+            None => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
