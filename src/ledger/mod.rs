@@ -88,6 +88,24 @@ pub struct Charge {
     pub mechanism: String,
 }
 
+impl Charge {
+    /// The entry this charge becomes once recorded as release `id` at `time`, added by
+    /// `composition`, of `value`.
+    pub(crate) fn entry(&self, id: i64, composition: Composition, time: String, value: String) -> Entry {
+        Entry {
+            id,
+            dataset: self.dataset.clone(),
+            eps: self.eps,
+            delta: self.delta,
+            composition,
+            fingerprint: self.fingerprint.clone(),
+            mechanism: self.mechanism.clone(),
+            time,
+            value,
+        }
+    }
+}
+
 /// One recorded release.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Entry {

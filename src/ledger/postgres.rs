@@ -206,17 +206,7 @@ impl Ledger for PostgresLedger {
         )
         .map_err(&fail)?;
         tx.commit().map_err(&fail)?;
-        Ok(Entry {
-            id,
-            dataset: charge.dataset.clone(),
-            eps: charge.eps,
-            delta: charge.delta,
-            composition,
-            fingerprint: charge.fingerprint.clone(),
-            mechanism: charge.mechanism.clone(),
-            time,
-            value,
-        })
+        Ok(charge.entry(id, composition, time, value))
     }
 
     fn history(&mut self, dataset: Option<&str>) -> Result<Vec<DatasetHistory>> {
