@@ -139,7 +139,6 @@ pub(crate) fn repair_and_quantise(
     if RepairMethod::for_delta(0.0).iter().all(|m| *m != method) {
         return Err(CertifyError::MethodMismatch { method, delta: 0.0 });
     }
-    let (n_out, n_obs) = p.dim();
     let input = check_input(neighbours, eps, p, total, None)?;
     let edges: Vec<(usize, usize)> = neighbours.edges().collect();
     let bound = RatioBound::for_eps(eps);
@@ -168,22 +167,49 @@ pub(crate) fn repair_and_quantise(
     }
 
     // Steps 3–5.
+    let need = row_violations(&q, &edges, rho);
+    mix_and_quantise(&q, &need, || edges.iter().copied(), eps, total, method, &input)
+}
+
+/// Each row's largest DP violation max(q\[k,a\] − ρq\[k,b\], q\[k,b\] − ρq\[k,a\], 0) over `edges`.
+fn row_violations(q: &Array2<f64>, edges: &[(usize, usize)], rho: f64) -> Vec<f64> {
+    use rayon::prelude::*;
+    let n_obs = q.ncols();
+    q.as_standard_layout()
+        .as_slice()
+        .expect("a standard-layout matrix")
+        .par_chunks(n_obs.max(1))
+        .map(|row| edges.iter().fold(0.0f64, |v, &(a, b)| v.max(row[a] - rho * row[b]).max(row[b] - rho * row[a])))
+        .collect()
+}
+
+/// Steps 3–5 of the repair: mix every row k with g_k = (need_k + margin(1 + ρ))/(ρ − 1) (need:
+/// the row's largest DP violation, [`row_violations`]), quantise every column to `total` and
+/// check the weights exactly on `pairs`, the margin growing fourfold until they certify. Where
+/// ρ − 1 underflows (ε ≲ 1e-16) no finite mixing is enough: every column becomes the mean
+/// column, which certifies trivially.
+fn mix_and_quantise<I: Iterator<Item = (usize, usize)>>(
+    q: &Array2<f64>,
+    need: &[f64],
+    pairs: impl Fn() -> I,
+    eps: f64,
+    total: u64,
+    method: RepairMethod,
+    input: &InputMeasures,
+) -> Result<(Vec<Vec<u64>>, f64, RepairReport)> {
+    use rayon::prelude::*;
+    let (n_out, n_obs) = q.dim();
+    let rho = RatioBound::for_eps(eps).value();
+    let has_edges = pairs().next().is_some();
     let t = total as f64;
     let mut margin = 2.0 / t;
     for attempt in 1..=16u32 {
-        let g: Vec<f64> = (0..n_out)
-            .map(|k| {
-                let mut need = 0.0f64;
-                for &(a, b) in &edges {
-                    let (qa, qb) = (q[[k, a]], q[[k, b]]);
-                    if qa == 0.0 && qb == 0.0 {
-                        continue;
-                    }
-                    need = need.max(qa - rho * qb).max(qb - rho * qa);
-                }
-                let row_nonzero = q.row(k).iter().any(|&v| v > 0.0);
-                if row_nonzero && !edges.is_empty() {
-                    (need + margin * (1.0 + rho)).max(0.0) / (rho - 1.0)
+        let g: Vec<f64> = need
+            .iter()
+            .zip(q.outer_iter())
+            .map(|(&v, row)| {
+                if row.iter().any(|&x| x > 0.0) && has_edges {
+                    (v + margin * (1.0 + rho)).max(0.0) / (rho - 1.0)
                 } else {
                     0.0
                 }
@@ -191,27 +217,27 @@ pub(crate) fn repair_and_quantise(
             .collect();
         let mixing_mass: f64 = g.iter().sum();
         if !mixing_mass.is_finite() {
-            // ρ − 1 underflows (ε ≲ 1e-16: e^ε rounds to 1): no finite mixing is enough, and the
-            // limit of (Q + g)/(1 + Σg) is a column-independent release. Every column becomes
-            // the mean column, quantised once: equal columns have ratio 1 ≤ e^ε exactly.
+            // The limit of (Q + g)/(1 + Σg) is a column-independent release: equal columns have
+            // ratio 1 ≤ e^ε exactly.
             let mean: Vec<f64> = (0..n_out).map(|k| q.row(k).sum() / n_obs as f64).collect();
-            let column = quantise(&mean, total);
-            let columns = vec![column; n_obs];
-            let certified = certify_weights(&columns, edges.iter().copied(), eps)
-                .map_err(|_| CertifyError::QuantisationFailed { eps, delta: 0.0, total, margin })?;
+            let columns = vec![quantise(&mean, total); n_obs];
+            let certified = certify_weights(&columns, pairs(), eps).map_err(|_| CertifyError::QuantisationFailed {
+                eps,
+                delta: 0.0,
+                total,
+                margin,
+            })?;
             return Ok((columns, certified, input.report(method, f64::MAX, 0.0, attempt)));
         }
         let columns: Vec<Vec<u64>> = (0..n_obs)
+            .into_par_iter()
             .map(|i| {
                 let col: Vec<f64> = (0..n_out).map(|k| q[[k, i]] + g[k]).collect();
                 quantise(&col, total)
             })
             .collect();
-        match certify_weights(&columns, edges.iter().copied(), eps) {
-            Ok(certified) => {
-                let report = input.report(method, mixing_mass, margin, attempt);
-                return Ok((columns, certified, report));
-            }
+        match certify_weights(&columns, pairs(), eps) {
+            Ok(certified) => return Ok((columns, certified, input.report(method, mixing_mass, margin, attempt))),
             Err(_) => margin *= 4.0,
         }
     }
@@ -509,40 +535,8 @@ pub(crate) fn repair_far(
         input_column_error: column_error,
         input_min_entry: min_entry,
     };
-    let t = total as f64;
-    let mut margin = 2.0 / t;
-    for attempt in 1..=16u32 {
-        let g: Vec<f64> = need
-            .iter()
-            .zip(q.outer_iter())
-            .map(|(&v, row)| {
-                if row.iter().any(|&x| x > 0.0) && !edges.is_empty() {
-                    (v + margin * (1.0 + rho)).max(0.0) / (rho - 1.0)
-                } else {
-                    0.0
-                }
-            })
-            .collect();
-        let mixing_mass: f64 = g.iter().sum();
-        if !mixing_mass.is_finite() {
-            return Err(CertifyError::QuantisationFailed { eps, delta: 0.0, total, margin });
-        }
-        let columns: Vec<Vec<u64>> = (0..n_obs)
-            .into_par_iter()
-            .map(|i| {
-                let col: Vec<f64> = (0..n_out).map(|k| q[[k, i]] + g[k]).collect();
-                quantise(&col, total)
-            })
-            .collect();
-        let pairs = edges.iter().map(|&(a, b)| (a as usize, b as usize));
-        match certify_weights(&columns, pairs, eps) {
-            Ok(certified) => {
-                return Ok((columns, certified, input.report(RepairMethod::LiftMix, mixing_mass, margin, attempt)))
-            }
-            Err(_) => margin *= 4.0,
-        }
-    }
-    Err(CertifyError::QuantisationFailed { eps, delta: 0.0, total, margin })
+    let pairs = || edges.iter().map(|&(a, b)| (a as usize, b as usize));
+    mix_and_quantise(&q, &need, pairs, eps, total, RepairMethod::LiftMix, &input)
 }
 
 /// Rounds of lift and normalisation in [`repair_far`].
