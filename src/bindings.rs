@@ -344,7 +344,7 @@ pub fn posterior_json(m: &Release, trusted: bool, releases: &[Vec<f64>], level: 
                     notes.extend(note);
                     Ok(k)
                 }
-                Err(problem) => Err(Error::argument("releases", problem)),
+                Err(problem) => Err(Error::argument("releases", problem.to_string())),
             }
         })
         .collect::<Result<Vec<usize>>>()?;

@@ -75,6 +75,7 @@
 //! ```
 
 #![deny(missing_docs)]
+#![deny(unsafe_op_in_unsafe_fn)]
 #![warn(unreachable_pub)]
 
 /// `impl From<Source> for Target` that boxes the source into a variant: a layer's error keeps

@@ -99,7 +99,7 @@ fn release_output(m: &Mechanism, r: &str, file: &Path, notes: &mut Vec<String>) 
                     notes.extend(note);
                     Ok(k)
                 }
-                Err(problem) => refuse(problem),
+                Err(problem) => refuse(problem.to_string()),
             }
         }
     }

@@ -212,15 +212,23 @@ fn check_budget(m: &Release, n: u64, eps_n: f64, budget: Budget) -> Result<()> {
 }
 
 /// `--n`: a whole number of releases, digits or a float form of one (`1e6`), at most 2^64 − 1.
-pub fn parse_count(text: &str) -> std::result::Result<u64, String> {
+pub fn parse_count(text: &str) -> std::result::Result<u64, CountError> {
     let t = text.trim();
     if let Ok(n) = t.parse::<u64>() {
         return Ok(n);
     }
     match t.parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v < 18446744073709551616.0 => Ok(v as u64),
-        _ => Err(format!("must be a whole number of releases from 1 to {} (got \"{t}\")", u64::MAX)),
+        _ => Err(CountError { text: t.to_string() }),
     }
+}
+
+/// `--n` is not a whole number of releases.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("must be a whole number of releases from 1 to {} (got \"{text}\")", u64::MAX)]
+pub struct CountError {
+    /// What was given.
+    pub text: String,
 }
 
 /// `37` → \[37\]; `3,5,12` → \[3, 5, 12\].

@@ -40,7 +40,7 @@ impl DataSource {
         let origin = self.origin();
         let unreadable = |why: String| DataError::new(&origin, None, None, format!("cannot read the records: {why}"));
         match self {
-            DataSource::File(p) => read_text(p, CSV_FILE_BYTES).map_err(unreadable),
+            DataSource::File(p) => read_text(p, CSV_FILE_BYTES).map_err(|e| unreadable(e.to_string())),
             DataSource::Stdin => {
                 let mut bytes = Vec::new();
                 std::io::stdin()

@@ -121,36 +121,69 @@ impl Mechanism {
     }
 
     /// What to tell the user about a typed release `typed` (given as `name`: a flag or a keyword)
-    /// that matched as `m`: `Ok(None)` for an
-    /// exact match, `Ok(Some(note))` for a value rounded to the nearest output, `Err(refusal)` for
-    /// a value outside the grid, half-way between two outputs, or of the wrong dimension. The
-    /// command line and the bindings say the same words.
+    /// that matched as `m`: `Ok(None)` for an exact match, `Ok(Some(note))` for a value rounded to
+    /// the nearest output, a [`ReleaseRefusal`] for a value outside the grid, half-way between two
+    /// outputs, or of the wrong dimension. The command line and the bindings say the same words.
     pub fn release_words(
         &self,
         name: &str,
         typed: &str,
         m: OutputMatch,
-    ) -> std::result::Result<Option<String>, String> {
+    ) -> std::result::Result<Option<String>, ReleaseRefusal> {
+        let typed = typed.to_string();
         match m {
             OutputMatch::Exact(_) => Ok(None),
             OutputMatch::Rounded(k) => Ok(Some(format!(
                 "note: {name} {typed} taken as the output {} (the nearest; within half a grid step)",
                 self.output_text(k)
             ))),
-            OutputMatch::Halfway { nearest, other } => Err(format!(
-                "{typed} lies half-way between the outputs {} and {}, so it names neither; give the value that was released",
-                self.output_text(nearest),
-                self.output_text(other)
-            )),
-            OutputMatch::Outside { nearest } => Err(format!(
-                "{typed} is not an output of the mechanism (|Θ̃| = {}); the nearest output is {}",
-                self.n_outputs(),
-                self.output_text(nearest)
-            )),
+            OutputMatch::Halfway { nearest, other } => Err(ReleaseRefusal::Halfway {
+                typed,
+                nearest: self.output_text(nearest),
+                other: self.output_text(other),
+            }),
+            OutputMatch::Outside { nearest } => {
+                Err(ReleaseRefusal::Outside { typed, outputs: self.n_outputs(), nearest: self.output_text(nearest) })
+            }
             OutputMatch::WrongDimension { expected } => {
                 let got = typed.split(',').count();
-                Err(format!("{typed} has {got} coordinate(s); the mechanism's outputs have {expected}"))
+                Err(ReleaseRefusal::WrongDimension { typed, got, expected })
             }
         }
     }
+}
+
+/// Why a typed release names no output of the mechanism (see [`Mechanism::release_words`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReleaseRefusal {
+    /// It lies half-way between two outputs.
+    #[error("{typed} lies half-way between the outputs {nearest} and {other}, so it names neither; give the value that was released")]
+    Halfway {
+        /// The release as typed.
+        typed: String,
+        /// One of the two outputs.
+        nearest: String,
+        /// The other.
+        other: String,
+    },
+    /// It lies outside the output grid.
+    #[error("{typed} is not an output of the mechanism (|Θ̃| = {outputs}); the nearest output is {nearest}")]
+    Outside {
+        /// The release as typed.
+        typed: String,
+        /// |Θ̃|.
+        outputs: usize,
+        /// The nearest output.
+        nearest: String,
+    },
+    /// It has the wrong number of coordinates.
+    #[error("{typed} has {got} coordinate(s); the mechanism's outputs have {expected}")]
+    WrongDimension {
+        /// The release as typed.
+        typed: String,
+        /// Its coordinates.
+        got: usize,
+        /// The outputs' coordinates.
+        expected: usize,
+    },
 }

@@ -80,7 +80,7 @@ use crate::guard::json::{Schema, Shape, ShapeError};
 use crate::guard::text::quote;
 
 pub use audit::{audit, AuditJudgement, AuditOptions, AuditReport, AuditWitness, Audited, DeltaWitness, GridPoint};
-pub use batch::{Batch, OutputMatch};
+pub use batch::{Batch, OutputMatch, ReleaseRefusal};
 pub use compact::{CompactMechanism, NoiseParameter, FORMAT_VERSION_COMPACT, KIND_GEOMETRIC_REMAP};
 pub use deploy::Recorded;
 pub use error::{ArtifactError, ArtifactErrorKind, AuditError, MechanismError};
@@ -552,7 +552,7 @@ pub(crate) fn read_artifact(path: &Path) -> Result<(String, String)> {
         }
     }
     let bytes = read_bounded(path, ARTIFACT_FILE_BYTES)
-        .map_err(|reason| ArtifactError::new(&origin, ArtifactErrorKind::Unreadable { reason }))?;
+        .map_err(|e| ArtifactError::new(&origin, ArtifactErrorKind::Unreadable { reason: e.to_string() }))?;
     let text = String::from_utf8(bytes).map_err(|_| {
         ArtifactError::new(
             &origin,

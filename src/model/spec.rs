@@ -409,7 +409,7 @@ impl ModelSpec {
     pub fn from_file(path: &Path) -> Result<Self> {
         let origin = path.display().to_string();
         let text = crate::guard::read::read_text(path, crate::guard::read::MODEL_FILE_BYTES)
-            .map_err(|reason| ModelError::new(ModelErrorKind::Unreadable { reason }).in_origin(&origin))?;
+            .map_err(|e| ModelError::new(ModelErrorKind::Unreadable { reason: e.to_string() }).in_origin(&origin))?;
         Self::from_toml(&text, &origin)
     }
 

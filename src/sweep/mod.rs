@@ -82,6 +82,41 @@ impl SweepError {
 /// The file a shard writes into its output directory.
 pub const SHARD_FILE: &str = "shard.json";
 
+/// What a scheduler's environment lacks for `--shard env` (each names the variables).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EnvProblem {
+    /// A variable holds something other than a non-negative integer.
+    #[error("{name} is \"{value}\", not a non-negative integer")]
+    NotInteger {
+        /// The variable.
+        name: String,
+        /// What it holds.
+        value: String,
+    },
+    /// Slurm's task id lies below its minimum.
+    #[error("SLURM_ARRAY_TASK_ID is below SLURM_ARRAY_TASK_MIN")]
+    BelowMinimum,
+    /// No scheduler variable gives the slice.
+    #[error("none of SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX or HQ_TASK_ID is set (run it as a task of a job array, or give --shard I/N)")]
+    NoIndex,
+    /// The slice is known but not the number of slices.
+    #[error("{source_var} gives the slice but nothing gives the number of slices: use --shard env/N or set UBAPP_SHARD_COUNT")]
+    NoCount {
+        /// The variable that gave the slice.
+        source_var: &'static str,
+    },
+    /// The slice is not below the number of slices.
+    #[error("slice {index} from {source_var} is not below the number of slices {count} (number the tasks 0 to N−1, or 1 to N in Slurm, without gaps)")]
+    OutOfRange {
+        /// The slice.
+        index: u32,
+        /// The variable that gave it.
+        source_var: &'static str,
+        /// The number of slices.
+        count: u32,
+    },
+}
+
 /// What can be wrong with a shard request or with the shards given to merge (all input errors).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ShardError {
@@ -97,7 +132,7 @@ pub enum ShardError {
         /// `env` or `env/N`.
         given: String,
         /// What is missing or wrong, naming the variables.
-        problem: String,
+        problem: EnvProblem,
     },
     /// A shard without an output directory would compute rows nobody can merge.
     #[error("--shard needs --out DIR (each shard writes {SHARD_FILE} there for `ubapp merge`)")]
@@ -214,38 +249,34 @@ impl Shard {
     /// (`SLURM_ARRAY_TASK_ID` − `SLURM_ARRAY_TASK_MIN`, count `SLURM_ARRAY_TASK_COUNT`), a
     /// Kubernetes indexed job (`JOB_COMPLETION_INDEX`), HyperQueue (`HQ_TASK_ID`). The count is
     /// `count` when given, else `SLURM_ARRAY_TASK_COUNT` (Slurm) or `UBAPP_SHARD_COUNT`.
-    fn from_env(count: Option<u32>, var: &dyn Fn(&str) -> Option<String>) -> std::result::Result<Shard, String> {
-        let number = |name: &str| -> std::result::Result<Option<u32>, String> {
+    fn from_env(count: Option<u32>, var: &dyn Fn(&str) -> Option<String>) -> std::result::Result<Shard, EnvProblem> {
+        let number = |name: &str| -> std::result::Result<Option<u32>, EnvProblem> {
             match var(name) {
                 None => Ok(None),
                 Some(v) => v
                     .trim()
                     .parse::<u32>()
                     .map(Some)
-                    .map_err(|_| format!("{name} is \"{v}\", not a non-negative integer")),
+                    .map_err(|_| EnvProblem::NotInteger { name: name.to_string(), value: v }),
             }
         };
-        let (index, env_count, source) = if let Some(id) = number("SLURM_ARRAY_TASK_ID")? {
+        let (index, env_count, source_var) = if let Some(id) = number("SLURM_ARRAY_TASK_ID")? {
             let min = number("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0);
-            let index = id.checked_sub(min).ok_or("SLURM_ARRAY_TASK_ID is below SLURM_ARRAY_TASK_MIN")?;
+            let index = id.checked_sub(min).ok_or(EnvProblem::BelowMinimum)?;
             (index, number("SLURM_ARRAY_TASK_COUNT")?, "SLURM_ARRAY_TASK_ID")
         } else if let Some(i) = number("JOB_COMPLETION_INDEX")? {
             (i, None, "JOB_COMPLETION_INDEX")
         } else if let Some(i) = number("HQ_TASK_ID")? {
             (i, None, "HQ_TASK_ID")
         } else {
-            return Err("none of SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX or HQ_TASK_ID is set (run it as a task of a job array, or give --shard I/N)".to_string());
+            return Err(EnvProblem::NoIndex);
         };
         let count = match (count, env_count, number("UBAPP_SHARD_COUNT")?) {
             (Some(n), _, _) | (None, Some(n), _) | (None, None, Some(n)) => n,
-            (None, None, None) => {
-                return Err(format!("{source} gives the slice but nothing gives the number of slices: use --shard env/N or set UBAPP_SHARD_COUNT"))
-            }
+            (None, None, None) => return Err(EnvProblem::NoCount { source_var }),
         };
         if count == 0 || index >= count {
-            return Err(format!(
-                "slice {index} from {source} is not below the number of slices {count} (number the tasks 0 to N−1, or 1 to N in Slurm, without gaps)"
-            ));
+            return Err(EnvProblem::OutOfRange { index, source_var, count });
         }
         Ok(Shard { index, count })
     }

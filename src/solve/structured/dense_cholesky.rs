@@ -19,6 +19,8 @@
 // `!(a <= b)` is meant: it is also true when a is NaN.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
+use super::cpu::Avx2Fma;
+
 /// A pivot at most this fraction of its original diagonal is dropped.
 const DROP_PIVOT: f64 = 1e-13;
 
@@ -226,27 +228,30 @@ struct Update<'a> {
 fn update(rows: &mut [f64], job: &Update<'_>) {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-            // SAFETY: the processor has AVX2 and FMA (checked just above).
-            unsafe { update_avx2_fma(rows, job) };
+        if let Some(cpu) = Avx2Fma::detect() {
+            /// The kernel compiled for AVX2 and FMA (reachable only here, behind the check).
+            ///
+            /// # Safety
+            ///
+            /// The processor must have AVX2 and FMA: `cpu` proves it.
+            #[target_feature(enable = "avx2,fma")]
+            unsafe fn update_avx2_fma(cpu: Avx2Fma, rows: &mut [f64], job: &Update<'_>) {
+                update_kernel(rows, job, Some(cpu));
+            }
+            // SAFETY: `cpu` was made by `Avx2Fma::detect`, which found both features.
+            unsafe { update_avx2_fma(cpu, rows, job) };
             return;
         }
     }
-    update_kernel::<false>(rows, job);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn update_avx2_fma(rows: &mut [f64], job: &Update<'_>) {
-    update_kernel::<true>(rows, job);
+    update_kernel(rows, job, None);
 }
 
 /// The update's loops, inlined into each instruction set's entry so that the compiler vectorises
-/// them for it; `FUSED` uses fused multiply-adds (only where the processor has them: elsewhere
-/// `mul_add` is a library call). Row tiles are taken [`TILE_GROUP`] at a time, and each packed
+/// them for it; with `fused` (the proof that the processor has them) the tiles use AVX2 fused
+/// multiply-adds. Row tiles are taken [`TILE_GROUP`] at a time, and each packed
 /// column tile serves the whole group before the next is loaded.
 #[inline(always)]
-fn update_kernel<const FUSED: bool>(rows: &mut [f64], job: &Update<'_>) {
+fn update_kernel(rows: &mut [f64], job: &Update<'_>, fused: Option<Avx2Fma>) {
     let Update { n, first_row, depth, columns, packed } = *job;
     let k = depth.1 - depth.0;
     let count = rows.len() / n;
@@ -288,7 +293,10 @@ fn update_kernel<const FUSED: bool>(rows: &mut [f64], job: &Update<'_>) {
                     continue;
                 }
                 let a = &lhs[g * k * TILE_ROWS..(g + 1) * k * TILE_ROWS];
-                let acc = if FUSED { tile_fused(a, b, k) } else { tile_plain(a, b, k) };
+                let acc = match fused {
+                    Some(cpu) => tile_fused(cpu, a, b, k),
+                    None => tile_plain(a, b, k),
+                };
                 for r in 0..tile_rows {
                     let out = &mut rows[(tile_first + r) * n + j0..(tile_first + r) * n + j0 + cols];
                     for c in 0..cols {
@@ -319,13 +327,13 @@ fn tile_plain(a: &[f64], b: &[f64], k: usize) -> [[f64; TILE_COLS]; TILE_ROWS] {
 
 /// [`tile_plain`] with AVX2 fused multiply-adds, the twelve accumulators held in registers.
 #[inline(always)]
-fn tile_fused(a: &[f64], b: &[f64], k: usize) -> [[f64; TILE_COLS]; TILE_ROWS] {
+fn tile_fused(_cpu: Avx2Fma, a: &[f64], b: &[f64], k: usize) -> [[f64; TILE_COLS]; TILE_ROWS] {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::*;
         assert!(a.len() >= k * TILE_ROWS && b.len() >= k * TILE_COLS);
-        // SAFETY: only reached from `update_avx2_fma`, on a processor with AVX2 and FMA; every
-        // load is inside `a` or `b` (asserted above).
+        // SAFETY: `_cpu` proves the processor has AVX2 and FMA; every load is inside `a` or `b`
+        // (asserted above).
         unsafe {
             let (pa, pb) = (a.as_ptr(), b.as_ptr());
             let mut c = [_mm256_setzero_pd(); 2 * TILE_ROWS];

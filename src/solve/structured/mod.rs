@@ -9,6 +9,7 @@
 //!
 //! Plain (Bayes, pure ε) programs only; the whole LP (a symmetric model's orbit LP is HiGHS's).
 
+mod cpu;
 mod dense_cholesky;
 mod double_double;
 mod ipm;

@@ -238,34 +238,41 @@ impl SparseCholesky<'_> {
         debug_assert_eq!(b.len(), self.sym.n * WIDTH);
         #[cfg(target_arch = "x86_64")]
         {
-            if std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("fma") {
-                // SAFETY: the processor has AVX-512F and FMA (checked just above).
-                unsafe { self.solve_block_lower_avx512(b, first) };
+            use super::cpu::{Avx2Fma, Avx512Fma};
+            /// The loops compiled for 512-bit vectors (reachable only here, behind the check):
+            /// each row of a block (32 values) is four registers instead of eight. Forming the
+            /// Schur complement of the asymmetric multinomial K = 60 took 12.3 s over the solve
+            /// against 14.4 s with AVX2, on identical iterates (each value's arithmetic is the
+            /// same fused multiply-adds in the same order).
+            ///
+            /// # Safety
+            ///
+            /// The processor must have AVX-512F, AVX2 and FMA: `_cpu` proves it.
+            #[target_feature(enable = "avx512f,avx2,fma")]
+            unsafe fn avx512(_cpu: Avx512Fma, factor: &SparseCholesky, b: &mut [f64], first: usize) {
+                factor.solve_block_lower_kernel::<true>(b, first);
+            }
+            /// The loops compiled for AVX2 and FMA (reachable only here, behind the check).
+            ///
+            /// # Safety
+            ///
+            /// The processor must have AVX2 and FMA: `_cpu` proves it.
+            #[target_feature(enable = "avx2,fma")]
+            unsafe fn avx2_fma(_cpu: Avx2Fma, factor: &SparseCholesky, b: &mut [f64], first: usize) {
+                factor.solve_block_lower_kernel::<true>(b, first);
+            }
+            if let Some(cpu) = Avx512Fma::detect() {
+                // SAFETY: `cpu` was made by `Avx512Fma::detect`, which found the features.
+                unsafe { avx512(cpu, self, b, first) };
                 return;
             }
-            if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-                // SAFETY: the processor has AVX2 and FMA (checked just above).
-                unsafe { self.solve_block_lower_avx2_fma(b, first) };
+            if let Some(cpu) = Avx2Fma::detect() {
+                // SAFETY: `cpu` was made by `Avx2Fma::detect`, which found both features.
+                unsafe { avx2_fma(cpu, self, b, first) };
                 return;
             }
         }
         self.solve_block_lower_kernel::<false>(b, first);
-    }
-
-    /// The same loops with 512-bit vectors: each row of a block (32 values) is four registers
-    /// instead of eight. Forming the Schur complement of the asymmetric multinomial K = 60 took
-    /// 12.3 s over the solve against 14.4 s with AVX2, on identical iterates (each value's
-    /// arithmetic is the same fused multiply-adds in the same order).
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx2,fma")]
-    unsafe fn solve_block_lower_avx512(&self, b: &mut [f64], first: usize) {
-        self.solve_block_lower_kernel::<true>(b, first);
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn solve_block_lower_avx2_fma(&self, b: &mut [f64], first: usize) {
-        self.solve_block_lower_kernel::<true>(b, first);
     }
 
     /// The loops of [`Self::solve_block_lower`], inlined into each instruction set's entry so
