@@ -36,6 +36,8 @@ fn main() -> ubapp::Result<()> {
         methods: methods.clone(),
         baseline: BaselineOptions::default(),
         solver: SolverChoice::Auto,
+        max_seconds: None,
+        gap: None,
         curve_points: 2,
     };
     let mut progress = |s: &str| eprintln!("{s}");

@@ -399,6 +399,8 @@ pub fn compare_json(model: &Model, source: &str, req: &CompareRequest) -> Result
             delta,
             seed,
             solver,
+            max_seconds: None,
+            gap: None,
             risk: RiskOptions { seed, ..RiskOptions::default() },
         };
         let mut cmp = compare_parties(model, &opts, &mut |_| {})?;
@@ -429,6 +431,8 @@ pub fn compare_json(model: &Model, source: &str, req: &CompareRequest) -> Result
         methods,
         baseline: BaselineOptions { delta, parties: None, seed },
         solver,
+        max_seconds: None,
+        gap: None,
         curve_points: 101,
     };
     validate(&opts)?;

@@ -194,3 +194,53 @@ fn bad_party_input_is_refused_in_one_sentence() {
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
     }
 }
+
+/// A 3-way poll too large for the exponential mechanism's |Y|² table (90 respondents: |Y| =
+/// 4,186) under a time limit shorter than the exact route's estimate: `compare` says that the
+/// geometric rows cannot be evaluated, answers within `--max-seconds` with the anytime route's
+/// certified design, and states the interval [lower, upper] the optimum lies in, which holds the
+/// row's risk. (That the anytime interval holds the exact optimum is checked against Clarabel's
+/// whole LP in the anytime route's own tests.)
+#[test]
+fn a_large_poll_is_compared_with_its_certified_interval_within_the_time_limit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(format!(
+        "{}/benches/models/multinomial-d3-k100-r10-a123.toml",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+    .replace("records = 100", "records = 90");
+    let model = write(tmp.path(), "poll.toml", &text);
+    let started = std::time::Instant::now();
+    let o = ubapp().args(["compare", &model, "--max-seconds", "4", "--json", "-q"]).output().unwrap();
+    let wall = started.elapsed().as_secs_f64();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(wall < 30.0, "compare --max-seconds 4 took {wall:.1} s");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    let methods: Vec<&str> = rows.iter().map(|r| r["method"].as_str().unwrap()).collect();
+    assert_eq!(methods, ["ubapp"], "{v}");
+    let notes: Vec<&str> = v["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    assert!(
+        notes.iter().any(|n| n.starts_with("geometric and geometric-count: not evaluated") && n.contains("|Y| = 4186")),
+        "{notes:?}"
+    );
+    let bound = &v["bounds"][0];
+    let (lower, upper, gap) =
+        (bound["lower"].as_f64().unwrap(), bound["upper"].as_f64().unwrap(), bound["gap"].as_f64().unwrap());
+    let risk = rows[0]["bayes_risk"].as_f64().unwrap();
+    assert!(lower > 0.0 && lower < risk && risk <= upper, "[{lower}, {upper}] beside {risk}");
+    assert!(gap > 0.0 && gap < 0.5, "gap {gap}");
+    assert!(notes.iter().any(|n| n.contains("is certified within a gap of")), "{notes:?}");
+}
+
+/// `compare --gap` and `--max-seconds` are checked before any work, naming the flag.
+#[test]
+fn compare_refuses_a_gap_or_time_limit_out_of_range() {
+    for (flag, value) in [("--gap", "1.5"), ("--gap", "0"), ("--max-seconds", "0")] {
+        let o = ubapp().args(["compare", &shipped("vote-share-3way-small.toml"), flag, value]).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{flag} {value}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(flag) && err.lines().count() == 1, "{err}");
+    }
+}

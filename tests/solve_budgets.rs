@@ -55,7 +55,9 @@ fn max_seconds_caps_the_whole_process_with_a_certified_answer() {
         let row = &stdout_json(&o)[0];
         // Stopped early, the answer is never called optimal (a machine fast enough to finish may).
         if row["status"] != "optimal" {
-            assert_eq!(row["status"], "time-limit", "{solver}: {row}");
+            // `auto` answers by the anytime route where the exact estimate exceeds the limit.
+            let stopped = ["time-limit", "certified-gap"];
+            assert!(stopped.iter().any(|s| row["status"] == *s), "{solver}: {row}");
             assert!(row["relative_gap"].as_f64().unwrap() > 1e-7, "{solver}: {row}");
         }
         let v = ubapp_in(d, &["verify", &out, "--model", "poll.toml"]);

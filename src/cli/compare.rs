@@ -48,6 +48,14 @@ pub struct Args {
     /// LP solver for UBaPP (as for `solve`).
     #[arg(long, value_enum, default_value_t = SolverChoice::Auto)]
     solver: SolverChoice,
+    /// Give the UBaPP solves at most S seconds in all (as for `solve`): a design stopped by the
+    /// limit is the best certified mechanism found by then, its gap in the notes.
+    #[arg(long, value_name = "S")]
+    max_seconds: Option<f64>,
+    /// Stop the anytime route (the designs too large for an exact route) when the certified
+    /// relative gap is at most G, in (0, 1); default 1e-3.
+    #[arg(long, value_name = "G")]
+    gap: Option<f64>,
     /// Run only slice I of N (0-based) of the cases ((K, ε); for a party comparison each ε's
     /// one-curator row and each (M, ε)) and write DIR/shard.json for `ubapp merge` (needs --out).
     /// `env` takes I and N from a job array's environment (Slurm SLURM_ARRAY_TASK_ID/COUNT;
@@ -72,6 +80,8 @@ impl Args {
             delta: self.delta,
             parties: self.parties,
             solver: self.solver,
+            max_seconds: self.max_seconds,
+            gap: self.gap,
             shard: self.shard,
             quiet: self.quiet,
         }
@@ -107,6 +117,7 @@ pub fn run(a: Args) -> Result<()> {
 
 fn run_named(a: Args) -> Result<()> {
     let solver = a.solver;
+    super::solve::check_limits(a.max_seconds, a.gap)?;
     let model = Model::load(&a.model)?;
     if let Some(dir) = &a.out {
         // Before any work: a directory of the user's (or the model file itself) is never written,
@@ -130,6 +141,8 @@ fn run_named(a: Args) -> Result<()> {
         methods,
         baseline: BaselineOptions { delta: a.delta, parties: None, seed: a.seed },
         solver,
+        max_seconds: a.max_seconds,
+        gap: a.gap,
         curve_points: 101,
     };
     validate(&opts)?;

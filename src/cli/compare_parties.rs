@@ -24,6 +24,10 @@ pub struct PartyArgs {
     pub delta: f64,
     pub parties: Option<Vec<u64>>,
     pub solver: SolverChoice,
+    /// `--max-seconds`.
+    pub max_seconds: Option<f64>,
+    /// `--gap`.
+    pub gap: Option<f64>,
     pub shard: Option<String>,
     pub quiet: bool,
 }
@@ -66,6 +70,8 @@ impl PartyArgs {
             delta: self.delta,
             seed: self.seed,
             solver: self.solver,
+            max_seconds: self.max_seconds,
+            gap: self.gap,
             risk: RiskOptions { seed: self.seed, ..RiskOptions::default() },
         };
         Ok(PartyRequest {
@@ -115,7 +121,7 @@ fn run_shard(r: &PartyRequest, model: &Model, given: &str) -> Result<()> {
         rows.len(),
         dir.join(SHARD_FILE).display()
     );
-    print_party_comparison(&PartyComparison { rows, notes: Vec::new() }, r.json);
+    print_party_comparison(&PartyComparison { rows, notes: Vec::new(), bounds: Vec::new() }, r.json);
     Ok(())
 }
 

@@ -89,23 +89,26 @@ struct Request {
     timings: Timings,
 }
 
+/// `--max-seconds` (> 0) and `--gap` (in (0, 1)), checked before any work (`solve`, `compare`).
+pub(super) fn check_limits(max_seconds: Option<f64>, gap: Option<f64>) -> Result<()> {
+    if let Some(s) = max_seconds {
+        if !(s.is_finite() && s > 0.0) {
+            return Err(Error::argument("--max-seconds", format!("must be a number of seconds > 0 (got {s})")));
+        }
+    }
+    if let Some(g) = gap {
+        if !(g > 0.0 && g < 1.0) {
+            return Err(Error::argument("--gap", format!("must lie in (0, 1), a relative gap such as 1e-3 (got {g})")));
+        }
+    }
+    Ok(())
+}
+
 impl Args {
     /// The flags as a checked request: `--max-seconds`, the model file, `--out` (a new file, one ε),
     /// each error naming its flag or file.
     fn validate(self) -> Result<Request> {
-        if let Some(s) = self.max_seconds {
-            if !(s.is_finite() && s > 0.0) {
-                return Err(Error::argument("--max-seconds", format!("must be a number of seconds > 0 (got {s})")));
-            }
-        }
-        if let Some(g) = self.gap {
-            if !(g > 0.0 && g < 1.0) {
-                return Err(Error::argument(
-                    "--gap",
-                    format!("must lie in (0, 1), a relative gap such as 1e-3 (got {g})"),
-                ));
-            }
-        }
+        check_limits(self.max_seconds, self.gap)?;
         let model = Model::load(&self.model)?;
         if let Some(out) = &self.out {
             check_out(out, &self.model, model.csv_files())?;

@@ -64,11 +64,26 @@ pub struct CompareOptions {
     pub baseline: BaselineOptions,
     /// LP solver for UBaPP.
     pub solver: SolverChoice,
+    /// The wall-clock limit of each UBaPP solve (one per K) in seconds (`None`: the solve's
+    /// default budget).
+    pub max_seconds: Option<f64>,
+    /// The certified relative gap at which the anytime route stops (`None`: its default).
+    pub gap: Option<f64>,
     /// Points of the risk(θ) curves.
     pub curve_points: usize,
 }
 
 impl CompareOptions {
+    /// The options of the UBaPP solves: the solver, the time limit and the gap.
+    pub fn solve_options(&self) -> crate::solve::SolveOptions {
+        crate::solve::SolveOptions {
+            solver: self.solver,
+            limits: crate::solve::Limits { seconds: self.max_seconds, ..Default::default() },
+            gap: self.gap,
+            ..Default::default()
+        }
+    }
+
     /// The defaults for `model` (what `ubapp compare MODEL` runs): the model's ε list and K, every
     /// method, default baseline settings, the `auto` solver and 101-point curves. A model outside
     /// the binomial family gets no K here; [`compare`] then says why it cannot compare it.
@@ -79,6 +94,8 @@ impl CompareOptions {
             methods: Method::ALL.to_vec(),
             baseline: BaselineOptions::default(),
             solver: SolverChoice::Auto,
+            max_seconds: None,
+            gap: None,
             curve_points: 101,
         }
     }
@@ -175,7 +192,7 @@ pub fn compare(model: &Model, opts: &CompareOptions, progress: &mut dyn FnMut(&s
             (0..opts.curve_points).map(|i| lo + (hi - lo) * i as f64 / (opts.curve_points - 1) as f64).collect();
         let solutions = if opts.methods.contains(&Method::Ubapp) {
             progress(&format!("K = {k}: solving UBaPP for {} value(s) of ε", opts.eps.len()));
-            solve_model(&m, Some(&opts.eps), opts.solver)?
+            solve_model(&m, Some(&opts.eps), opts.solve_options())?
         } else {
             Vec::new()
         };
@@ -184,7 +201,7 @@ pub fn compare(model: &Model, opts: &CompareOptions, progress: &mut dyn FnMut(&s
             Some(free) => {
                 let free = free?;
                 progress(&format!("K = {k}: solving UBaPP without [constraints] for {} value(s) of ε", opts.eps.len()));
-                let solved = solve_model(&free, Some(&opts.eps), opts.solver)?;
+                let solved = solve_model(&free, Some(&opts.eps), opts.solve_options())?;
                 Some((free, solved))
             }
             None => None,

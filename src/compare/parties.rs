@@ -29,7 +29,7 @@ use crate::model::spec::ObservationSpec;
 use crate::model::{Family, Model};
 use crate::parties::shares::{share_alpha, share_eps};
 use crate::parties::{party_risk, Aggregate, LocalMechanism, PartyRisk, RiskOptions};
-use crate::solve::{solve_model, Solution, SolverChoice};
+use crate::solve::{solve_model, Limits, Solution, SolveOptions, SolverChoice};
 
 /// What the party comparison runs.
 #[derive(Debug, Clone)]
@@ -44,8 +44,25 @@ pub struct PartyOptions {
     pub seed: u64,
     /// LP solver for the UBaPP designs.
     pub solver: SolverChoice,
+    /// The whole UBaPP solve's wall-clock limit in seconds (each design keeps its best certified
+    /// mechanism when it runs out; `None`: the solve's default budget).
+    pub max_seconds: Option<f64>,
+    /// The certified relative gap at which the anytime route stops (`None`: its default).
+    pub gap: Option<f64>,
     /// Exact-sum budget and Monte-Carlo size of the party risks.
     pub risk: RiskOptions,
+}
+
+impl PartyOptions {
+    /// The options of the UBaPP solves: the solver, the time limit and the gap.
+    pub fn solve_options(&self) -> SolveOptions {
+        SolveOptions {
+            solver: self.solver,
+            limits: Limits { seconds: self.max_seconds, ..Limits::default() },
+            gap: self.gap,
+            ..SolveOptions::default()
+        }
+    }
 }
 
 /// The rows and what the reader must know beside them.
@@ -55,6 +72,52 @@ pub struct PartyComparison {
     pub rows: Vec<Row>,
     /// Which methods apply and why the others do not.
     pub notes: Vec<String>,
+    /// The one-curator designs that are certified within a gap rather than proven optimal (the
+    /// anytime route, or a time limit): the interval the optimum lies in. Empty (and absent from
+    /// the JSON) when every design is optimal.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bounds: Vec<DesignBound>,
+}
+
+/// A one-curator design certified within a gap: the `ubapp` row is its risk (an exactly ε-DP
+/// mechanism), and the optimum over the output grid lies in [`lower`, `upper`].
+///
+/// [`lower`]: DesignBound::lower
+/// [`upper`]: DesignBound::upper
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct DesignBound {
+    /// ε.
+    pub eps: f64,
+    /// The proven lower bound on the optimal Bayes risk.
+    pub lower: f64,
+    /// The proven upper bound on the design's Bayes risk.
+    pub upper: f64,
+    /// (upper − lower)/upper.
+    pub gap: f64,
+}
+
+impl DesignBound {
+    /// The bound of a solved design, where it is not proven optimal and has a proven bound.
+    pub fn of(s: &Solution) -> Option<DesignBound> {
+        if s.status == crate::solve::Status::Optimal {
+            return None;
+        }
+        let lower = s.checks.dual_bound.filter(|_| s.checks.dual_bound_exact)?;
+        let upper = s.checks.certified_objective.unwrap_or(s.bayes_risk);
+        let gap = s.checks.relative_gap.unwrap_or(((upper - lower) / upper).max(0.0));
+        Some(DesignBound { eps: s.eps, lower, upper, gap })
+    }
+
+    /// The note a reader sees beside the table.
+    pub fn note(&self) -> String {
+        format!(
+            "ubapp at ε = {} is certified within a gap of {:.2} %, not proven optimal: no ε-DP mechanism on the output grid has a Bayes risk below {:.4e}, and this one's is at most {:.4e} (compare the baselines with that interval; --gap or --max-seconds set how close it gets)",
+            self.eps,
+            100.0 * self.gap,
+            self.lower,
+            self.upper
+        )
+    }
 }
 
 /// The methods of the party comparison, in table order.
@@ -116,6 +179,22 @@ pub fn not_applicable(model: &Model) -> Vec<(Method, String)> {
                  the {family} family's statistic is not one"
             ),
         ));
+    }
+    // The exponential mechanism on a neighbour graph needs all of its |Y|² distances: said here,
+    // before any solve, where |Y| is beyond that.
+    let neighbours = model.family().neighbours();
+    if let crate::model::Neighbours::Graph { len, .. } = neighbours {
+        if len > crate::parties::local::MAX_GRAPH_RELEASES {
+            for m in [Method::GeometricLocal, Method::GeometricCount] {
+                out.push((
+                    m,
+                    format!(
+                        "needs all distances of the neighbour graph (its |Y|² release probabilities); |Y| = {len} is above {}",
+                        crate::parties::local::MAX_GRAPH_RELEASES
+                    ),
+                ));
+            }
+        }
     }
     if matches!(model.family(), Family::Table { .. }) {
         out.push((
@@ -224,8 +303,8 @@ impl PartyPlan {
     }
 
     /// The curator's UBaPP designs, one per ε of `eps`.
-    pub fn solve_curator(&self, eps: &[f64], solver: SolverChoice) -> Result<Vec<Solution>> {
-        Ok(solve_model(&self.pooled, Some(eps), solver)?)
+    pub fn solve_curator(&self, eps: &[f64], solve: impl Into<SolveOptions>) -> Result<Vec<Solution>> {
+        Ok(solve_model(&self.pooled, Some(eps), solve)?)
     }
 
     /// The UBaPP designs of one party when `opts.parties[m_index]` parties share the records, one
@@ -234,14 +313,14 @@ impl PartyPlan {
         &self,
         m_index: usize,
         eps: &[f64],
-        solver: SolverChoice,
+        solve: impl Into<SolveOptions>,
         central: Option<&[Solution]>,
     ) -> Result<Vec<Solution>> {
         let single = self.splits[m_index].with_parties(1)?;
         match central {
             // One party holding everything is the curator: its designs are solved already.
             Some(c) if single.spec() == self.pooled.spec() => Ok(c.to_vec()),
-            _ => Ok(solve_model(&single, Some(eps), solver)?),
+            _ => Ok(solve_model(&single, Some(eps), solve)?),
         }
     }
 
@@ -269,12 +348,14 @@ impl PartyPlan {
             let u = LocalMechanism::ubapp(&single, design)?;
             let r = party_risk(per_party, &u, rule, m, &opts.risk);
             rows.push(row(Method::UbappLocal, eps, 0.0, t, Some(m), &r, certified_note(&u, &r)));
-            let g = LocalMechanism::geometric(&single, eps)?;
-            let r = party_risk(per_party, &g, rule, m, &opts.risk);
-            rows.push(row(Method::GeometricLocal, eps, 0.0, t, Some(m), &r, certified_note(&g, &r)));
-            if self.applies(Method::GeometricCount) {
-                let r = party_risk(per_party, &g, Aggregate::PlugIn, m, &opts.risk);
-                rows.push(row(Method::GeometricCount, eps, 0.0, t, Some(m), &r, certified_note(&g, &r)));
+            if self.applies(Method::GeometricLocal) {
+                let g = LocalMechanism::geometric(&single, eps)?;
+                let r = party_risk(per_party, &g, rule, m, &opts.risk);
+                rows.push(row(Method::GeometricLocal, eps, 0.0, t, Some(m), &r, certified_note(&g, &r)));
+                if self.applies(Method::GeometricCount) {
+                    let r = party_risk(per_party, &g, Aggregate::PlugIn, m, &opts.risk);
+                    rows.push(row(Method::GeometricCount, eps, 0.0, t, Some(m), &r, certified_note(&g, &r)));
+                }
             }
             if self.applies(Method::GeometricShares) {
                 let sensitivity = match pooled.family() {
@@ -321,7 +402,7 @@ impl PartyPlan {
         if self.rule != Aggregate::GridAction {
             notes.extend(off_grid_notes(&rows, self.pooled.outputs().len(), self.rule.name()));
         }
-        PartyComparison { rows, notes }
+        PartyComparison { rows, notes, bounds: Vec::new() }
     }
 }
 
@@ -329,14 +410,18 @@ impl PartyPlan {
 pub fn compare_parties(model: &Model, opts: &PartyOptions, progress: &mut dyn FnMut(&str)) -> Result<PartyComparison> {
     let plan = PartyPlan::new(model, opts)?;
     progress(&format!("one curator: solving UBaPP for {} value(s) of ε", opts.eps.len()));
-    let central = plan.solve_curator(&opts.eps, opts.solver)?;
+    let central = plan.solve_curator(&opts.eps, opts.solve_options())?;
     let mut rows = plan.curator_rows(&opts.eps, &central, &opts.risk)?;
+    let bounds: Vec<DesignBound> = central.iter().filter_map(DesignBound::of).collect();
     for (mi, &m) in opts.parties.iter().enumerate() {
         progress(&format!("[{}/{}] M = {m}: solving each party's UBaPP design", mi + 1, opts.parties.len()));
-        let local = plan.solve_party(mi, &opts.eps, opts.solver, Some(&central))?;
+        let local = plan.solve_party(mi, &opts.eps, opts.solve_options(), Some(&central))?;
         rows.extend(plan.party_rows(opts, mi, &opts.eps, &local)?);
     }
-    Ok(plan.finish(rows))
+    let mut cmp = plan.finish(rows);
+    cmp.notes.extend(bounds.iter().map(DesignBound::note));
+    cmp.bounds = bounds;
+    Ok(cmp)
 }
 
 /// Why an aggregate can beat the one-curator `ubapp` row: `ubapp` is optimal among mechanisms
@@ -469,6 +554,10 @@ impl PartyComparison {
                 model.family().name()
             ),
         ];
+        // The noise baselines that cannot be evaluated at this size, and why.
+        if let Some((_, why)) = not_applicable(model).into_iter().find(|(m, _)| *m == Method::GeometricLocal) {
+            notes.push(format!("geometric and geometric-count: not evaluated; the exponential mechanism {why}"));
+        }
         if self.rows.iter().any(|r| r.method == Method::UbappLocal) {
             notes.push(format!(
                 "ubapp-local: the optimum's release followed by the Bayes remap (the {} of θ given it); this family \
@@ -492,6 +581,7 @@ impl PartyComparison {
                 rule.name()
             ));
         }
+        notes.extend(self.bounds.iter().map(DesignBound::note));
         self.notes = notes;
         self
     }

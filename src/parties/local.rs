@@ -107,7 +107,7 @@ impl LocalMechanism {
 }
 
 /// Largest |Y| for the exponential mechanism on a neighbour graph (all-pairs distances, |Y|²).
-const MAX_GRAPH_RELEASES: usize = 4096;
+pub(crate) const MAX_GRAPH_RELEASES: usize = 4096;
 
 /// The float release P\[z, y\] (|Y| × |Y|), ε-DP for `neighbours`.
 ///

@@ -215,6 +215,8 @@ impl Report {
                 delta: crate::compare::BaselineOptions::default().delta,
                 seed: opts.seed,
                 solver: opts.solve.solver,
+                max_seconds: opts.solve.limits.seconds,
+                gap: opts.solve.gap,
                 risk: RiskOptions { seed: opts.seed, ..RiskOptions::default() },
             };
             Some(compare_parties(model, &popts, &mut |_| {})?)
@@ -230,6 +232,8 @@ impl Report {
                     eps: eps.clone(),
                     trials: vec![setting.trials],
                     solver: opts.solve.solver,
+                    max_seconds: opts.solve.limits.seconds,
+                    gap: opts.solve.gap,
                     baseline: crate::compare::BaselineOptions { seed: opts.seed, ..Default::default() },
                     ..CompareOptions::for_model(model)
                 };

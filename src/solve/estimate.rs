@@ -274,15 +274,15 @@ pub(crate) fn plan_route(
     let n_eps = epsilons.map_or(model.epsilons.len(), <[f64]>::len).max(1) as f64;
     let reason = if sized.fits {
         let planned = if epsilons.is_some() { estimate_route(model, &route, options, epsilons) } else { sized };
-        // Without a time limit, an exact solve estimated beyond the default budget would be
-        // refused (the CLI's `TooSlow`): the anytime route answers instead. With a limit the
-        // exact route runs and stops there, as asked.
-        let too_slow =
-            options.limits.seconds.is_none() && planned.seconds_per_eps * n_eps > super::DEFAULT_TIME_BUDGET_SECONDS;
+        // An exact solve estimated beyond the time budget (`--max-seconds`, else the default)
+        // would be refused, or stopped with little more than a constant release: the anytime
+        // route answers instead, with a certified gap that closes as it runs.
+        let budget = options.limits.seconds.unwrap_or(super::DEFAULT_TIME_BUDGET_SECONDS);
+        let too_slow = planned.seconds_per_eps * n_eps > budget;
         if !too_slow {
             return Ok((route, planned));
         }
-        "auto: the exact LP route's time estimate exceeds the time budget, so the anytime route (certified gap)"
+        "auto: the exact LP route's time estimate exceeds the time budget (the time limit, else 10 minutes), so the anytime route (certified gap)"
     } else {
         "auto: the exact LP route does not fit the memory budget, so the anytime route (certified gap)"
     };

@@ -66,6 +66,8 @@ impl CompareGrid {
             methods: self.methods.clone(),
             baseline: BaselineOptions { delta: self.delta, parties: self.parties, seed: self.seed },
             solver: self.solver.parse::<SolverChoice>()?,
+            max_seconds: None,
+            gap: None,
             curve_points: self.curve_points,
         })
     }

@@ -67,6 +67,8 @@ impl PartyGrid {
             delta: self.delta,
             seed: self.seed,
             solver: self.solver.parse()?,
+            max_seconds: None,
+            gap: None,
             risk: RiskOptions {
                 seed: self.risk_seed,
                 draws: self.risk_draws,
@@ -159,7 +161,7 @@ pub fn party_shard(
         if shard.holds_key(&party_case_key(None, eps)) {
             step(format!("one curator, ε = {eps}"));
             let rows = if plan.has_curator() {
-                let central = plan.solve_curator(&[eps], opts.solver)?;
+                let central = plan.solve_curator(&[eps], opts.solve_options())?;
                 plan.curator_rows(&[eps], &central, &opts.risk)?
             } else {
                 Vec::new()
@@ -171,7 +173,7 @@ pub fn party_shard(
         for &eps in &opts.eps {
             if shard.holds_key(&party_case_key(Some(m), eps)) {
                 step(format!("M = {m}, ε = {eps}"));
-                let local = plan.solve_party(mi, &[eps], opts.solver, None)?;
+                let local = plan.solve_party(mi, &[eps], opts.solve_options(), None)?;
                 let rows = plan.party_rows(opts, mi, &[eps], &local)?;
                 cases.push(PartyCase { parties: Some(m), eps, rows });
             }
