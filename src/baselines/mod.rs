@@ -8,6 +8,7 @@
 //! divide K are skipped for that K.
 
 pub(crate) mod count;
+pub(crate) mod each_count;
 pub(crate) mod gaussian;
 pub(crate) mod geometric;
 pub(crate) mod laplace_count;

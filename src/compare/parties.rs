@@ -121,11 +121,12 @@ impl DesignBound {
 }
 
 /// The methods of the party comparison, in table order.
-pub const PARTY_METHODS: [Method; 9] = [
+pub const PARTY_METHODS: [Method; 10] = [
     Method::Ubapp,
     Method::UbappLocal,
     Method::GeometricLocal,
     Method::GeometricCount,
+    Method::GeometricEachCount,
     Method::GeometricShares,
     Method::Dssa,
     Method::Dsaa,
@@ -195,6 +196,15 @@ pub fn not_applicable(model: &Model) -> Vec<(Method, String)> {
                 ));
             }
         }
+    }
+    if !crate::baselines::each_count::applies(model) {
+        out.push((
+            Method::GeometricEachCount,
+            format!(
+                "needs a multinomial's count vector under squared or absolute loss with one data holder; this model is {family} with {} loss",
+                model.loss().name()
+            ),
+        ));
     }
     if matches!(model.family(), Family::Table { .. }) {
         out.push((
@@ -554,6 +564,34 @@ impl PartyComparison {
                 model.family().name()
             ),
         ];
+        // Noise on each count of the count vector, with its plug-in estimate: exact at any size.
+        if crate::baselines::each_count::applies(model) {
+            let mut eps_seen: Vec<f64> = Vec::new();
+            for r in &self.rows {
+                if !eps_seen.contains(&r.eps) {
+                    eps_seen.push(r.eps);
+                }
+            }
+            let records = self.rows.first().map_or(0, |r| r.trials);
+            for eps in eps_seen {
+                let Some(risk) = crate::baselines::each_count::bayes_risk(model, eps) else { continue };
+                self.rows.push(Row {
+                    method: Method::GeometricEachCount,
+                    privacy: crate::eval::PrivacyKind::PureEps,
+                    eps,
+                    delta: 0.0,
+                    trials: records,
+                    parties: None,
+                    bayes_risk: risk,
+                    bayes_risk_se: 0.0,
+                    true_risk: f64::NAN,
+                    true_risk_se: 0.0,
+                    risk_method: RiskMethod::Exact,
+                    note: Note { no_true_risk: true, ..Note::default() },
+                });
+            }
+            notes.push("geometric-each-count: two-sided geometric noise on each category's count (α = e^(−ε/2), the count vector's L1 sensitivity being 2) and the plug-in estimate, each coordinate clamped to [0, 1]; its risk is exact at any size".into());
+        }
         // The noise baselines that cannot be evaluated at this size, and why.
         if let Some((_, why)) = not_applicable(model).into_iter().find(|(m, _)| *m == Method::GeometricLocal) {
             notes.push(format!("geometric and geometric-count: not evaluated; the exponential mechanism {why}"));

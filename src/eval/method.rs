@@ -53,11 +53,14 @@ pub enum Method {
     GeometricShares,
     /// Each party releases a geometric count; the clamped average of the plug-in estimates.
     GeometricCount,
+    /// Two-sided geometric noise on each category's count (sensitivity 2) and the clamped
+    /// plug-in estimate (a multinomial with one data holder).
+    GeometricEachCount,
 }
 
 impl Method {
     /// Every method, in table order.
-    pub const ALL: [Method; 21] = [
+    pub const ALL: [Method; 22] = [
         Method::Ubapp,
         Method::UbappUnconstrained,
         Method::Lbapp,
@@ -79,6 +82,7 @@ impl Method {
         Method::GeometricLocal,
         Method::GeometricShares,
         Method::GeometricCount,
+        Method::GeometricEachCount,
     ];
 
     /// The id (also its serialised form and its `--methods` spelling).
@@ -105,6 +109,7 @@ impl Method {
             Method::GeometricLocal => "geometric-local",
             Method::GeometricShares => "geometric-shares",
             Method::GeometricCount => "geometric-count",
+            Method::GeometricEachCount => "geometric-each-count",
         }
     }
 
@@ -133,7 +138,14 @@ impl Method {
 
     /// True for the methods only the party comparison evaluates (`compare --parties`).
     pub fn party_only(self) -> bool {
-        matches!(self, Method::UbappLocal | Method::GeometricLocal | Method::GeometricShares | Method::GeometricCount)
+        matches!(
+            self,
+            Method::UbappLocal
+                | Method::GeometricLocal
+                | Method::GeometricShares
+                | Method::GeometricCount
+                | Method::GeometricEachCount
+        )
     }
 }
 
