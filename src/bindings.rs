@@ -105,6 +105,17 @@ pub fn model_source(model: &Model, path: Option<&Path>) -> String {
     path.map_or_else(|| format!("model \"{}\"", model.name()), |p| p.display().to_string())
 }
 
+/// `max_seconds` (> 0) and `gap` (in (0, 1)), checked before any work, naming the keyword.
+fn check_limits(max_seconds: Option<f64>, gap: Option<f64>) -> Result<()> {
+    if let Some(s) = max_seconds.filter(|s| !(s.is_finite() && *s > 0.0)) {
+        return Err(Error::argument("max_seconds", format!("must be a number of seconds > 0 (got {s})")));
+    }
+    if let Some(g) = gap.filter(|g| !(*g > 0.0 && *g < 1.0)) {
+        return Err(Error::argument("gap", format!("must lie in (0, 1), a relative gap such as 1e-3 (got {g})")));
+    }
+    Ok(())
+}
+
 /// Solve for each ε (the model's list when `None`) with the solver named as `--solver` names it,
 /// stopping at the certified `gap` (the anytime route) or after `max_seconds` where given; each
 /// solution with its `solve --json` object (text).
@@ -116,9 +127,7 @@ pub fn solve_rows(
     max_seconds: Option<f64>,
 ) -> Result<Vec<(Solution, String)>> {
     let solver = SolverChoice::from_str(solver)?;
-    if let Some(s) = max_seconds.filter(|s| !(s.is_finite() && *s > 0.0)) {
-        return Err(Error::argument("max_seconds", format!("must be a number of seconds > 0 (got {s})")));
-    }
+    check_limits(max_seconds, gap)?;
     let limits = crate::solve::Limits { seconds: max_seconds, ..Default::default() };
     let options = SolveOptions { solver, memory: memory_budget(), limits, gap, ..SolveOptions::default() };
     let solutions = solve_model(model, eps, options.clone())?;
@@ -373,6 +382,10 @@ pub struct CompareRequest {
     pub solver: String,
     /// A directory for risk.csv, the plots and index.html.
     pub out: Option<PathBuf>,
+    /// The UBaPP solves' wall-clock limit in seconds (`None`: the default budget).
+    pub max_seconds: Option<f64>,
+    /// The certified relative gap at which the anytime route stops (`None`: its default).
+    pub gap: Option<f64>,
 }
 
 /// `compare`: the rows as `compare --json` prints them, as `{"rows": [...], "notes": [...]}` (JSON
@@ -381,6 +394,7 @@ pub struct CompareRequest {
 /// comparison, as on the command line. `source` names the model in messages.
 pub fn compare_json(model: &Model, source: &str, req: &CompareRequest) -> Result<String> {
     let solver = SolverChoice::from_str(&req.solver)?;
+    check_limits(req.max_seconds, req.gap)?;
     let methods = req.methods.as_deref().map(parse_methods).transpose()?;
     let single_holder = check_model(model, source);
     let eps = req.eps.clone().unwrap_or_else(|| model.epsilons().to_vec());
@@ -399,8 +413,8 @@ pub fn compare_json(model: &Model, source: &str, req: &CompareRequest) -> Result
             delta,
             seed,
             solver,
-            max_seconds: None,
-            gap: None,
+            max_seconds: req.max_seconds,
+            gap: req.gap,
             risk: RiskOptions { seed, ..RiskOptions::default() },
         };
         let mut cmp = compare_parties(model, &opts, &mut |_| {})?;
@@ -431,8 +445,8 @@ pub fn compare_json(model: &Model, source: &str, req: &CompareRequest) -> Result
         methods,
         baseline: BaselineOptions { delta, parties: None, seed },
         solver,
-        max_seconds: None,
-        gap: None,
+        max_seconds: req.max_seconds,
+        gap: req.gap,
         curve_points: 101,
     };
     validate(&opts)?;

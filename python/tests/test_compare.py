@@ -30,3 +30,14 @@ def test_compare_dataframe_when_pandas_is_installed(models):
     frame = ubapp.compare(models / "bernoulli-k100.toml", eps=[1.0], methods=["ubapp", "lbapp"], as_frame=True)
     assert isinstance(frame, pd.DataFrame)
     assert list(frame["method"]) == ["ubapp", "lbapp"]
+
+
+def test_compare_passes_the_gap_and_time_limit_and_checks_them(models):
+    # The anytime route stopped at a 5 % gap: the notes state the interval the optimum lies in.
+    path = models / "vote-share-3way-small.toml"
+    rows = ubapp.compare(path, eps=[1.0], solver="anytime", gap=0.05, max_seconds=60)
+    assert [r["method"] for r in rows][0] == "ubapp"
+    assert any("is certified within a gap of" in n for n in rows.notes), rows.notes
+    for kwargs, name in [({"gap": 1.5}, "gap"), ({"max_seconds": 0}, "max_seconds")]:
+        with pytest.raises(ubapp.InputError, match=name):
+            ubapp.compare(path, eps=[1.0], **kwargs)

@@ -481,8 +481,14 @@ def compare(
     solver: str = "auto",
     out: Optional[PathLike] = None,
     as_frame: bool = False,
+    max_seconds: Optional[float] = None,
+    gap: Optional[float] = None,
 ) -> Any:
     """Compare UBaPP with the baselines over ε and K (``ubapp compare``).
+
+    ``max_seconds`` and ``gap`` reach the UBaPP solves as in :func:`solve`: a design too large
+    for the exact LP (or stopped by the limit) is certified within a gap, and the notes state the
+    interval the optimum lies in.
 
     A model with a ``[parties]`` section, or ``parties`` (a number of parties M or a list of
     them), gets the party comparison, as on the command line: each party releases with ε-DP and
@@ -505,6 +511,8 @@ def compare(
         parties,
         solver,
         None if out is None else os.fspath(out),
+        None if max_seconds is None else float(max_seconds),
+        None if gap is None else float(gap),
     )
     answer = json.loads(text)
     rows = CompareRows(answer["rows"])

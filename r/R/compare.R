@@ -1,13 +1,14 @@
 #' Compare UBaPP with the estimators of the literature
 #' @export
 compare <- function(model, eps = NULL, methods = NULL, trials = NULL, seed = 0, delta = 1e-5,
-                    parties = NULL, solver = "auto", out = NULL) {
+                    parties = NULL, solver = "auto", out = NULL, max_seconds = NULL, gap = NULL) {
   model <- .as_model(model)
   text <- .native(.Call(
     wrap__native_compare, model$ptr, .numbers(eps, "eps"), .numbers(trials, "trials"),
     if (is.null(methods)) NULL else as.character(methods), .numbers(seed, "seed"),
     .numbers(delta, "delta"), .numbers(parties, "parties"), solver,
-    if (is.null(out)) NULL else path.expand(out)
+    if (is.null(out)) NULL else path.expand(out), .numbers(max_seconds, "max_seconds"),
+    .numbers(gap, "gap")
   ))
   answer <- .json(text)
   frame <- .rows_frame(answer$rows)

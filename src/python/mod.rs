@@ -327,7 +327,7 @@ impl PyMechanism {
 /// `parties` list, or a family the single-holder comparison does not cover gets the party
 /// comparison, as on the command line.
 #[pyfunction]
-#[pyo3(signature = (model, eps = None, trials = None, methods = None, seed = 0, delta = 1e-5, parties = None, solver = "auto", out = None))]
+#[pyo3(signature = (model, eps = None, trials = None, methods = None, seed = 0, delta = 1e-5, parties = None, solver = "auto", out = None, max_seconds = None, gap = None))]
 #[allow(clippy::too_many_arguments)] // one per `compare` flag, as Python keyword arguments
 fn compare_json(
     py: Python<'_>,
@@ -340,9 +340,21 @@ fn compare_json(
     parties: Option<Vec<u64>>,
     solver: &str,
     out: Option<PathBuf>,
+    max_seconds: Option<f64>,
+    gap: Option<f64>,
 ) -> PyResult<String> {
-    let request =
-        bindings::CompareRequest { eps, trials, methods, seed, delta, parties, solver: solver.to_string(), out };
+    let request = bindings::CompareRequest {
+        eps,
+        trials,
+        methods,
+        seed,
+        delta,
+        parties,
+        solver: solver.to_string(),
+        out,
+        max_seconds,
+        gap,
+    };
     let (m, source) = (model.model.clone(), model.source());
     py.detach(|| bindings::compare_json(&m, &source, &request)).map_err(py_err)
 }

@@ -42,3 +42,12 @@ test_that("an unknown method is an input error naming it", {
     class = "ubapp_input_error"
   )
 })
+
+test_that("compare passes the gap and the time limit, and checks them", {
+  path <- model_path("vote-share-3way-small.toml")
+  rows <- compare(path, eps = 1, solver = "anytime", gap = 0.05, max_seconds = 60)
+  expect_equal(rows$method[[1]], "ubapp")
+  expect_true(any(grepl("is certified within a gap of", attr(rows, "notes"), fixed = TRUE)))
+  expect_error(compare(path, eps = 1, gap = 1.5), "gap")
+  expect_error(compare(path, eps = 1, max_seconds = 0), "max_seconds")
+})

@@ -371,10 +371,14 @@ fn native_compare(
     parties: Robj,
     solver: Robj,
     out: Robj,
+    max_seconds: Robj,
+    gap: Robj,
 ) -> Robj {
     answer((|| {
         let m = pointer::<RModel>(&model, "model", "a model (ubapp_model()) or a model file")?;
         let request = CompareRequest {
+            max_seconds: number(&max_seconds, "max_seconds")?,
+            gap: number(&gap, "gap")?,
             eps: numbers(&eps, "eps")?,
             trials: wholes(&trials, "trials")?,
             methods: strings(&methods, "methods")?,
