@@ -218,6 +218,22 @@ pub(crate) fn exact_plain_bound(cost: &Array2<f64>, incidence: &Incidence, eps: 
     }
 }
 
+/// A float ≤ the non-private Bayes risk Σ_i min_k c\[i,k\] of costs `cost` (C\[i, k\]): the
+/// Lagrangian bound at zero multipliers, every partial sum rounded down. No ε-DP mechanism on
+/// these grids does better than the non-private Bayes rule.
+pub(crate) fn non_private_bound(cost: &Array2<f64>) -> f64 {
+    let bound = cost
+        .rows()
+        .into_iter()
+        .map(|row| row.iter().copied().fold(f64::INFINITY, f64::min))
+        .fold(0.0, |sum, column| next_down(sum + column));
+    if bound.is_nan() {
+        f64::NEG_INFINITY
+    } else {
+        bound
+    }
+}
+
 /// A float ≥ Σ_{k,i} c\[k,i\] w\[k,i\] / T for integer weights `columns[i][k]` (each column
 /// summing to `total`) under costs C\[i, k\], every product and sum rounded up (the Bayes
 /// program's [`objective_upper`], without the LP; on every core).

@@ -142,7 +142,8 @@ pub(crate) fn solve_eps(
     let lam = vec![0f32; 2 * incidence.n_edges() * m];
     let mut state = pdhg::Pdhg::new(incidence, m, eps, cost_scaled, x, lam);
 
-    let mut best = Best { lower: f64::NEG_INFINITY, release: None };
+    // The bound at zero multipliers, the non-private risk, holds from the start.
+    let mut best = Best { lower: certify::non_private_bound(cost), release: None };
     let mut clock = Checkpoints::new();
     // The last checkpoint that certified a mechanism took this long: the iterations stop early
     // enough for the final one to end within the time limit.
