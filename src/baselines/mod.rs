@@ -17,6 +17,7 @@ pub(crate) mod lei;
 pub(crate) mod staircase;
 pub(crate) mod subsample;
 pub(crate) mod sufficient;
+pub(crate) mod sum_noise;
 
 /// Settings of the baselines that the model file does not carry.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -27,7 +27,11 @@ pub fn build(method: Method, model: &Model, eps: f64, opts: &BaselineOptions) ->
         | Method::GeometricLocal
         | Method::GeometricShares
         | Method::GeometricCount
-        | Method::GeometricEachCount => return Ok(None),
+        | Method::GeometricEachCount
+        | Method::LaplaceSum
+        | Method::LaplaceSumRemap
+        | Method::StaircaseSum
+        | Method::StaircaseSumRemap => return Ok(None),
         Method::Lbapp => Box::new(lbapp::lbapp(setting, eps, false)),
         Method::LbappClamped => Box::new(lbapp::lbapp(setting, eps, true)),
         Method::LaplaceCount => Box::new(laplace_count::laplace_count(setting, eps, false)),

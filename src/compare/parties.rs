@@ -121,12 +121,16 @@ impl DesignBound {
 }
 
 /// The methods of the party comparison, in table order.
-pub const PARTY_METHODS: [Method; 10] = [
+pub const PARTY_METHODS: [Method; 14] = [
     Method::Ubapp,
     Method::UbappLocal,
     Method::GeometricLocal,
     Method::GeometricCount,
     Method::GeometricEachCount,
+    Method::LaplaceSum,
+    Method::LaplaceSumRemap,
+    Method::StaircaseSum,
+    Method::StaircaseSumRemap,
     Method::GeometricShares,
     Method::Dssa,
     Method::Dsaa,
@@ -195,6 +199,20 @@ pub fn not_applicable(model: &Model) -> Vec<(Method, String)> {
                     ),
                 ));
             }
+        }
+    }
+    let sum_noise = matches!(model.family(), Family::Poisson { .. })
+        && crate::eval::ScalarLoss::of(model.loss()).is_some()
+        && model.parties() <= 1;
+    if !sum_noise {
+        for m in [Method::LaplaceSum, Method::LaplaceSumRemap, Method::StaircaseSum, Method::StaircaseSumRemap] {
+            out.push((
+                m,
+                format!(
+                    "needs a clipped Poisson sum under squared or absolute loss with one data holder; this model is {family} with {} loss",
+                    model.loss().name()
+                ),
+            ));
         }
     }
     if !crate::baselines::each_count::applies(model) {
@@ -559,36 +577,62 @@ impl PartyComparison {
                 "one data holder: ubapp, the optimum among ε-DP mechanisms on the output grid, against noise on the model's sufficient statistic, {statistic}: geometric is {release} followed by the Bayes remap, the {} of θ given the release{plug_in}",
                 rule.name()
             ),
-            format!(
+        ];
+        if !matches!(model.family(), Family::Poisson { .. }) {
+            notes.push(format!(
                 "Laplace and staircase noise on {statistic} are not offered for the {} family (the binomial comparison has them, and its literature baselines)",
                 model.family().name()
-            ),
-        ];
-        // Noise on each count of the count vector, with its plug-in estimate: exact at any size.
-        if crate::baselines::each_count::applies(model) {
-            let mut eps_seen: Vec<f64> = Vec::new();
-            for r in &self.rows {
-                if !eps_seen.contains(&r.eps) {
-                    eps_seen.push(r.eps);
+            ));
+        }
+        // Laplace and staircase noise on a clipped sum, plug-in and remapped.
+        let mut eps_seen: Vec<f64> = Vec::new();
+        for r in &self.rows {
+            if !eps_seen.contains(&r.eps) {
+                eps_seen.push(r.eps);
+            }
+        }
+        let records = self.rows.first().map_or(0, |r| r.trials);
+        let computed_row = |method: Method, eps: f64, risk: f64, how: RiskMethod| Row {
+            method,
+            privacy: crate::eval::PrivacyKind::PureEps,
+            eps,
+            delta: 0.0,
+            trials: records,
+            parties: None,
+            bayes_risk: risk,
+            bayes_risk_se: 0.0,
+            true_risk: f64::NAN,
+            true_risk_se: 0.0,
+            risk_method: how,
+            note: Note { no_true_risk: true, ..Note::default() },
+        };
+        if let Family::Poisson { cap, .. } = model.family() {
+            use crate::baselines::sum_noise::{bayes_risks, SumNoise};
+            let mut any = false;
+            for &eps in &eps_seen {
+                for (kind, plug, remapped) in [
+                    (SumNoise::Laplace, Method::LaplaceSum, Method::LaplaceSumRemap),
+                    (SumNoise::Staircase, Method::StaircaseSum, Method::StaircaseSumRemap),
+                ] {
+                    if let Some((p, r)) = bayes_risks(model, eps, kind) {
+                        self.rows.push(computed_row(plug, eps, p, RiskMethod::Numerical));
+                        self.rows.push(computed_row(remapped, eps, r, RiskMethod::Numerical));
+                        any = true;
+                    }
                 }
             }
-            let records = self.rows.first().map_or(0, |r| r.trials);
-            for eps in eps_seen {
+            if any {
+                notes.push(format!(
+                    "laplace-sum and staircase-sum: Laplace noise of scale {cap}/ε and the staircase of sensitivity {cap} (Geng & Viswanath 2016, the loss's γ*) on the clipped sum, the plug-in estimate (the sum over the records) clamped to [lower, upper]; the -remap rows: the same releases followed by the Bayes remap, the {} of θ on the grid given the release (risks by numerical integration)",
+                    rule.name()
+                ));
+            }
+        }
+        // Noise on each count of the count vector, with its plug-in estimate: exact at any size.
+        if crate::baselines::each_count::applies(model) {
+            for &eps in &eps_seen {
                 let Some(risk) = crate::baselines::each_count::bayes_risk(model, eps) else { continue };
-                self.rows.push(Row {
-                    method: Method::GeometricEachCount,
-                    privacy: crate::eval::PrivacyKind::PureEps,
-                    eps,
-                    delta: 0.0,
-                    trials: records,
-                    parties: None,
-                    bayes_risk: risk,
-                    bayes_risk_se: 0.0,
-                    true_risk: f64::NAN,
-                    true_risk_se: 0.0,
-                    risk_method: RiskMethod::Exact,
-                    note: Note { no_true_risk: true, ..Note::default() },
-                });
+                self.rows.push(computed_row(Method::GeometricEachCount, eps, risk, RiskMethod::Exact));
             }
             notes.push("geometric-each-count: two-sided geometric noise on each category's count (α = e^(−ε/2), the count vector's L1 sensitivity being 2) and the plug-in estimate, each coordinate clamped to [0, 1]; its risk is exact at any size".into());
         }

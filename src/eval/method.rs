@@ -56,11 +56,19 @@ pub enum Method {
     /// Two-sided geometric noise on each category's count (sensitivity 2) and the clamped
     /// plug-in estimate (a multinomial with one data holder).
     GeometricEachCount,
+    /// Laplace noise on a clipped Poisson sum (sensitivity c), the clamped plug-in estimate.
+    LaplaceSum,
+    /// Laplace noise on a clipped Poisson sum and the Bayes remap.
+    LaplaceSumRemap,
+    /// Staircase noise on a clipped Poisson sum (Geng & Viswanath 2016), the clamped plug-in.
+    StaircaseSum,
+    /// Staircase noise on a clipped Poisson sum and the Bayes remap.
+    StaircaseSumRemap,
 }
 
 impl Method {
     /// Every method, in table order.
-    pub const ALL: [Method; 22] = [
+    pub const ALL: [Method; 26] = [
         Method::Ubapp,
         Method::UbappUnconstrained,
         Method::Lbapp,
@@ -83,6 +91,10 @@ impl Method {
         Method::GeometricShares,
         Method::GeometricCount,
         Method::GeometricEachCount,
+        Method::LaplaceSum,
+        Method::LaplaceSumRemap,
+        Method::StaircaseSum,
+        Method::StaircaseSumRemap,
     ];
 
     /// The id (also its serialised form and its `--methods` spelling).
@@ -110,6 +122,10 @@ impl Method {
             Method::GeometricShares => "geometric-shares",
             Method::GeometricCount => "geometric-count",
             Method::GeometricEachCount => "geometric-each-count",
+            Method::LaplaceSum => "laplace-sum",
+            Method::LaplaceSumRemap => "laplace-sum-remap",
+            Method::StaircaseSum => "staircase-sum",
+            Method::StaircaseSumRemap => "staircase-sum-remap",
         }
     }
 
@@ -145,6 +161,10 @@ impl Method {
                 | Method::GeometricShares
                 | Method::GeometricCount
                 | Method::GeometricEachCount
+                | Method::LaplaceSum
+                | Method::LaplaceSumRemap
+                | Method::StaircaseSum
+                | Method::StaircaseSumRemap
         )
     }
 }

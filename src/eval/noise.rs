@@ -261,7 +261,7 @@ impl Noise {
     }
 
     /// Far enough that the mass beyond ±R is below 1e-17.
-    fn effective_radius(&self) -> f64 {
+    pub(crate) fn effective_radius(&self) -> f64 {
         match *self {
             Noise::Laplace { b } => 40.0 * b,
             Noise::LaplaceSum { m, b } => b * (45.0 + 4.0 * m as f64),
