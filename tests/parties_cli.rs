@@ -254,8 +254,8 @@ fn a_large_poll_is_compared_with_its_certified_interval_within_the_time_limit() 
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let rows = v["rows"].as_array().unwrap();
     let methods: Vec<&str> = rows.iter().map(|r| r["method"].as_str().unwrap()).collect();
-    // The histogram release is evaluated at any size; the exponential mechanism is not.
-    assert_eq!(methods, ["ubapp", "geometric-each-count"], "{v}");
+    // The histogram releases are evaluated at any size; the exponential mechanism is not.
+    assert_eq!(methods, ["ubapp", "geometric-each-count", "laplace-each-count", "staircase-each-count"], "{v}");
     let notes: Vec<&str> = v["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
     assert!(
         notes.iter().any(|n| n.starts_with("geometric and geometric-count: not evaluated") && n.contains("|Y| = 4186")),

@@ -28,6 +28,8 @@ pub fn build(method: Method, model: &Model, eps: f64, opts: &BaselineOptions) ->
         | Method::GeometricShares
         | Method::GeometricCount
         | Method::GeometricEachCount
+        | Method::LaplaceEachCount
+        | Method::StaircaseEachCount
         | Method::LaplaceSum
         | Method::LaplaceSumRemap
         | Method::StaircaseSum

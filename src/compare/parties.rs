@@ -121,12 +121,14 @@ impl DesignBound {
 }
 
 /// The methods of the party comparison, in table order.
-pub const PARTY_METHODS: [Method; 14] = [
+pub const PARTY_METHODS: [Method; 16] = [
     Method::Ubapp,
     Method::UbappLocal,
     Method::GeometricLocal,
     Method::GeometricCount,
     Method::GeometricEachCount,
+    Method::LaplaceEachCount,
+    Method::StaircaseEachCount,
     Method::LaplaceSum,
     Method::LaplaceSumRemap,
     Method::StaircaseSum,
@@ -216,13 +218,15 @@ pub fn not_applicable(model: &Model) -> Vec<(Method, String)> {
         }
     }
     if !crate::baselines::each_count::applies(model) {
-        out.push((
-            Method::GeometricEachCount,
-            format!(
-                "needs a multinomial's count vector under squared or absolute loss with one data holder; this model is {family} with {} loss",
-                model.loss().name()
-            ),
-        ));
+        for m in [Method::GeometricEachCount, Method::LaplaceEachCount, Method::StaircaseEachCount] {
+            out.push((
+                m,
+                format!(
+                    "needs a multinomial's count vector under squared or absolute loss with one data holder; this model is {family} with {} loss",
+                    model.loss().name()
+                ),
+            ));
+        }
     }
     if matches!(model.family(), Family::Table { .. }) {
         out.push((
@@ -578,7 +582,7 @@ impl PartyComparison {
                 rule.name()
             ),
         ];
-        if !matches!(model.family(), Family::Poisson { .. }) {
+        if matches!(model.family(), Family::Table { .. }) {
             notes.push(format!(
                 "Laplace and staircase noise on {statistic} are not offered for the {} family (the binomial comparison has them, and its literature baselines)",
                 model.family().name()
@@ -630,11 +634,18 @@ impl PartyComparison {
         }
         // Noise on each count of the count vector, with its plug-in estimate: exact at any size.
         if crate::baselines::each_count::applies(model) {
+            use crate::baselines::each_count::{bayes_risk, CountNoise};
             for &eps in &eps_seen {
-                let Some(risk) = crate::baselines::each_count::bayes_risk(model, eps) else { continue };
-                self.rows.push(computed_row(Method::GeometricEachCount, eps, risk, RiskMethod::Exact));
+                for (noise, method, how) in [
+                    (CountNoise::Geometric, Method::GeometricEachCount, RiskMethod::Exact),
+                    (CountNoise::Laplace, Method::LaplaceEachCount, RiskMethod::Numerical),
+                    (CountNoise::Staircase, Method::StaircaseEachCount, RiskMethod::Numerical),
+                ] {
+                    let Some(risk) = bayes_risk(model, eps, noise) else { continue };
+                    self.rows.push(computed_row(method, eps, risk, how));
+                }
             }
-            notes.push("geometric-each-count: two-sided geometric noise on each category's count (α = e^(−ε/2), the count vector's L1 sensitivity being 2) and the plug-in estimate, each coordinate clamped to [0, 1]; its risk is exact at any size".into());
+            notes.push("geometric-each-count: two-sided geometric noise on each category's count (α = e^(−ε/2), the count vector's L1 sensitivity being 2) and the plug-in estimate, each coordinate clamped to [0, 1], its risk exact at any size; laplace-each-count and staircase-each-count: the same with Laplace noise of scale 2/ε or the staircase at ε/2 per count (risks by numerical integration)".into());
         }
         // The noise baselines that cannot be evaluated at this size, and why.
         if let Some((_, why)) = not_applicable(model).into_iter().find(|(m, _)| *m == Method::GeometricLocal) {

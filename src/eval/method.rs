@@ -56,6 +56,10 @@ pub enum Method {
     /// Two-sided geometric noise on each category's count (sensitivity 2) and the clamped
     /// plug-in estimate (a multinomial with one data holder).
     GeometricEachCount,
+    /// Laplace noise of scale 2/ε on each category's count and the clamped plug-in estimate.
+    LaplaceEachCount,
+    /// The staircase at ε/2 on each category's count and the clamped plug-in estimate.
+    StaircaseEachCount,
     /// Laplace noise on a clipped Poisson sum (sensitivity c), the clamped plug-in estimate.
     LaplaceSum,
     /// Laplace noise on a clipped Poisson sum and the Bayes remap.
@@ -68,7 +72,7 @@ pub enum Method {
 
 impl Method {
     /// Every method, in table order.
-    pub const ALL: [Method; 26] = [
+    pub const ALL: [Method; 28] = [
         Method::Ubapp,
         Method::UbappUnconstrained,
         Method::Lbapp,
@@ -91,6 +95,8 @@ impl Method {
         Method::GeometricShares,
         Method::GeometricCount,
         Method::GeometricEachCount,
+        Method::LaplaceEachCount,
+        Method::StaircaseEachCount,
         Method::LaplaceSum,
         Method::LaplaceSumRemap,
         Method::StaircaseSum,
@@ -122,6 +128,8 @@ impl Method {
             Method::GeometricShares => "geometric-shares",
             Method::GeometricCount => "geometric-count",
             Method::GeometricEachCount => "geometric-each-count",
+            Method::LaplaceEachCount => "laplace-each-count",
+            Method::StaircaseEachCount => "staircase-each-count",
             Method::LaplaceSum => "laplace-sum",
             Method::LaplaceSumRemap => "laplace-sum-remap",
             Method::StaircaseSum => "staircase-sum",
@@ -161,6 +169,8 @@ impl Method {
                 | Method::GeometricShares
                 | Method::GeometricCount
                 | Method::GeometricEachCount
+                | Method::LaplaceEachCount
+                | Method::StaircaseEachCount
                 | Method::LaplaceSum
                 | Method::LaplaceSumRemap
                 | Method::StaircaseSum
