@@ -280,3 +280,29 @@ fn compare_refuses_a_gap_or_time_limit_out_of_range() {
         assert!(err.contains(flag) && err.lines().count() == 1, "{err}");
     }
 }
+
+/// A 3-way poll with one data holder gets noise on each count, plug-in and remapped: the remap's
+/// risk is a Monte Carlo estimate with its standard error, and the prior it uses makes it beat
+/// the plug-in at every ε.
+#[test]
+fn a_small_poll_gets_noise_on_each_count_with_and_without_the_remap() {
+    let o = ubapp().args(["compare", &shipped("vote-share-3way-small.toml"), "--json", "-q"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    let row = |method: &str, eps: f64| {
+        rows.iter()
+            .find(|r| r["method"] == method && r["eps"].as_f64() == Some(eps))
+            .unwrap_or_else(|| panic!("no {method} row at ε = {eps}: {v}"))
+    };
+    for eps in [0.5, 2.0] {
+        for noise in ["geometric", "laplace", "staircase"] {
+            let plug = row(&format!("{noise}-each-count"), eps);
+            let remap = row(&format!("{noise}-each-count-remap"), eps);
+            assert_eq!(remap["risk_method"], "monte-carlo", "{remap}");
+            let (r, se) = (remap["bayes_risk"].as_f64().unwrap(), remap["bayes_risk_se"].as_f64().unwrap());
+            assert!(se > 0.0 && se < 0.01 * r, "{remap}");
+            assert!(r + 4.0 * se < plug["bayes_risk"].as_f64().unwrap(), "{noise} at ε = {eps}");
+        }
+    }
+}

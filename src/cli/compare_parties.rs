@@ -131,8 +131,10 @@ pub fn print_party_comparison(cmp: &PartyComparison, json: bool) {
         outln!("{}", serde_json::to_string_pretty(&cmp).expect("rows serialise"));
         return;
     }
+    // The method column fits the longest id shown (22 at the least).
+    let w = cmp.rows.iter().map(|r| r.method.id().len()).max().unwrap_or(0).max(22);
     outln!(
-        "{:<22} {:>9} {:>8} {:>7} {:>7} {:>14} {:>14} {:>12}",
+        "{:<w$} {:>9} {:>8} {:>7} {:>7} {:>14} {:>14} {:>12}",
         "method",
         "privacy",
         "eps",
@@ -147,7 +149,7 @@ pub fn print_party_comparison(cmp: &PartyComparison, json: bool) {
         let m = r.parties.map_or("-".to_string(), |p| p.to_string());
         let records = if r.trials == 0 { "-".to_string() } else { r.trials.to_string() };
         outln!(
-            "{:<22} {:>9} {:>8} {:>7} {:>7} {:>14.6e} {:>14.6e} {:>12}{se}",
+            "{:<w$} {:>9} {:>8} {:>7} {:>7} {:>14.6e} {:>14.6e} {:>12}{se}",
             r.method,
             r.privacy,
             r.eps,

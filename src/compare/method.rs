@@ -30,6 +30,9 @@ pub fn build(method: Method, model: &Model, eps: f64, opts: &BaselineOptions) ->
         | Method::GeometricEachCount
         | Method::LaplaceEachCount
         | Method::StaircaseEachCount
+        | Method::GeometricEachCountRemap
+        | Method::LaplaceEachCountRemap
+        | Method::StaircaseEachCountRemap
         | Method::LaplaceSum
         | Method::LaplaceSumRemap
         | Method::StaircaseSum

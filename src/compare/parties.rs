@@ -121,7 +121,7 @@ impl DesignBound {
 }
 
 /// The methods of the party comparison, in table order.
-pub const PARTY_METHODS: [Method; 16] = [
+pub const PARTY_METHODS: [Method; 19] = [
     Method::Ubapp,
     Method::UbappLocal,
     Method::GeometricLocal,
@@ -129,6 +129,9 @@ pub const PARTY_METHODS: [Method; 16] = [
     Method::GeometricEachCount,
     Method::LaplaceEachCount,
     Method::StaircaseEachCount,
+    Method::GeometricEachCountRemap,
+    Method::LaplaceEachCountRemap,
+    Method::StaircaseEachCountRemap,
     Method::LaplaceSum,
     Method::LaplaceSumRemap,
     Method::StaircaseSum,
@@ -218,7 +221,14 @@ pub fn not_applicable(model: &Model) -> Vec<(Method, String)> {
         }
     }
     if !crate::baselines::each_count::applies(model) {
-        for m in [Method::GeometricEachCount, Method::LaplaceEachCount, Method::StaircaseEachCount] {
+        for m in [
+            Method::GeometricEachCount,
+            Method::LaplaceEachCount,
+            Method::StaircaseEachCount,
+            Method::GeometricEachCountRemap,
+            Method::LaplaceEachCountRemap,
+            Method::StaircaseEachCountRemap,
+        ] {
             out.push((
                 m,
                 format!(
@@ -634,17 +644,48 @@ impl PartyComparison {
         }
         // Noise on each count of the count vector, with its plug-in estimate: exact at any size.
         if crate::baselines::each_count::applies(model) {
-            use crate::baselines::each_count::{bayes_risk, CountNoise};
+            use crate::baselines::each_count::{bayes_risk, remap_risk, CountNoise, MAX_REMAP_OBSERVATIONS};
+            // The remap's Monte Carlo: at most 20,000 draws, each a posterior over Y.
+            let n_obs = model.family().observation_count();
+            let per_draw = (n_obs * model.theta().len()).max(1);
+            let draws = (1_000_000_000 / per_draw).clamp(2_000, 20_000);
+            let mut remapped = false;
             for &eps in &eps_seen {
-                for (noise, method, how) in [
-                    (CountNoise::Geometric, Method::GeometricEachCount, RiskMethod::Exact),
-                    (CountNoise::Laplace, Method::LaplaceEachCount, RiskMethod::Numerical),
-                    (CountNoise::Staircase, Method::StaircaseEachCount, RiskMethod::Numerical),
+                for (noise, method, remap, how) in [
+                    (
+                        CountNoise::Geometric,
+                        Method::GeometricEachCount,
+                        Method::GeometricEachCountRemap,
+                        RiskMethod::Exact,
+                    ),
+                    (
+                        CountNoise::Laplace,
+                        Method::LaplaceEachCount,
+                        Method::LaplaceEachCountRemap,
+                        RiskMethod::Numerical,
+                    ),
+                    (
+                        CountNoise::Staircase,
+                        Method::StaircaseEachCount,
+                        Method::StaircaseEachCountRemap,
+                        RiskMethod::Numerical,
+                    ),
                 ] {
                     let Some(risk) = bayes_risk(model, eps, noise) else { continue };
                     self.rows.push(computed_row(method, eps, risk, how));
+                    if let Some((value, se)) = remap_risk(model, eps, noise, draws, 0) {
+                        let mut row = computed_row(remap, eps, value, RiskMethod::MonteCarlo);
+                        row.bayes_risk_se = se;
+                        self.rows.push(row);
+                        remapped = true;
+                    }
                 }
             }
+            notes.push(if remapped {
+                format!("the -each-count-remap rows: the same noisy counts followed by the Bayes remap, the {} of θ on the grid given them (each coordinate's, under absolute loss), its risk by Monte Carlo ({draws} draws, standard error beside it)", rule.name())
+            } else {
+                format!("the Bayes remap of the noisy counts is not evaluated: each draw's posterior sums over |Y| = {n_obs} observations, above {MAX_REMAP_OBSERVATIONS}")
+            });
             notes.push("geometric-each-count: two-sided geometric noise on each category's count (α = e^(−ε/2), the count vector's L1 sensitivity being 2) and the plug-in estimate, each coordinate clamped to [0, 1], its risk exact at any size; laplace-each-count and staircase-each-count: the same with Laplace noise of scale 2/ε or the staircase at ε/2 per count (risks by numerical integration)".into());
         }
         // The noise baselines that cannot be evaluated at this size, and why.

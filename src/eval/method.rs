@@ -60,6 +60,12 @@ pub enum Method {
     LaplaceEachCount,
     /// The staircase at ε/2 on each category's count and the clamped plug-in estimate.
     StaircaseEachCount,
+    /// Geometric noise on each count and the Bayes remap (Monte Carlo).
+    GeometricEachCountRemap,
+    /// Laplace noise on each count and the Bayes remap (Monte Carlo).
+    LaplaceEachCountRemap,
+    /// The staircase on each count and the Bayes remap (Monte Carlo).
+    StaircaseEachCountRemap,
     /// Laplace noise on a clipped Poisson sum (sensitivity c), the clamped plug-in estimate.
     LaplaceSum,
     /// Laplace noise on a clipped Poisson sum and the Bayes remap.
@@ -72,7 +78,7 @@ pub enum Method {
 
 impl Method {
     /// Every method, in table order.
-    pub const ALL: [Method; 28] = [
+    pub const ALL: [Method; 31] = [
         Method::Ubapp,
         Method::UbappUnconstrained,
         Method::Lbapp,
@@ -97,6 +103,9 @@ impl Method {
         Method::GeometricEachCount,
         Method::LaplaceEachCount,
         Method::StaircaseEachCount,
+        Method::GeometricEachCountRemap,
+        Method::LaplaceEachCountRemap,
+        Method::StaircaseEachCountRemap,
         Method::LaplaceSum,
         Method::LaplaceSumRemap,
         Method::StaircaseSum,
@@ -130,6 +139,9 @@ impl Method {
             Method::GeometricEachCount => "geometric-each-count",
             Method::LaplaceEachCount => "laplace-each-count",
             Method::StaircaseEachCount => "staircase-each-count",
+            Method::GeometricEachCountRemap => "geometric-each-count-remap",
+            Method::LaplaceEachCountRemap => "laplace-each-count-remap",
+            Method::StaircaseEachCountRemap => "staircase-each-count-remap",
             Method::LaplaceSum => "laplace-sum",
             Method::LaplaceSumRemap => "laplace-sum-remap",
             Method::StaircaseSum => "staircase-sum",
@@ -171,6 +183,9 @@ impl Method {
                 | Method::GeometricEachCount
                 | Method::LaplaceEachCount
                 | Method::StaircaseEachCount
+                | Method::GeometricEachCountRemap
+                | Method::LaplaceEachCountRemap
+                | Method::StaircaseEachCountRemap
                 | Method::LaplaceSum
                 | Method::LaplaceSumRemap
                 | Method::StaircaseSum
