@@ -19,6 +19,7 @@
 use super::staircase::{gamma_l1, gamma_l2};
 use crate::eval::noise::Noise;
 use crate::eval::ScalarLoss;
+use crate::mechanism::lower_median;
 use crate::model::{Family, Model};
 
 /// Which noise.
@@ -28,6 +29,12 @@ pub(crate) enum SumNoise {
     Laplace,
     /// The staircase of sensitivity c with the loss's γ*.
     Staircase,
+}
+
+/// True where [`bayes_risks`] applies to `model`: a clipped Poisson sum with one data holder under
+/// squared or absolute loss.
+pub(crate) fn applies(model: &Model) -> bool {
+    matches!(model.family(), Family::Poisson { .. }) && ScalarLoss::of(model.loss()).is_some() && model.parties() <= 1
 }
 
 /// The Bayes risks on the grid prior of the plug-in estimate and of the remap, or `None` where
@@ -110,7 +117,7 @@ pub(crate) fn bayes_risks(model: &Model, eps: f64, kind: SumNoise) -> Option<(f6
                 }
                 let action = match loss {
                     ScalarLoss::Squared => joint.iter().zip(&thetas).map(|(p, t)| p * t).sum::<f64>() / mass,
-                    ScalarLoss::Absolute => weighted_median(&thetas, &joint, mass),
+                    ScalarLoss::Absolute => lower_median(thetas.iter().zip(&joint).map(|(&t, &p)| (t, p / mass))),
                 };
                 let integrand: f64 = joint.iter().zip(&thetas).map(|(p, &t)| p * ell(t, action)).sum();
                 remap += 0.5 * (b - a) * wt * integrand;
@@ -118,18 +125,6 @@ pub(crate) fn bayes_risks(model: &Model, eps: f64, kind: SumNoise) -> Option<(f6
         }
     }
     Some((plug_in, remap))
-}
-
-/// The smallest grid value whose cumulative weight reaches half of `mass` (`values` ascending).
-fn weighted_median(values: &[f64], weights: &[f64], mass: f64) -> f64 {
-    let mut acc = 0.0;
-    for (v, w) in values.iter().zip(weights) {
-        acc += w;
-        if acc >= 0.5 * mass {
-            return *v;
-        }
-    }
-    values[values.len() - 1]
 }
 
 /// The six-point Gauss–Legendre rule on [−1, 1].
@@ -201,7 +196,7 @@ mod tests {
                     let mass: f64 = joint.iter().sum();
                     let remapped = match scalar {
                         ScalarLoss::Squared => joint.iter().zip(&thetas).map(|(p, t)| p * t).sum::<f64>() / mass,
-                        ScalarLoss::Absolute => weighted_median(&thetas, &joint, mass),
+                        ScalarLoss::Absolute => lower_median(thetas.iter().zip(&joint).map(|(&t, &p)| (t, p / mass))),
                     };
                     let plug = (z / 6.0).clamp(0.0, 4.0);
                     for (i, x) in [plug, remapped].into_iter().enumerate() {

@@ -206,36 +206,33 @@ pub fn not_applicable(model: &Model) -> Vec<(Method, String)> {
             }
         }
     }
-    let sum_noise = matches!(model.family(), Family::Poisson { .. })
-        && crate::eval::ScalarLoss::of(model.loss()).is_some()
-        && model.parties() <= 1;
-    if !sum_noise {
-        for m in [Method::LaplaceSum, Method::LaplaceSumRemap, Method::StaircaseSum, Method::StaircaseSumRemap] {
-            out.push((
-                m,
-                format!(
-                    "needs a clipped Poisson sum under squared or absolute loss with one data holder; this model is {family} with {} loss",
-                    model.loss().name()
-                ),
-            ));
-        }
-    }
-    if !crate::baselines::each_count::applies(model) {
-        for m in [
-            Method::GeometricEachCount,
-            Method::LaplaceEachCount,
-            Method::StaircaseEachCount,
-            Method::GeometricEachCountRemap,
-            Method::LaplaceEachCountRemap,
-            Method::StaircaseEachCountRemap,
-        ] {
-            out.push((
-                m,
-                format!(
-                    "needs a multinomial's count vector under squared or absolute loss with one data holder; this model is {family} with {} loss",
-                    model.loss().name()
-                ),
-            ));
+    // Noise on the sufficient statistic: each group of methods where its statistic is the model's.
+    let statistic_noise: [(bool, &str, &[Method]); 2] = [
+        (
+            crate::baselines::sum_noise::applies(model),
+            "a clipped Poisson sum",
+            &[Method::LaplaceSum, Method::LaplaceSumRemap, Method::StaircaseSum, Method::StaircaseSumRemap],
+        ),
+        (
+            crate::baselines::each_count::applies(model),
+            "a multinomial's count vector",
+            &[
+                Method::GeometricEachCount,
+                Method::LaplaceEachCount,
+                Method::StaircaseEachCount,
+                Method::GeometricEachCountRemap,
+                Method::LaplaceEachCountRemap,
+                Method::StaircaseEachCountRemap,
+            ],
+        ),
+    ];
+    for (applies, statistic, methods) in statistic_noise {
+        if !applies {
+            let why = format!(
+                "needs {statistic} under squared or absolute loss with one data holder; this model is {family} with {} loss",
+                model.loss().name()
+            );
+            out.extend(methods.iter().map(|&m| (m, why.clone())));
         }
     }
     if matches!(model.family(), Family::Table { .. }) {
@@ -620,9 +617,8 @@ impl PartyComparison {
             risk_method: how,
             note: Note { no_true_risk: true, ..Note::default() },
         };
-        if let Family::Poisson { cap, .. } = model.family() {
+        if let (Family::Poisson { cap, .. }, true) = (model.family(), crate::baselines::sum_noise::applies(model)) {
             use crate::baselines::sum_noise::{bayes_risks, SumNoise};
-            let mut any = false;
             for &eps in &eps_seen {
                 for (kind, plug, remapped) in [
                     (SumNoise::Laplace, Method::LaplaceSum, Method::LaplaceSumRemap),
@@ -631,24 +627,21 @@ impl PartyComparison {
                     if let Some((p, r)) = bayes_risks(model, eps, kind) {
                         self.rows.push(computed_row(plug, eps, p, RiskMethod::Numerical));
                         self.rows.push(computed_row(remapped, eps, r, RiskMethod::Numerical));
-                        any = true;
                     }
                 }
             }
-            if any {
-                notes.push(format!(
-                    "laplace-sum and staircase-sum: Laplace noise of scale {cap}/ε and the staircase of sensitivity {cap} (Geng & Viswanath 2016, the loss's γ*) on the clipped sum, the plug-in estimate (the sum over the records) clamped to [lower, upper]; the -remap rows: the same releases followed by the Bayes remap, the {} of θ on the grid given the release (risks by numerical integration)",
-                    rule.name()
-                ));
-            }
+            notes.push(format!(
+                "laplace-sum and staircase-sum: Laplace noise of scale {cap}/ε and the staircase of sensitivity {cap} (Geng & Viswanath 2016, the loss's γ*) on the clipped sum, the plug-in estimate (the sum over the records) clamped to [lower, upper]; the -remap rows: the same releases followed by the Bayes remap, the {} of θ on the grid given the release (risks by numerical integration)",
+                rule.name()
+            ));
         }
         // Noise on each count of the count vector, with its plug-in estimate: exact at any size.
         if crate::baselines::each_count::applies(model) {
-            use crate::baselines::each_count::{bayes_risk, remap_risk, CountNoise, MAX_REMAP_OBSERVATIONS};
-            // The remap's Monte Carlo: at most 20,000 draws, each a posterior over Y.
+            use crate::baselines::each_count::{
+                bayes_risk, remap_draws, remap_risk, CountNoise, MAX_REMAP_OBSERVATIONS,
+            };
             let n_obs = model.family().observation_count();
-            let per_draw = (n_obs * model.theta().len()).max(1);
-            let draws = (1_000_000_000 / per_draw).clamp(2_000, 20_000);
+            let draws = remap_draws(model);
             let mut remapped = false;
             for &eps in &eps_seen {
                 for (noise, method, remap, how) in [

@@ -84,6 +84,7 @@ pub use batch::{Batch, OutputMatch, ReleaseRefusal};
 pub use compact::{CompactMechanism, NoiseParameter, FORMAT_VERSION_COMPACT, KIND_GEOMETRIC_REMAP};
 pub use deploy::Recorded;
 pub use error::{ArtifactError, ArtifactErrorKind, AuditError, MechanismError};
+pub(crate) use posterior::lower_median;
 pub use posterior::{BayesEstimate, CredibleRegion, Posterior};
 pub use release::Release;
 pub use trust::{DeploymentMode, REQUIRE_MODEL_ENV};

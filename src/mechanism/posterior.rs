@@ -207,9 +207,9 @@ impl Posterior {
     }
 }
 
-/// The lower median of a discrete distribution (value, mass): the first value at which the mass up
-/// to and including it reaches 1/2.
-fn lower_median(points: impl Iterator<Item = (f64, f64)>) -> f64 {
+/// The lower median of a discrete distribution (value, mass; the masses summing to 1): the first
+/// value at which the mass up to and including it reaches 1/2.
+pub(crate) fn lower_median(points: impl Iterator<Item = (f64, f64)>) -> f64 {
     let mut v: Vec<(f64, f64)> = points.collect();
     v.sort_by(|a, b| a.0.total_cmp(&b.0));
     let mut cum = 0.0;

@@ -160,16 +160,8 @@ impl Aggregator {
                 let dim = self.theta.ncols();
                 let mut point = Array1::zeros(dim);
                 for d in 0..dim {
-                    let mut order: Vec<usize> = (0..post.len()).collect();
-                    order.sort_by(|&a, &b| self.theta[[a, d]].total_cmp(&self.theta[[b, d]]));
-                    let mut acc = 0.0;
-                    for &j in &order {
-                        acc += post[j];
-                        if acc >= 0.5 - 1e-12 {
-                            point[d] = self.theta[[j, d]];
-                            break;
-                        }
-                    }
+                    point[d] =
+                        crate::mechanism::lower_median(post.iter().enumerate().map(|(j, &p)| (self.theta[[j, d]], p)));
                 }
                 Action::Point(point)
             }
