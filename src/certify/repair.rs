@@ -204,17 +204,7 @@ fn mix_and_quantise<I: Iterator<Item = (usize, usize)>>(
     let t = total as f64;
     let mut margin = 2.0 / t;
     for attempt in 1..=16u32 {
-        let g: Vec<f64> = need
-            .iter()
-            .zip(q.outer_iter())
-            .map(|(&v, row)| {
-                if row.iter().any(|&x| x > 0.0) && has_edges {
-                    (v + margin * (1.0 + rho)).max(0.0) / (rho - 1.0)
-                } else {
-                    0.0
-                }
-            })
-            .collect();
+        let g = if has_edges { mixing(q, need, rho, margin) } else { vec![0.0; n_out] };
         let mixing_mass: f64 = g.iter().sum();
         if !mixing_mass.is_finite() {
             // The limit of (Q + g)/(1 + Σg) is a column-independent release: equal columns have
@@ -242,6 +232,23 @@ fn mix_and_quantise<I: Iterator<Item = (usize, usize)>>(
         }
     }
     Err(CertifyError::QuantisationFailed { eps, delta: 0.0, total, margin })
+}
+
+/// The mixing g_k = (need_k + margin(1 + ρ))⁺/(ρ − 1) of every row k of `q` that has mass (0 for
+/// an empty row), `need` the rows' largest DP violations.
+fn mixing(q: &Array2<f64>, need: &[f64], rho: f64, margin: f64) -> Vec<f64> {
+    need.iter()
+        .zip(q.outer_iter())
+        .map(
+            |(&v, row)| {
+                if row.iter().any(|&x| x > 0.0) {
+                    (v + margin * (1.0 + rho)).max(0.0) / (rho - 1.0)
+                } else {
+                    0.0
+                }
+            },
+        )
+        .collect()
 }
 
 /// Repair and quantise `p` at (eps, delta) with `method`: [`repair_and_quantise`] for δ = 0,
@@ -454,20 +461,50 @@ fn lift_rows(q: &mut Array2<f64>, neighbours: &Neighbours, edges: &[(usize, usiz
         adj[b].push(a);
     }
     for mut row in q.rows_mut() {
-        // Process vertices in decreasing order of their final value (like Dijkstra on −ln values).
-        let mut done = vec![false; n];
-        let mut heap: std::collections::BinaryHeap<(OrdF64, usize)> = (0..n).map(|i| (OrdF64(row[i]), i)).collect();
-        while let Some((OrdF64(v), i)) = heap.pop() {
-            if done[i] || v < row[i] {
-                continue;
-            }
-            done[i] = true;
-            let w = v / rho;
-            for &j in &adj[i] {
-                if !done[j] && w > row[j] {
-                    row[j] = w;
-                    heap.push((OrdF64(w), j));
-                }
+        let row = row.as_slice_mut().expect("a standard-layout matrix");
+        close_row(row, rho, |i| adj[i].iter().copied());
+    }
+}
+
+/// The max-plus closure of one row on a graph (`adjacent(i)`: the neighbours of vertex i):
+/// `row[i] ← max_j row[j] ρ^{−d(i,j)}`, vertices taken in decreasing order of their final value,
+/// each raising its neighbours to its value / ρ (Dijkstra on −ln values, every edge of length
+/// ln ρ). No heap is needed: a vertex passes on its own value / ρ and vertices are taken in
+/// decreasing order, so the values passed on arrive in decreasing order too and a FIFO queue of
+/// them stays sorted; merged with the starting values, sorted once, the two streams give that
+/// order in O(n log n + E). Only the vertices that raise a neighbour start (one that raises none
+/// is final unless raised itself, and then it is queued), so a nearly feasible row costs one pass
+/// over its edges.
+fn close_row<I: Iterator<Item = usize>>(row: &mut [f64], rho: f64, adjacent: impl Fn(usize) -> I) {
+    let mut starts: Vec<(f64, usize)> =
+        (0..row.len()).filter(|&i| adjacent(i).any(|j| row[j] < row[i] / rho)).map(|i| (row[i], i)).collect();
+    starts.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
+    let mut passed: Vec<(f64, usize)> = Vec::new();
+    let mut done = vec![false; row.len()];
+    let (mut next_start, mut next_passed) = (0, 0);
+    loop {
+        let from_starts = match (starts.get(next_start), passed.get(next_passed)) {
+            (None, None) => break,
+            (Some(s), Some(p)) => s.0 >= p.0,
+            (s, _) => s.is_some(),
+        };
+        let (v, i) = if from_starts {
+            next_start += 1;
+            starts[next_start - 1]
+        } else {
+            next_passed += 1;
+            passed[next_passed - 1]
+        };
+        // A stale entry: the vertex was taken already, or raised above this value since.
+        if done[i] || v < row[i] {
+            continue;
+        }
+        done[i] = true;
+        let w = v / rho;
+        for j in adjacent(i) {
+            if !done[j] && w > row[j] {
+                row[j] = w;
+                passed.push((w, j));
             }
         }
     }
@@ -475,16 +512,29 @@ fn lift_rows(q: &mut Array2<f64>, neighbours: &Neighbours, edges: &[(usize, usiz
 
 /// Repair any column-stochastic P (|Θ̃| × |Y|, entries ≥ 0, each column summing to 1 in floats)
 /// however far from ε-DP — a first-order method's iterate, not a vertex — into weights summing to
-/// `total` per column, certified ε-DP exactly on the edges of `incidence`: the lift of every row
-/// (on every core), the columns normalised, then the mixing and quantisation of
-/// [`repair_and_quantise`] (steps 2–5; no input limit: the price of a far point is paid in risk,
-/// which the caller measures). Returns the weights, the certified ε and a report
-/// ([`RepairMethod::LiftMix`]).
+/// `total` per column, certified ε-DP exactly on the edges of `incidence` (no input limit: the
+/// price of a far point is paid in risk, which the caller measures). Two candidates, the one of
+/// lower risk under `cost` (C\[i, k\]) kept:
+///
+/// - **rounds:** the lift of every row at ratio ρ = e^ε and the columns normalised, in turn; the
+///   normalisation breaks the rows' ratios by the ratio of neighbouring column sums, which shrinks
+///   round by round, and the mixing pays for what is left. Rounds after the first start only
+///   while one more, as long as the last, ends before `deadline`.
+/// - **half-ratio:** every row lifted once at ratio √ρ and the columns normalised: then
+///   q\[k,a\] ≤ √ρ q\[k,b\] and the column sums s_a ≤ √ρ s_b for neighbours (a sum of √ρ-Lipschitz
+///   rows), so q\[k,a\]/s_a ≤ ρ q\[k,b\]/s_b: ε-DP in one pass (the exponential mechanism's
+///   argument, McSherry & Talwar 2007), with mixing only for the float rounding. Coarser than
+///   the rounds near a DP point, far better than their mixing far from one.
+///
+/// The kept candidate is mixed and quantised as in [`repair_and_quantise`] (steps 3–5). Returns
+/// the weights, the certified ε and a report ([`RepairMethod::LiftMix`]).
 pub(crate) fn repair_far(
     incidence: &crate::lp::Incidence,
     eps: f64,
     p: Array2<f64>,
+    cost: &Array2<f64>,
     total: u64,
+    deadline: Option<std::time::Instant>,
 ) -> Result<(Vec<Vec<u64>>, f64, RepairReport)> {
     use rayon::prelude::*;
     let (n_out, n_obs) = p.dim();
@@ -492,6 +542,12 @@ pub(crate) fn repair_far(
         return Err(CertifyError::InvalidArgument {
             name: "p",
             problem: format!("must be a finite, non-negative {n_out} × {} matrix", incidence.n_obs()),
+        });
+    }
+    if cost.dim() != (n_obs, n_out) {
+        return Err(CertifyError::InvalidArgument {
+            name: "cost",
+            problem: format!("must be a {n_obs} × {n_out} matrix (got {:?})", cost.dim()),
         });
     }
     let bound = RatioBound::for_eps(eps);
@@ -512,22 +568,35 @@ pub(crate) fn repair_far(
             })
             .collect::<Vec<f64>>()
     };
+    let graph = SplitAdjacency::of(incidence);
+    let lift_all = |q: &mut Array2<f64>, ratio: f64| {
+        q.as_slice_mut().expect("a standard-layout matrix").par_chunks_mut(n_obs).for_each(|row| {
+            close_row_by_sweeps(row, ratio, &graph);
+        });
+        normalise_columns(q);
+    };
     let input_dp_violation = violation(&q).into_iter().fold(0.0, f64::max);
     normalise_columns(&mut q);
-    // Lift and normalise in turn: the lift makes every row ρ-Lipschitz in ratio, the
-    // normalisation breaks that by the ratio of neighbouring column sums, which shrinks round by
-    // round; the mixing pays for what is left.
+
+    let mut half = q.clone();
+    lift_all(&mut half, rho.sqrt());
+    let half_need = violation(&half);
+
     let mut need = violation(&q);
+    let mut round_took = std::time::Duration::ZERO;
     for _ in 0..LIFT_ROUNDS {
-        if need.iter().all(|&v| v <= 0.0) {
+        let round_started = std::time::Instant::now();
+        let too_late = deadline.is_some_and(|d| round_started + round_took > d);
+        if need.iter().all(|&v| v <= 0.0) || (too_late && !round_took.is_zero()) {
             break;
         }
-        q.as_slice_mut()
-            .expect("a standard-layout matrix")
-            .par_chunks_mut(n_obs)
-            .for_each(|row| lift_row(row, incidence, rho));
-        normalise_columns(&mut q);
+        lift_all(&mut q, rho);
         need = violation(&q);
+        round_took = round_started.elapsed();
+    }
+    let margin = 2.0 / total as f64;
+    if mixed_risk(&half, &half_need, cost, rho, margin) < mixed_risk(&q, &need, cost, rho, margin) {
+        (q, need) = (half, half_need);
     }
     let input = InputMeasures {
         input_dp_violation,
@@ -539,61 +608,94 @@ pub(crate) fn repair_far(
     mix_and_quantise(&q, &need, pairs, eps, total, RepairMethod::LiftMix, &input)
 }
 
+/// The Bayes risk (in floats, for choosing between candidates) of `q` (|Θ̃| × |Y|, columns
+/// summing to 1) after the first mixing of [`mix_and_quantise`] for row violations `need`:
+/// (Σ C·q + Σ_k g_k Σ_i C\[i,k\]) / (1 + Σ_k g_k).
+fn mixed_risk(q: &Array2<f64>, need: &[f64], cost: &Array2<f64>, rho: f64, margin: f64) -> f64 {
+    let g = mixing(q, need, rho, margin);
+    let risk: f64 = q.outer_iter().enumerate().map(|(k, row)| row.dot(&cost.column(k))).sum();
+    let mixed: f64 = g.iter().enumerate().map(|(k, &gk)| gk * cost.column(k).sum()).sum();
+    (risk + mixed) / (1.0 + g.iter().sum::<f64>())
+}
+
 /// Rounds of lift and normalisation in [`repair_far`].
 const LIFT_ROUNDS: usize = 12;
 
-/// The max-plus closure of one row on the graph of `incidence` (as [`lift_rows`]): vertices in
-/// decreasing order of their final value, each raising its neighbours to its value / ρ. Only the
-/// vertices that raise a neighbour start in the heap (a vertex that raises none is final unless
-/// raised itself, and then it is pushed), so a nearly feasible row costs one pass over its edges.
-fn lift_row(row: &mut [f64], incidence: &crate::lp::Incidence, rho: f64) {
-    let edges = incidence.edges();
-    let other = |i: usize, own: u32| {
-        let (a, b) = edges[own as usize / 2];
-        if a as usize == i {
-            b as usize
-        } else {
-            a as usize
+/// The neighbours of every observation in index order, split into those below and those above
+/// it: what the sweeps of [`close_row_by_sweeps`] read, streaming.
+struct SplitAdjacency {
+    /// Start of observation i's neighbours in `neighbours` (|Y| + 1 offsets).
+    offsets: Vec<usize>,
+    /// Where observation i's neighbours above it begin.
+    above: Vec<usize>,
+    /// The neighbours, ascending within each observation.
+    neighbours: Vec<u32>,
+}
+
+impl SplitAdjacency {
+    fn of(incidence: &crate::lp::Incidence) -> SplitAdjacency {
+        let edges = incidence.edges();
+        let n = incidence.n_obs();
+        let mut offsets = Vec::with_capacity(n + 1);
+        let mut above = Vec::with_capacity(n);
+        let mut neighbours = Vec::with_capacity(2 * edges.len());
+        offsets.push(0);
+        for i in 0..n {
+            let start = neighbours.len();
+            neighbours.extend(incidence.at(i).iter().map(|&(own, _)| {
+                let (a, b) = edges[own as usize / 2];
+                if a as usize == i {
+                    b
+                } else {
+                    a
+                }
+            }));
+            neighbours[start..].sort_unstable();
+            above.push(start + neighbours[start..].partition_point(|&j| (j as usize) < i));
+            offsets.push(neighbours.len());
         }
-    };
-    let mut done = vec![false; row.len()];
-    let mut heap: std::collections::BinaryHeap<(OrdF64, usize)> = (0..row.len())
-        .filter(|&i| incidence.at(i).iter().any(|&(own, _)| row[other(i, own)] < row[i] / rho))
-        .map(|i| (OrdF64(row[i]), i))
-        .collect();
-    while let Some((OrdF64(v), i)) = heap.pop() {
-        if done[i] || v < row[i] {
-            continue;
-        }
-        done[i] = true;
-        let w = v / rho;
-        for &(own, _) in incidence.at(i) {
-            let j = other(i, own);
-            if !done[j] && w > row[j] {
-                row[j] = w;
-                heap.push((OrdF64(w), j));
-            }
-        }
+        SplitAdjacency { offsets, above, neighbours }
     }
 }
 
-/// A total order on non-NaN floats for the heap.
-struct OrdF64(f64);
-impl PartialEq for OrdF64 {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other).is_eq()
+/// Sweep pairs [`close_row_by_sweeps`] tries before it hands the row to [`close_row`].
+const MAX_SWEEP_PAIRS: usize = 4;
+
+/// The max-plus closure of one row ([`close_row`]) by relaxation sweeps: ascending, each vertex
+/// raised to its neighbours below / ρ, then descending with those above, until a pair of sweeps
+/// changes nothing. Every pass streams the row. On the multinomial lattice in its index order
+/// one pair is exact (moving a record from category a to b < a raises the index, and the moves
+/// of a shortest path can be taken in any order, since every count only rises or only falls
+/// along it: those that raise the index first), so a second pair confirms; on a graph that has
+/// not converged after [`MAX_SWEEP_PAIRS`], the sweeps' row (between the input and its closure,
+/// so with the same closure) goes to [`close_row`]. Returns the pairs of sweeps that raised a
+/// value (`MAX_SWEEP_PAIRS` where the fallback ran).
+fn close_row_by_sweeps(row: &mut [f64], rho: f64, graph: &SplitAdjacency) -> usize {
+    let n = row.len();
+    for pair in 0..MAX_SWEEP_PAIRS {
+        let mut changed = false;
+        for i in 0..n {
+            let below = &graph.neighbours[graph.offsets[i]..graph.above[i]];
+            let v = below.iter().fold(row[i], |v, &j| v.max(row[j as usize] / rho));
+            if v > row[i] {
+                row[i] = v;
+                changed = true;
+            }
+        }
+        for i in (0..n).rev() {
+            let above = &graph.neighbours[graph.above[i]..graph.offsets[i + 1]];
+            let v = above.iter().fold(row[i], |v, &j| v.max(row[j as usize] / rho));
+            if v > row[i] {
+                row[i] = v;
+                changed = true;
+            }
+        }
+        if !changed {
+            return pair;
+        }
     }
-}
-impl Eq for OrdF64 {}
-impl PartialOrd for OrdF64 {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for OrdF64 {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.0.total_cmp(&other.0)
-    }
+    close_row(row, rho, |i| graph.neighbours[graph.offsets[i]..graph.offsets[i + 1]].iter().map(|&j| j as usize));
+    MAX_SWEEP_PAIRS
 }
 
 /// Largest-remainder rounding of the non-negative vector `x` (any positive sum) to integers summing
@@ -680,6 +782,100 @@ mod tests {
         let mut q = Array2::from_shape_vec((1, 2), vec![8.0, 1.0]).unwrap();
         lift_rows(&mut q, &as_graph, &[], rho);
         assert_eq!(q.row(0).to_vec(), vec![8.0, 1.0]);
+    }
+
+    #[test]
+    fn the_closure_is_the_max_plus_product_with_the_distance_kernel() {
+        // close_row against its definition, row[i] = max_j row[j] ρ^(−d(i,j)), on random graphs
+        // (disconnected ones included) with ties and zeros among the values.
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        for trial in 0..40 {
+            let n = rng.random_range(1..40usize);
+            let rho: f64 = 1.0 + rng.random_range(0.05..3.0);
+            let edges: Vec<(usize, usize)> = (0..rng.random_range(0..3 * n))
+                .map(|_| (rng.random_range(0..n), rng.random_range(0..n)))
+                .filter(|(a, b)| a != b)
+                .collect();
+            let mut adj = vec![Vec::new(); n];
+            for &(a, b) in &edges {
+                adj[a].push(b);
+                adj[b].push(a);
+            }
+            let row: Vec<f64> =
+                (0..n).map(|_| [0.0, 1.0, rng.random_range(0.0..10.0)][rng.random_range(0..3)]).collect();
+            let mut closed = row.clone();
+            close_row(&mut closed, rho, |i| adj[i].iter().copied());
+            for i in 0..n {
+                // Breadth-first distances from i.
+                let mut dist = vec![usize::MAX; n];
+                dist[i] = 0;
+                let mut queue = std::collections::VecDeque::from([i]);
+                while let Some(a) = queue.pop_front() {
+                    for &b in &adj[a] {
+                        if dist[b] == usize::MAX {
+                            dist[b] = dist[a] + 1;
+                            queue.push_back(b);
+                        }
+                    }
+                }
+                let want = (0..n)
+                    .filter(|&j| dist[j] != usize::MAX)
+                    .map(|j| (0..dist[j]).fold(row[j], |v, _| v / rho))
+                    .fold(0.0, f64::max);
+                assert_eq!(closed[i], want, "trial {trial}, vertex {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_sweeps_reach_the_closure_on_lattices_and_random_graphs() {
+        // close_row_by_sweeps against close_row: multinomial lattices and a band (where one pair
+        // of sweeps is exact) and random graphs (where the fallback finishes the job).
+        use crate::model::Model;
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+        let lattice = |d: usize, records: usize| {
+            let spec = format!(
+                "name = \"lattice\"\nepsilon = [0.5]\n[parameter]\ngrid = {{ kind = \"simplex\", resolution = 2 }}\nprior = {{ kind = \"dirichlet\", alpha = {:?} }}\n[observation]\nfamily = \"multinomial\"\ncategories = {d}\nrecords = {records}\n[output]\ngrid = \"parameter\"\n[loss]\nkind = \"squared-euclidean\"\n",
+                vec![1.0; d]
+            );
+            Model::from_spec(crate::model::ModelSpec::from_toml(&spec, "lattice.toml").unwrap())
+                .unwrap()
+                .family
+                .neighbours()
+        };
+        // (graph, whether one pair of sweeps is exact on it)
+        let mut graphs = vec![
+            (lattice(3, 12), true),
+            (lattice(4, 6), true),
+            (lattice(5, 4), true),
+            (Neighbours::Band { len: 30, width: 4 }, true),
+        ];
+        for _ in 0..10 {
+            let n = rng.random_range(2..60usize);
+            let edges: Vec<(usize, usize)> = (0..rng.random_range(0..3 * n))
+                .map(|_| (rng.random_range(0..n), rng.random_range(0..n)))
+                .filter(|(a, b)| a != b)
+                .collect();
+            graphs.push((Neighbours::Graph { len: n, edges }, false));
+        }
+        for (neighbours, one_pair) in &graphs {
+            let incidence = crate::lp::Incidence::new(neighbours).unwrap();
+            let split = SplitAdjacency::of(&incidence);
+            let adj = |i: usize| split.neighbours[split.offsets[i]..split.offsets[i + 1]].iter().map(|&j| j as usize);
+            for _ in 0..5 {
+                let rho: f64 = 1.0 + rng.random_range(0.05..3.0);
+                let row: Vec<f64> = (0..neighbours.len())
+                    .map(|_| if rng.random_range(0..4) == 0 { rng.random_range(0.0..10.0) } else { 0.0 })
+                    .collect();
+                let (mut by_sweeps, mut by_queue) = (row.clone(), row);
+                let pairs = close_row_by_sweeps(&mut by_sweeps, rho, &split);
+                close_row(&mut by_queue, rho, adj);
+                assert_eq!(by_sweeps, by_queue);
+                assert!(!one_pair || pairs <= 1, "{pairs} pairs of sweeps on {neighbours:?}");
+            }
+        }
     }
 
     #[test]

@@ -19,7 +19,7 @@
 mod pdhg;
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use ndarray::Array2;
 
@@ -142,15 +142,27 @@ pub(crate) fn solve_eps(
     let lam = vec![0f32; 2 * incidence.n_edges() * m];
     let mut state = pdhg::Pdhg::new(incidence, m, eps, cost_scaled, x, lam);
 
-    // The bound at zero multipliers, the non-private risk, holds from the start.
+    // The bound at zero multipliers, the non-private risk, holds from the start; the best
+    // constant release (0-DP: every column the output of least prior risk) is the first mechanism.
     let mut best = Best { lower: certify::non_private_bound(cost), release: None };
+    let constant = (0..m)
+        .map(|k| (k, cost.column(k).sum()))
+        .fold((0, f64::INFINITY), |b, (k, r)| if r < b.1 { (k, r) } else { b })
+        .0;
+    let constant_x: Vec<f32> = (0..n_obs * m).map(|v| if v % m == constant { 1.0 } else { 0.0 }).collect();
+    certify_primal(cost, incidence, eps, &constant_x, None, &mut best);
+    drop(constant_x);
     let mut clock = Checkpoints::new();
+    let limit_at = seconds.map(|s| start + Duration::from_secs_f64(s.max(0.0)));
     // The last checkpoint that certified a mechanism took this long: the iterations stop early
     // enough for the final one to end within the time limit.
-    let mut final_checkpoint = 0.0;
+    let mut final_checkpoint: f64 = 0.0;
     let stop_reason = loop {
         state.step();
-        let out_of_time = seconds.is_some_and(|s| start.elapsed().as_secs_f64() + final_checkpoint >= s);
+        // The iterations leave the final certification what the last one took, and at least
+        // the certification share of the limit (its rounds improve the mechanism it releases).
+        let out_of_time =
+            seconds.is_some_and(|s| start.elapsed().as_secs_f64() + final_checkpoint.max(CERTIFICATION_SHARE * s) >= s);
         let iteration_cap = options.limits.iterations.is_some_and(|l| state.iterations >= l as u64 * 100);
         let last = out_of_time || iteration_cap;
         if !(last || clock.due(state.iterations)) {
@@ -164,7 +176,17 @@ pub(crate) fn solve_eps(
         best.lower = best.lower.max(lower);
         let hopeful = best.upper().is_finite() && (best.upper() - best.lower) / best.upper() <= 2.0 * target;
         if last || hopeful || clock.upper_due() {
-            certify_primal(cost, incidence, eps, state.primal(), &mut best);
+            // The repair's rounds may take the certification share of what is left of the
+            // limit, or all of it at the last checkpoint.
+            let deadline = limit_at.map(|end| {
+                let now = Instant::now();
+                if last {
+                    end
+                } else {
+                    now + end.saturating_duration_since(now).mul_f64(CERTIFICATION_SHARE)
+                }
+            });
+            certify_primal(cost, incidence, eps, state.primal(), deadline, &mut best);
             final_checkpoint = t.elapsed().as_secs_f64();
         }
         clock.certified(state.iterations, t.elapsed().as_secs_f64());
@@ -271,11 +293,19 @@ fn incidence_neighbours(incidence: &Incidence) -> crate::model::Neighbours {
 }
 
 /// The certified mechanism of the primal point `x` (x's layout: column i contiguous), kept in
-/// `best` where its proven risk is lower.
-fn certify_primal(cost: &Array2<f64>, incidence: &Incidence, eps: f64, x: &[f32], best: &mut Best) {
+/// `best` where its proven risk is lower; the repair's rounds end by `deadline`.
+fn certify_primal(
+    cost: &Array2<f64>,
+    incidence: &Incidence,
+    eps: f64,
+    x: &[f32],
+    deadline: Option<Instant>,
+    best: &mut Best,
+) {
     let (n_obs, m) = cost.dim();
     let p = Array2::from_shape_fn((m, n_obs), |(k, i)| (x[i * m + k] as f64).max(0.0));
-    let Ok((columns, certified_eps, report)) = certify::repair_far(incidence, eps, p, DEFAULT_TOTAL) else {
+    let Ok((columns, certified_eps, report)) = certify::repair_far(incidence, eps, p, cost, DEFAULT_TOTAL, deadline)
+    else {
         return;
     };
     let upper = certify::bayes_risk_upper(cost, &columns, DEFAULT_TOTAL);
