@@ -63,7 +63,7 @@
 //! weights (|Y|·|Θ̃|; smaller ones keep the readable arrays, byte for byte). Instead of `columns`
 //! it holds `weights_encoding = "leb128-base64"` and `weights`: every `w[k,i]`, column after
 //! column (observation i's |Θ̃| weights consecutively), as an unsigned LEB128 varint (minimal),
-//! the bytes base64-encoded (standard alphabet, padded) in one string — a fifth to a third of the
+//! the bytes base64-encoded (standard alphabet, padded) in one string — about 40 % of the
 //! arrays' size. It always states `delta` and `certified_delta` (0 for pure ε). Every other field
 //! is as in versions 1 and 2, and so is the claim: the decoded weights are exactly the integers
 //! the arrays would hold, and everything above is checked on them in the same way. Decoding
@@ -837,9 +837,9 @@ impl Held {
             if self.weights_encoding.is_some() {
                 return Err(not_part("weights_encoding", "columns"));
             }
-            return self
-                .columns
-                .ok_or_else(|| field("columns", format!("is missing (format_version {version} holds the weights there)")));
+            return self.columns.ok_or_else(|| {
+                field("columns", format!("is missing (format_version {version} holds the weights there)"))
+            });
         }
         if self.columns.is_some() {
             return Err(not_part("columns", "weights"));
@@ -857,9 +857,9 @@ impl Held {
                 ))
             }
         }
-        let text = self
-            .weights
-            .ok_or_else(|| field("weights", format!("is missing (format_version {version} holds the weights there)")))?;
+        let text = self.weights.ok_or_else(|| {
+            field("weights", format!("is missing (format_version {version} holds the weights there)"))
+        })?;
         packed::decode(&text, n_obs, n_out, total).map_err(|problem| field("weights", problem))
     }
 }

@@ -72,12 +72,7 @@ fn push_varint(out: &mut Vec<u8>, mut w: u64) {
 /// summing to `total`; the error is what is wrong, to follow the field's name. The length of the
 /// text is checked against the count before anything is allocated, and nothing beyond the
 /// model's count is ever built.
-pub(crate) fn decode(
-    text: &str,
-    n_observations: usize,
-    n_outputs: usize,
-    total: u64,
-) -> Result<Vec<Vec<u64>>, String> {
+pub(crate) fn decode(text: &str, n_observations: usize, n_outputs: usize, total: u64) -> Result<Vec<Vec<u64>>, String> {
     let count = n_observations as u128 * n_outputs as u128;
     let len = text.len();
     if len % 4 != 0 {
@@ -168,10 +163,7 @@ impl Varints {
         let shift = 7 * self.len as u32;
         // The tenth byte holds bit 63 alone; a varint that goes on is longer than any u64's.
         if self.len == MAX_VARINT - 1 && (bits > 1 || b & 0x80 != 0) {
-            return Err(format!(
-                "holds a varint beyond 2^64 − 1 (or longer than {MAX_VARINT} bytes) at {}",
-                self.at()
-            ));
+            return Err(format!("holds a varint beyond 2^64 − 1 (or longer than {MAX_VARINT} bytes) at {}", self.at()));
         }
         self.value |= bits << shift;
         self.len += 1;
@@ -315,7 +307,10 @@ mod tests {
             assert!(pretty(&packed).len() < pretty(&arrays).len());
             let back = Mechanism::from_json_str(&pretty(&packed), "packed").unwrap();
             assert!((0..m.n_observations()).all(|i| back.column(i) == m.column(i)));
-            assert_eq!((back.certificate(), back.total(), back.bayes_risk()), (m.certificate(), m.total(), m.bayes_risk()));
+            assert_eq!(
+                (back.certificate(), back.total(), back.bayes_risk()),
+                (m.certificate(), m.total(), m.bayes_risk())
+            );
             let back = Release::from_json_str(&pretty(&packed), "packed").unwrap();
             let draws = |r: &Release| r.sample_batch(7, 20, &mut StdRng::seed_from_u64(5));
             assert_eq!(draws(&back), draws(&Release::Dense(m.clone())));
