@@ -168,7 +168,7 @@ fn a_wrong_type_names_the_full_key_and_the_versions_come_from_the_reader() {
     let mut w = v.clone();
     w["format_version"] = Value::from(9);
     write_file(d, "nine.json", &w.to_string());
-    refused(d, &["verify", "nine.json"], &["format_version is 9", "reads versions 1 to 3"]);
+    refused(d, &["verify", "nine.json"], &["format_version is 9", "reads versions 1 to 4"]);
 }
 
 /// Two shards of a small comparison, `s0` (both cases) and `s1` (none), and s0's file parsed.

@@ -260,6 +260,108 @@ rejected! {
     } => "columns";
 }
 
+/// The artifact `v` (version 1) in the packed form (version 4) that large mechanisms are written
+/// in: the same weights as minimal LEB128 varints in base64, encoded here independently of the
+/// writer.
+fn packed(mut v: Value) -> Value {
+    use base64::Engine;
+    let mut bytes = Vec::new();
+    for w in v["columns"].as_array().unwrap().iter().flat_map(|c| c.as_array().unwrap()) {
+        let mut w = w.as_u64().unwrap();
+        while w >= 0x80 {
+            bytes.push((w & 0x7f) as u8 | 0x80);
+            w >>= 7;
+        }
+        bytes.push(w as u8);
+    }
+    let o = v.as_object_mut().unwrap();
+    o.remove("columns");
+    o.insert("format_version".into(), 4.into());
+    o.insert("delta".into(), 0.0.into());
+    o.insert("certified_delta".into(), 0.0.into());
+    o.insert("weights_encoding".into(), "leb128-base64".into());
+    o.insert("weights".into(), base64::engine::general_purpose::STANDARD.encode(bytes).into());
+    v
+}
+
+/// A packed file's weights as bytes, edited by `f` and packed again.
+fn edit_packed_bytes(v: &mut Value, f: impl FnOnce(&mut Vec<u8>)) {
+    use base64::Engine;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let mut bytes = b64.decode(v["weights"].as_str().unwrap()).unwrap();
+    f(&mut bytes);
+    v["weights"] = b64.encode(bytes).into();
+}
+
+/// A temp dir with model.toml, its solved mech.json (ε = 1) and that mechanism packed as
+/// packed.json (whose path is returned).
+fn setup_packed() -> (tempfile::TempDir, PathBuf) {
+    let (dir, path) = setup();
+    let packed_path = dir.path().join("packed.json");
+    std::fs::write(&packed_path, serde_json::to_string_pretty(&packed(read_json(&path))).unwrap()).unwrap();
+    (dir, packed_path)
+}
+
+#[test]
+fn a_packed_file_verifies_and_samples_as_its_arrays_do() {
+    let (dir, _) = setup_packed();
+    for args in [vec!["verify", "packed.json"], vec!["verify", "packed.json", "--model", "model.toml"]] {
+        let o = ubapp(&args, dir.path());
+        assert!(o.status.success() && stdout(&o).contains("OK, certified ε = "), "{args:?}: {}", stderr(&o));
+    }
+    let draws = |file: &str| {
+        let o = ubapp(&["sample", file, "--y", "3", "--allow-composition", "--n", "50", "--seed", "7"], dir.path());
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+    };
+    assert_eq!(draws("packed.json"), draws("mech.json"), "the same weights draw the same outputs");
+}
+
+/// A mechanism of more than 2^20 weights (|Y| = 2048, |Θ̃| = 1024), built from integer weights
+/// through the library, is saved packed, smaller than its arrays, and verifies and samples
+/// through the binary.
+#[test]
+fn a_mechanism_above_two_to_the_twenty_weights_is_saved_packed() {
+    let text = common::binomial(2047, 1024, "squared", &[1.0]).name("packed-large").toml();
+    let (dir, _) = common::model_file(&text);
+    // Every column uniform but for a quarter more weight on one output: ratios ≤ 1.25 < e.
+    let (base, extra) = ((1u64 << 42) - (1 << 30), 1u64 << 40);
+    let columns: Vec<Vec<u64>> =
+        (0..2048).map(|i| (0..1024).map(|k| if k == i / 2 { base + extra } else { base }).collect()).collect();
+    let m = ubapp::mechanism::Mechanism::from_weights(common::parse_model(&text), 1.0, 1 << 52, columns).unwrap();
+    let path = dir.path().join("big.json");
+    m.save(&path).unwrap();
+    let v = read_json(&path);
+    assert_eq!((v["format_version"].as_u64(), v["weights_encoding"].as_str()), (Some(4), Some("leb128-base64")));
+    assert!(v.get("columns").is_none());
+    let mut arrays = v.clone();
+    let o = arrays.as_object_mut().unwrap();
+    o.remove("weights");
+    o.insert("columns".into(), (0..m.n_observations()).map(|i| m.column(i).to_vec()).collect::<Vec<_>>().into());
+    let (size, arrays_size) =
+        (std::fs::metadata(&path).unwrap().len(), serde_json::to_string_pretty(&arrays).unwrap().len() as u64);
+    assert!(2 * size < arrays_size, "packed {size} bytes, arrays {arrays_size}");
+    let o = ubapp(&["verify", "big.json", "--model", "model.toml"], dir.path());
+    assert!(o.status.success() && stdout(&o).contains("|Y| = 2048, |Θ̃| = 1024"), "{}", stderr(&o));
+    let o = ubapp(&["sample", "big.json", "--y", "100", "--n", "3", "--allow-composition", "--seed", "1"], dir.path());
+    assert!(o.status.success() && stdout(&o).lines().count() == 3, "{}", stderr(&o));
+}
+
+rejected! {
+    rejected_packed_weights_not_base64: setup_packed, |v| {
+        let w = v["weights"].as_str().unwrap();
+        v["weights"] = Value::from(format!("*{}", &w[1..]));
+    } => "weights is not valid base64";
+    rejected_packed_weights_with_a_byte_after_the_last: setup_packed,
+        |v| edit_packed_bytes(v, |b| b.push(0)) => "weights holds more than";
+    rejected_packed_weights_ending_inside_a_varint: setup_packed,
+        |v| edit_packed_bytes(v, |b| *b.last_mut().unwrap() |= 0x80) => "weights ends inside a varint";
+    rejected_packed_weights_with_one_weight_edited: setup_packed,
+        |v| edit_packed_bytes(v, |b| b[0] ^= 1) => "weights has column 0";
+    rejected_packed_weights_of_an_unknown_encoding: setup_packed,
+        |v| v["weights_encoding"] = Value::from("zstd") => "weights_encoding is \"zstd\"";
+}
+
 #[test]
 fn verify_names_a_missing_file_with_exit_code_2() {
     let dir = tempfile::tempdir().unwrap();

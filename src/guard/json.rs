@@ -47,6 +47,8 @@ pub(crate) struct Shape {
     pub strings: Vec<(String, String)>,
     /// Top-level whole numbers, by key.
     pub numbers: Vec<(String, u64)>,
+    /// Top-level lists' lengths, by key.
+    pub lengths: Vec<(String, usize)>,
     /// Whether the document is an object.
     pub object: bool,
 }
@@ -60,6 +62,20 @@ impl Shape {
     /// A top-level whole number.
     pub(crate) fn number(&self, key: &str) -> Option<u64> {
         self.numbers.iter().find(|(k, _)| k == key).map(|(_, v)| *v)
+    }
+
+    /// The length of a top-level list.
+    pub(crate) fn length(&self, key: &str) -> Option<usize> {
+        self.lengths.iter().find(|(k, _)| k == key).map(|(_, v)| *v)
+    }
+
+    /// Add `bytes` to what building the top-level field `key` costs (a reader's own price of
+    /// what it derives from the field, such as decoded weights).
+    pub(crate) fn charge(&mut self, key: &str, bytes: u128) {
+        self.bytes += bytes;
+        if let Some(field) = self.fields.iter_mut().find(|(k, _)| k == key) {
+            field.1 += bytes;
+        }
     }
 
     /// Whether the top level has `key`.
@@ -289,6 +305,10 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
                 return Err(self.st.fail(ShapeError::TooMany { path, max }));
             }
         }
+        if self.st.path.len() == 1 && !self.listed {
+            let key = self.st.path[0].clone();
+            self.st.shape.lengths.push((key, n));
+        }
         Ok(())
     }
 
@@ -465,6 +485,11 @@ mod tests {
         assert_eq!(shape.string("a"), Some("hello"));
         assert!(shape.numbers.is_empty(), "numbers in lists are no field's own value: {:?}", shape.numbers);
         assert!(shape.has("list") && !shape.has("b"));
+        assert_eq!((shape.length("list"), shape.length("p"), shape.length("a")), (Some(2), None, None));
+        let mut charged = shape.clone();
+        charged.charge("list", 1 << 20);
+        assert_eq!(charged.bytes, shape.bytes + (1 << 20));
+        assert_eq!(charged.heaviest(), Some("list"));
         assert!(shape.bytes > 0 && shape.heaviest().is_some());
         let refused = |text: &str| price(text, &SCHEMA).unwrap_err().to_string();
         assert!(refused(r#"{"b": 1}"#).starts_with("b: is not a field"));

@@ -58,12 +58,26 @@
 //! [`Model::fingerprint`]), checked on load; files written before it existed have none and are
 //! read as before. A reader older than the key refuses a file that has it (unknown keys are
 //! refused), rather than misreading it.
+//!
+//! Version 4 is the packed form of the same weights, written for mechanisms of more than 2^20
+//! weights (|Y|·|Θ̃|; smaller ones keep the readable arrays, byte for byte). Instead of `columns`
+//! it holds `weights_encoding = "leb128-base64"` and `weights`: every `w[k,i]`, column after
+//! column (observation i's |Θ̃| weights consecutively), as an unsigned LEB128 varint (minimal),
+//! the bytes base64-encoded (standard alphabet, padded) in one string — about 40 % of the
+//! arrays' size. It always states `delta` and `certified_delta` (0 for pure ε). Every other field
+//! is as in versions 1 and 2, and so is the claim: the decoded weights are exactly the integers
+//! the arrays would hold, and everything above is checked on them in the same way. Decoding
+//! refuses, naming `weights`, anything but exactly the embedded model's |Y|·|Θ̃| weights with
+//! every column summing to `total` (bad base64, a truncated, over-long or overflowing varint,
+//! trailing bytes); the memory the decoded weights take is priced from the file's `observations`
+//! and `outputs` before any is built. Older readers refuse version 4 by its number.
 
 mod audit;
 mod batch;
 mod compact;
 mod deploy;
 mod error;
+mod packed;
 mod posterior;
 mod release;
 pub(crate) mod sampler;
@@ -101,12 +115,17 @@ use crate::output::OutputError;
 use crate::solve::{Solution, Status};
 use error::Result;
 
-/// Newest version of the mechanism file format ([`Mechanism::to_json`] writes 1 for pure ε, 2 for
-/// δ > 0; see the module docs, "File format").
+/// The format version of dense (ε, δ) files with the weights as JSON arrays
+/// ([`Mechanism::to_json`] writes 1 for pure ε, 2 for δ > 0, and 4 above 2^20 weights; see the
+/// module docs, "File format").
 pub const FORMAT_VERSION: u32 = 2;
 
 /// The format version of pure-ε files.
 pub const FORMAT_VERSION_PURE: u32 = 1;
+
+/// The format version of dense files with the weights packed (LEB128 varints in base64), pure ε or
+/// (ε, δ): what [`Mechanism::to_json`] writes above 2^20 weights.
+pub const FORMAT_VERSION_PACKED: u32 = 4;
 
 /// The `format` tag of a mechanism file.
 pub const FORMAT_NAME: &str = "ubapp-mechanism";
@@ -363,30 +382,45 @@ impl Mechanism {
     }
 
     /// The versioned JSON artifact (see `docs/deploying.md`): version 1 for pure ε, version 2 with
-    /// `delta` and `certified_delta` for δ > 0. Weights are JSON integers; the total is at most
-    /// 2^52, so every weight is exactly representable as a double.
+    /// `delta` and `certified_delta` for δ > 0; weights as JSON integers (the total is at most
+    /// 2^52, so every weight is exactly representable as a double). Above 2^20 weights, version 4:
+    /// the same fields with the weights packed in one string (module docs, "File format").
     pub fn to_json(&self) -> Value {
-        serde_json::to_value(self.to_file()).expect("a mechanism file serialises")
+        self.to_json_packed_above(packed::PACKED_ABOVE)
     }
 
-    fn to_file(&self) -> MechanismFile {
+    /// [`Mechanism::to_json`], packed above `packed_above` weights rather than 2^20.
+    pub(crate) fn to_json_packed_above(&self, packed_above: usize) -> Value {
+        serde_json::to_value(self.to_file(packed_above)).expect("a mechanism file serialises")
+    }
+
+    /// The file's fields; the weights packed (version 4) when there are more than `packed_above`.
+    fn to_file(&self, packed_above: usize) -> MechanismFile {
         let c = &self.cert;
         let with_delta = c.delta > 0.0;
+        let packed = packed::packs(self.n_observations(), self.n_outputs(), packed_above);
+        let format_version = match (packed, with_delta) {
+            (true, _) => FORMAT_VERSION_PACKED,
+            (false, true) => FORMAT_VERSION,
+            (false, false) => FORMAT_VERSION_PURE,
+        };
         MechanismFile {
             format: FORMAT_NAME.to_string(),
-            format_version: if with_delta { FORMAT_VERSION } else { FORMAT_VERSION_PURE },
+            format_version,
             tool_version: env!("CARGO_PKG_VERSION").to_string(),
             model: self.model.spec.clone(),
             model_fingerprint: Some(self.model.fingerprint()),
             eps: c.eps,
             certified_eps: c.certified_eps,
-            delta: with_delta.then_some(c.delta),
-            certified_delta: with_delta.then_some(c.certified_delta),
+            delta: (with_delta || packed).then_some(c.delta),
+            certified_delta: (with_delta || packed).then_some(c.certified_delta),
             bayes_risk: self.bayes_risk,
             outputs: grid_json(&self.model.outputs),
             observations: grid_json(&self.model.family.observations()),
             total: self.total,
-            columns: self.columns.clone(),
+            columns: (!packed).then(|| self.columns.clone()),
+            weights_encoding: packed.then(|| packed::ENCODING.to_string()),
+            weights: packed.then(|| packed::encode(&self.columns)),
             constraints: self.constraints,
             provenance: self.provenance.clone(),
         }
@@ -408,7 +442,7 @@ impl Mechanism {
         use ArtifactErrorKind as K;
         let field = |field: &str, problem: String| K::Field { field: field.to_string(), problem };
         let version = check_format(shape)?;
-        if version > FORMAT_VERSION {
+        if version == FORMAT_VERSION_COMPACT {
             return Err(K::NotAMechanism {
                 reason: format!(
                     "format_version is {version}: a compact artifact, not a dense one (read it as a release: `ubapp verify`, `Release::load`)"
@@ -416,7 +450,7 @@ impl Mechanism {
             });
         }
         let file: MechanismFile = typed(text)?;
-        // Version 1 is pure ε and has no δ fields; version 2 must state both.
+        // Version 1 is pure ε and has no δ fields; versions 2 and 4 must state both.
         let (delta, claimed_delta) = match (version, file.delta, file.certified_delta) {
             (1, None, None) => (0.0, 0.0),
             (1, _, _) => {
@@ -450,10 +484,10 @@ impl Mechanism {
         // The file's own arrays bound everything below: their lengths are checked against the
         // model before any |Y|-sized list is built from the model.
         let n_obs = model.family.observation_count();
-        if file.columns.len() != n_obs {
+        if let Some(columns) = file.columns.as_ref().filter(|c| c.len() != n_obs) {
             return Err(field(
                 "columns",
-                format!("has {} entries but the model has |Y| = {n_obs} observations", file.columns.len()),
+                format!("has {} entries but the model has |Y| = {n_obs} observations", columns.len()),
             ));
         }
         if grid_json(&model.outputs) != file.outputs {
@@ -462,7 +496,9 @@ impl Mechanism {
         if grid_json(&model.family.observations()) != file.observations {
             return Err(field("observations", "differ from the observation space of the embedded model".into()));
         }
-        let cert = check_weights(&model, file.eps, delta, file.total, &file.columns)?;
+        let held = Held { columns: file.columns, weights_encoding: file.weights_encoding, weights: file.weights };
+        let columns = held.columns(version, n_obs, model.outputs.len(), file.total)?;
+        let cert = check_weights(&model, file.eps, delta, file.total, &columns)?;
         if file.certified_eps.is_nan() || file.certified_eps < cert.certified_eps {
             return Err(field(
                 "certified_eps",
@@ -477,7 +513,7 @@ impl Mechanism {
         }
         let cost =
             cost_matrix(&model, MemoryBudget::from_env()).map_err(|e| field("model", format!("is too large: {e}")))?;
-        let risk = weights_risk(&cost, &file.columns, file.total);
+        let risk = weights_risk(&cost, &columns, file.total);
         let risk_matches = (risk - file.bayes_risk).abs() <= 1e-9 * risk.abs().max(f64::MIN_POSITIVE);
         if !risk_matches {
             return Err(field(
@@ -488,10 +524,10 @@ impl Mechanism {
                 ),
             ));
         }
-        let carried = check_carried(&model, &file.columns, file.total, Some(file.constraints))?;
+        let carried = check_carried(&model, &columns, file.total, Some(file.constraints))?;
         // Last, so that an edit the checks above name precisely is reported as such.
         trust::check_stored_fingerprint(&model, file.model_fingerprint.as_deref())?;
-        let mut m = Mechanism::assemble(model, cert, file.total, file.columns, risk, file.provenance);
+        let mut m = Mechanism::assemble(model, cert, file.total, columns, risk, file.provenance);
         m.constraints = carried;
         Ok(m)
     }
@@ -505,7 +541,8 @@ impl Mechanism {
     /// Write the artifact atomically (temporary file + rename), only once its text reads back
     /// and verifies (so no file `verify` would refuse is ever written).
     pub fn save(&self, path: &Path) -> Result<()> {
-        let text = serde_json::to_string_pretty(&self.to_file()).expect("a mechanism file serialises");
+        let text =
+            serde_json::to_string_pretty(&self.to_file(packed::PACKED_ABOVE)).expect("a mechanism file serialises");
         save_verified(path, text)
     }
 }
@@ -571,7 +608,7 @@ fn looks_like_model_file(text: &str) -> bool {
 /// What a mechanism file of either kind may hold, for the pass that prices it before it is built:
 /// no other top-level or provenance field, a provenance no larger than a solve writes, the
 /// weights and the remap table built as plain integers, the model buffered once more (its tagged
-/// tables are read whole before they are typed).
+/// tables are read whole before they are typed). Packed weights are priced by [`shape_of`].
 const FILE_SCHEMA: Schema = Schema {
     known: &[
         (
@@ -593,6 +630,8 @@ const FILE_SCHEMA: Schema = Schema {
                 "observations",
                 "total",
                 "columns",
+                "weights_encoding",
+                "weights",
                 "remap",
                 "constraints",
                 "provenance",
@@ -620,6 +659,7 @@ const FILE_SCHEMA: Schema = Schema {
         ("kind", 256),
         ("tool_version", 256),
         ("model_fingerprint", 256),
+        ("weights_encoding", 256),
     ],
     lean: &["columns", "remap"],
     buffered: &["model"],
@@ -627,9 +667,11 @@ const FILE_SCHEMA: Schema = Schema {
 
 /// The shape of a mechanism file's text ([`crate::guard::json::price`]): a repeated key, an
 /// unknown field or an oversized provenance is refused, and a file whose parsing would need
-/// more than the memory budget is refused before anything of it is built.
+/// more than the memory budget is refused before anything of it is built. Packed `weights` are
+/// priced as the file's `observations` and `outputs` say they decode (the reader checks both
+/// against the model before decoding).
 pub(crate) fn shape_of(text: &str, origin: &str) -> Result<Shape> {
-    let shape = crate::guard::json::price(text, &FILE_SCHEMA).map_err(|e| {
+    let mut shape = crate::guard::json::price(text, &FILE_SCHEMA).map_err(|e| {
         let kind = match e {
             ShapeError::Syntax(message) => ArtifactErrorKind::NotJson {
                 reason: if looks_like_model_file(text) {
@@ -649,6 +691,10 @@ pub(crate) fn shape_of(text: &str, origin: &str) -> Result<Shape> {
         };
         ArtifactError::new(origin, kind)
     })?;
+    if shape.has("weights") {
+        let (n_obs, n_out) = (shape.length("observations").unwrap_or(0), shape.length("outputs").unwrap_or(0));
+        shape.charge("weights", packed::decoded_bytes(n_obs, n_out));
+    }
     let budget = MemoryBudget::from_env();
     let needed = text.len() as u128 + shape.bytes;
     if needed > budget.in_bytes() as u128 {
@@ -665,8 +711,9 @@ pub(crate) fn shape_of(text: &str, origin: &str) -> Result<Shape> {
     Ok(shape)
 }
 
-/// The versions this reader reads, oldest to newest (dense pure ε, dense (ε, δ), compact).
-pub const READ_VERSIONS: std::ops::RangeInclusive<u32> = FORMAT_VERSION_PURE..=FORMAT_VERSION_COMPACT;
+/// The versions this reader reads, oldest to newest (dense pure ε, dense (ε, δ), compact, dense
+/// packed).
+pub const READ_VERSIONS: std::ops::RangeInclusive<u32> = FORMAT_VERSION_PURE..=FORMAT_VERSION_PACKED;
 
 /// The file's format and version from its shape: ours, and a version this reader reads (the
 /// message derives the versions from [`READ_VERSIONS`]).
@@ -733,23 +780,88 @@ struct MechanismFile {
     model_fingerprint: Option<String>,
     eps: f64,
     certified_eps: f64,
-    /// Version 2 only.
+    /// Versions 2 and 4 only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     delta: Option<f64>,
-    /// Version 2 only.
+    /// Versions 2 and 4 only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     certified_delta: Option<f64>,
     bayes_risk: f64,
     outputs: Value,
     observations: Value,
     total: u64,
-    columns: Vec<Vec<u64>>,
+    /// Versions 1 and 2: `columns[i][k]` = `w[k,i]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    columns: Option<Vec<Vec<u64>>>,
+    /// Version 4: how `weights` is encoded ([`packed::ENCODING`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    weights_encoding: Option<String>,
+    /// Version 4: the weights, packed ([`packed`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    weights: Option<String>,
     /// The `[constraints]` the weights carry and the equalities' proven deviation; absent for a
     /// model without constraints (and in files written before they existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     constraints: Option<ConstraintCertificate>,
     #[serde(default)]
     provenance: Provenance,
+}
+
+/// A file's weights as it holds them: `columns` (versions 1 and 2) or `weights` packed
+/// (version 4).
+struct Held {
+    columns: Option<Vec<Vec<u64>>>,
+    weights_encoding: Option<String>,
+    weights: Option<String>,
+}
+
+impl Held {
+    /// The weights as columns, from the form `version` holds them in (the other form's fields
+    /// refused), packed weights decoded against the model's |Y| = `n_obs` and |Θ̃| = `n_out`, each
+    /// column summing to `total`.
+    fn columns(
+        self,
+        version: u32,
+        n_obs: usize,
+        n_out: usize,
+        total: u64,
+    ) -> std::result::Result<Vec<Vec<u64>>, ArtifactErrorKind> {
+        let field = |field: &str, problem: String| ArtifactErrorKind::Field { field: field.to_string(), problem };
+        let not_part = |name: &str, held: &str| {
+            field(name, format!("is not part of format_version {version}, whose weights are in \"{held}\""))
+        };
+        if version != FORMAT_VERSION_PACKED {
+            if self.weights.is_some() {
+                return Err(not_part("weights", "columns"));
+            }
+            if self.weights_encoding.is_some() {
+                return Err(not_part("weights_encoding", "columns"));
+            }
+            return self.columns.ok_or_else(|| {
+                field("columns", format!("is missing (format_version {version} holds the weights there)"))
+            });
+        }
+        if self.columns.is_some() {
+            return Err(not_part("columns", "weights"));
+        }
+        match self.weights_encoding.as_deref() {
+            Some(packed::ENCODING) => {}
+            other => {
+                return Err(field(
+                    "weights_encoding",
+                    format!(
+                        "is {}, but this ubapp reads {} only",
+                        other.map_or("missing".to_string(), quote),
+                        quote(packed::ENCODING)
+                    ),
+                ))
+            }
+        }
+        let text = self.weights.ok_or_else(|| {
+            field("weights", format!("is missing (format_version {version} holds the weights there)"))
+        })?;
+        packed::decode(&text, n_obs, n_out, total).map_err(|problem| field("weights", problem))
+    }
 }
 
 /// The repair a model's float P gets: every method for its δ, or the one that keeps its

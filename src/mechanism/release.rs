@@ -10,13 +10,13 @@ use serde_json::Value;
 use super::error::Result;
 use super::{
     ArtifactError, ArtifactErrorKind, CompactMechanism, Mechanism, PrivacyCertificate, Provenance, FORMAT_NAME,
-    FORMAT_VERSION, FORMAT_VERSION_COMPACT, FORMAT_VERSION_PURE, KIND_GEOMETRIC_REMAP,
+    FORMAT_VERSION, FORMAT_VERSION_COMPACT, FORMAT_VERSION_PACKED, FORMAT_VERSION_PURE, KIND_GEOMETRIC_REMAP,
 };
 use crate::model::Model;
 use crate::solve::Solution;
 
-/// The released mechanism: the dense integer weights (format versions 1–2) or the compact
-/// geometric + remap (version 3). What `solve --out` and `report` write, what `verify`, `sample`
+/// The released mechanism: the dense integer weights (format versions 1–2, and 4 with the weights
+/// packed) or the compact geometric + remap (version 3). What `solve --out` and `report` write, what `verify`, `sample`
 /// and `audit` read, and what `compare` evaluates (it implements [`crate::eval::Estimator`]).
 ///
 /// ```
@@ -69,7 +69,7 @@ impl Release {
         }
     }
 
-    /// The versioned JSON artifact (versions 1–2 dense, 3 compact).
+    /// The versioned JSON artifact (versions 1, 2 and 4 dense, 3 compact).
     pub fn to_json(&self) -> Value {
         match self {
             Release::Dense(m) => m.to_json(),
@@ -137,7 +137,7 @@ impl Release {
                 ArtifactErrorKind::NotAMechanism {
                     reason: format!(
                         "format_version is {FORMAT_VERSION_COMPACT}, but the file has no \"kind\" (version \
-                         {FORMAT_VERSION_COMPACT} files are kind \"{KIND_GEOMETRIC_REMAP}\"; dense files are versions {FORMAT_VERSION_PURE} and {FORMAT_VERSION})"
+                         {FORMAT_VERSION_COMPACT} files are kind \"{KIND_GEOMETRIC_REMAP}\"; dense files are versions {FORMAT_VERSION_PURE}, {FORMAT_VERSION} and {FORMAT_VERSION_PACKED})"
                     ),
                 },
             )
