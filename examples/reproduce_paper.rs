@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use ubapp::compare::{compare, rows_csv, BaselineOptions, CompareOptions, Method};
 use ubapp::model::Model;
 use ubapp::report::{reference_lines, risk_series, write_heatmap, write_line_plot, Formats, LinePlot};
-use ubapp::solve::SolverChoice;
+use ubapp::solve::SolveOptions;
 
 fn main() -> ubapp::Result<()> {
     let out = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| "docs/figures".into()));
@@ -35,9 +35,7 @@ fn main() -> ubapp::Result<()> {
         trials: vec![100],
         methods: methods.clone(),
         baseline: BaselineOptions::default(),
-        solver: SolverChoice::Auto,
-        max_seconds: None,
-        gap: None,
+        solve: SolveOptions::default(),
         curve_points: 2,
     };
     let mut progress = |s: &str| eprintln!("{s}");

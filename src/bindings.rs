@@ -14,7 +14,7 @@ use rand::rngs::StdRng;
 use rand::SeedableRng;
 
 use crate::compare::parties::{compare_parties, validate_party_options, PartyOptions};
-use crate::compare::{check_model, compare, validate, BaselineOptions, CompareOptions, Method, Row};
+use crate::compare::{compare, validate, BaselineOptions, CompareOptions, CompareRoute, Method, Row};
 use crate::mechanism::{DeploymentMode, OutputMatch, Posterior, Release, REQUIRE_MODEL_ENV};
 use crate::model::{Model, ModelErrorKind, ModelSpec};
 use crate::parties::RiskOptions;
@@ -395,11 +395,14 @@ pub struct CompareRequest {
 pub fn compare_json(model: &Model, source: &str, req: &CompareRequest) -> Result<String> {
     let solver = SolverChoice::from_str(&req.solver)?;
     check_limits(req.max_seconds, req.gap)?;
+    let limits = crate::solve::Limits { seconds: req.max_seconds, ..Default::default() };
+    let solve = SolveOptions { solver, limits, gap: req.gap, ..SolveOptions::default() };
     let methods = req.methods.as_deref().map(parse_methods).transpose()?;
-    let single_holder = check_model(model, source);
     let eps = req.eps.clone().unwrap_or_else(|| model.epsilons().to_vec());
     let (seed, delta) = (req.seed, req.delta);
-    if req.parties.is_some() || model.parties() > 1 || single_holder.is_err() {
+    let route = CompareRoute::for_model(model, req.parties.is_some(), source);
+    let one_holder = matches!(route, CompareRoute::OneHolder(_));
+    let CompareRoute::SingleHolder(setting) = route else {
         if req.trials.is_some() {
             return Err(Error::argument(
                 "trials",
@@ -412,13 +415,11 @@ pub fn compare_json(model: &Model, source: &str, req: &CompareRequest) -> Result
             parties: req.parties.clone().unwrap_or_else(|| vec![model.parties()]),
             delta,
             seed,
-            solver,
-            max_seconds: req.max_seconds,
-            gap: req.gap,
+            solve,
             risk: RiskOptions { seed, ..RiskOptions::default() },
         };
         let mut cmp = compare_parties(model, &opts, &mut |_| {})?;
-        if req.parties.is_none() && model.parties() <= 1 {
+        if one_holder {
             // One data holder of a family the binomial table does not cover, as on the command line.
             cmp = cmp.single_holder(model);
         }
@@ -429,8 +430,7 @@ pub fn compare_json(model: &Model, source: &str, req: &CompareRequest) -> Result
             write_party_comparison(dir, &cmp, model)?;
         }
         return Ok(compare_answer(&cmp.rows, &cmp.notes));
-    }
-    let setting = single_holder?;
+    };
     let methods: Vec<Method> =
         methods.unwrap_or_else(|| Method::ALL.iter().copied().filter(|m| !m.party_only()).collect());
     if let Some(party) = methods.iter().find(|m| m.party_only()) {
@@ -444,9 +444,7 @@ pub fn compare_json(model: &Model, source: &str, req: &CompareRequest) -> Result
         trials: req.trials.clone().unwrap_or_else(|| vec![setting.trials]),
         methods,
         baseline: BaselineOptions { delta, parties: None, seed },
-        solver,
-        max_seconds: req.max_seconds,
-        gap: req.gap,
+        solve,
         curve_points: 101,
     };
     validate(&opts)?;

@@ -2,14 +2,15 @@
 //! [--delta D] [--parties LIST] [--solver NAME] [--shard I/N]`.
 //!
 //! A binomial model without parties gets the single-holder comparison; `--parties`, a model with a
-//! `[parties]` section, and every other family or loss get the party comparison (`parties.rs`).
+//! `[parties]` section, and every other family or loss get the party comparison
+//! (`compare_parties.rs`): the library's `CompareRoute::for_model` decides.
 
 use std::path::PathBuf;
 
-use ubapp::compare::{check_model, compare, validate, BaselineOptions, CompareOptions, Comparison, Method, Row};
+use ubapp::compare::{compare, validate, BaselineOptions, CompareOptions, CompareRoute, Comparison, Method, Row};
 use ubapp::model::Model;
 use ubapp::report::write_comparison;
-use ubapp::solve::SolverChoice;
+use ubapp::solve::{Limits, SolveOptions, SolverChoice};
 use ubapp::sweep::compare::compare_shard;
 use ubapp::sweep::{Shard, ShardError, SHARD_FILE};
 use ubapp::Result;
@@ -69,8 +70,9 @@ pub struct Args {
 }
 
 impl Args {
-    fn into_party_args(self) -> super::compare_parties::PartyArgs {
+    fn into_party_args(self, single_holder: bool) -> super::compare_parties::PartyArgs {
         super::compare_parties::PartyArgs {
+            single_holder,
             eps: self.eps,
             trials: self.trials,
             methods: self.methods,
@@ -97,6 +99,16 @@ pub fn progress(quiet: bool) -> impl FnMut(&str) {
     }
 }
 
+/// The UBaPP solves' options from `--solver`, `--max-seconds` and `--gap`.
+pub fn solve_options(solver: SolverChoice, max_seconds: Option<f64>, gap: Option<f64>) -> SolveOptions {
+    SolveOptions {
+        solver,
+        limits: Limits { seconds: max_seconds, ..Limits::default() },
+        gap,
+        ..SolveOptions::default()
+    }
+}
+
 /// The slice `--shard` asks for, with the directory it writes (both checked before any work).
 pub fn shard_and_dir<'a>(given: &str, out: Option<&'a std::path::Path>) -> Result<(Shard, &'a std::path::Path)> {
     let shard = Shard::parse(given, &|name| std::env::var(name).ok())?;
@@ -116,7 +128,6 @@ pub fn run(a: Args) -> Result<()> {
 }
 
 fn run_named(a: Args) -> Result<()> {
-    let solver = a.solver;
     super::solve::check_limits(a.max_seconds, a.gap)?;
     let model = Model::load(&a.model)?;
     if let Some(dir) = &a.out {
@@ -124,11 +135,11 @@ fn run_named(a: Args) -> Result<()> {
         // nor one holding an input of this run.
         ubapp::report::check_report_dir(dir, "--out", &inputs(&a.model, &model))?;
     }
-    let single_holder = check_model(&model, &a.model.display().to_string());
-    if a.parties.is_some() || model.parties() > 1 || single_holder.is_err() {
-        return super::compare_parties::run(a.into_party_args(), model);
-    }
-    let setting = single_holder?;
+    let setting = match CompareRoute::for_model(&model, a.parties.is_some(), &a.model.display().to_string()) {
+        CompareRoute::SingleHolder(setting) => setting,
+        CompareRoute::OneHolder(_) => return super::compare_parties::run(a.into_party_args(true), model),
+        CompareRoute::Parties => return super::compare_parties::run(a.into_party_args(false), model),
+    };
     let mut methods: Vec<Method> = Vec::new();
     for m in a.methods.unwrap_or_else(|| Method::ALL.iter().copied().filter(|m| !m.party_only()).collect()) {
         if !methods.contains(&m) {
@@ -140,9 +151,7 @@ fn run_named(a: Args) -> Result<()> {
         trials: a.trials.unwrap_or_else(|| vec![setting.trials]),
         methods,
         baseline: BaselineOptions { delta: a.delta, parties: None, seed: a.seed },
-        solver,
-        max_seconds: a.max_seconds,
-        gap: a.gap,
+        solve: solve_options(a.solver, a.max_seconds, a.gap),
         curve_points: 101,
     };
     validate(&opts)?;

@@ -15,6 +15,9 @@ use ubapp::{Error, Result};
 
 /// The `compare` flags, as the party comparison reads them (see `compare::Args`).
 pub struct PartyArgs {
+    /// One data holder of a model the single-holder comparison does not cover (no `--parties`,
+    /// no `[parties]` section): the comparison is read as that holder's.
+    pub single_holder: bool,
     pub eps: Option<Vec<f64>>,
     pub trials: Option<Vec<u64>>,
     pub methods: Option<Vec<Method>>,
@@ -58,7 +61,6 @@ impl PartyArgs {
         validate_party_options(&eps, self.delta)?;
         // Each M once, in the order given (a repeated M would repeat its rows).
         let mut parties: Vec<u64> = Vec::new();
-        let single_holder = self.parties.is_none() && model.parties() <= 1 && self.shard.is_none();
         for m in self.parties.unwrap_or_else(|| vec![model.parties()]) {
             if !parties.contains(&m) {
                 parties.push(m);
@@ -69,9 +71,7 @@ impl PartyArgs {
             parties,
             delta: self.delta,
             seed: self.seed,
-            solver: self.solver,
-            max_seconds: self.max_seconds,
-            gap: self.gap,
+            solve: super::compare::solve_options(self.solver, self.max_seconds, self.gap),
             risk: RiskOptions { seed: self.seed, ..RiskOptions::default() },
         };
         Ok(PartyRequest {
@@ -80,7 +80,7 @@ impl PartyArgs {
             out: self.out,
             json: self.json,
             shard: self.shard,
-            single_holder,
+            single_holder: self.single_holder,
             quiet: self.quiet,
         })
     }

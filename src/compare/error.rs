@@ -73,6 +73,13 @@ pub enum CompareError {
         /// Its loss, as named in model files.
         loss: &'static str,
     },
+    /// UBaPP designs handed to [`compare_solved`](super::compare_solved) that are not the
+    /// model's at the sweep's ε: the calling code's mistake, not the user's input.
+    #[error("the UBaPP designs given to the comparison do not fit it: {problem}")]
+    DesignsMismatch {
+        /// How they differ.
+        problem: String,
+    },
     /// A caller's value out of range.
     #[error(transparent)]
     Argument(#[from] ArgumentError),
@@ -125,6 +132,7 @@ impl CompareError {
             | CompareError::Argument(_)
             | CompareError::Model(_)
             | CompareError::TooLarge(_) => true,
+            CompareError::DesignsMismatch { .. } => false,
             CompareError::Solve(e) => e.is_input(),
             CompareError::Mechanism(e) => e.is_input(),
             CompareError::Parties(e) => e.is_input(),

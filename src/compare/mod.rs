@@ -3,7 +3,9 @@
 //! (continuous prior, quadrature) and risk(θ) curve.
 //!
 //! Sits above `eval` (the [`Estimator`] trait and the risks), `baselines` (the estimators of the
-//! literature), `solve` (UBaPP) and `model`; `report` writes what it produces.
+//! literature), `solve` (UBaPP) and `model`; `report` writes what it produces. Which comparison a
+//! model gets, this one or the party comparison ([`parties`]), is [`CompareRoute::for_model`]'s
+//! decision.
 //!
 //! ```
 //! use ubapp::compare::{compare, CompareOptions, Method};
@@ -31,12 +33,14 @@
 mod error;
 mod method;
 pub mod parties;
+mod route;
 mod rows;
 #[cfg(test)]
 mod tests;
 
 pub use error::CompareError;
 pub use method::{build, Method};
+pub use route::CompareRoute;
 pub use rows::{
     curves_csv, rows_csv, Comparison, ConstraintsNote, CurveSeries, Curves, DpCheck, Heatmap, Note, PartyNote, Row,
     SolveNote, TrialsReference,
@@ -47,7 +51,7 @@ pub use crate::baselines::BaselineOptions;
 use crate::eval::{bayes_risk, prior_shape, risk_curve, true_risk, Estimator, ScalarLoss, Setting};
 use crate::mechanism::Release;
 use crate::model::{Family, Model, Objective};
-use crate::solve::{reference_risks, solve_model, Solution, SolverChoice};
+use crate::solve::{reference_risks, solve_model, Solution, SolveOptions};
 use crate::MemoryBudget;
 use error::Result;
 
@@ -62,43 +66,39 @@ pub struct CompareOptions {
     pub methods: Vec<Method>,
     /// Baseline settings (δ, parties, seed).
     pub baseline: BaselineOptions,
-    /// LP solver for UBaPP.
-    pub solver: SolverChoice,
-    /// The wall-clock limit of each UBaPP solve (one per K) in seconds (`None`: the solve's
-    /// default budget).
-    pub max_seconds: Option<f64>,
-    /// The certified relative gap at which the anytime route stops (`None`: its default).
-    pub gap: Option<f64>,
+    /// How UBaPP is solved: the solver, the memory budget, the limits of each solve (one per K,
+    /// and one more for `ubapp-unconstrained`), the anytime route's gap and where progress goes.
+    pub solve: SolveOptions,
     /// Points of the risk(θ) curves.
     pub curve_points: usize,
 }
 
 impl CompareOptions {
-    /// The options of the UBaPP solves: the solver, the time limit and the gap.
-    pub fn solve_options(&self) -> crate::solve::SolveOptions {
-        crate::solve::SolveOptions {
-            solver: self.solver,
-            limits: crate::solve::Limits { seconds: self.max_seconds, ..Default::default() },
-            gap: self.gap,
-            ..Default::default()
-        }
-    }
-
     /// The defaults for `model` (what `ubapp compare MODEL` runs): the model's ε list and K, every
-    /// method, default baseline settings, the `auto` solver and 101-point curves. A model outside
-    /// the binomial family gets no K here; [`compare`] then says why it cannot compare it.
+    /// method, default baseline settings, the default solve (`auto`, no time limit of its own) and
+    /// 101-point curves. A model outside the binomial family gets no K here; [`compare`] then says
+    /// why it cannot compare it.
     pub fn for_model(model: &Model) -> CompareOptions {
         CompareOptions {
             eps: model.epsilons.clone(),
             trials: Setting::of(model).map(|s| vec![s.trials]).unwrap_or_default(),
             methods: Method::ALL.to_vec(),
             baseline: BaselineOptions::default(),
-            solver: SolverChoice::Auto,
-            max_seconds: None,
-            gap: None,
+            solve: SolveOptions::default(),
             curve_points: 101,
         }
     }
+}
+
+/// UBaPP's design at one ε, solved by a caller of [`compare_solved`]: the solution and, where the
+/// caller has certified it already, its release (else the comparison certifies it, as it does the
+/// designs it solves itself).
+#[derive(Debug, Clone, Copy)]
+pub struct Design<'a> {
+    /// The solve's answer.
+    pub solution: &'a Solution,
+    /// Its certified release ([`Release::certify`] of the model and `solution`).
+    pub release: Option<&'a Release>,
 }
 
 /// Check the options (each error names the flag).
@@ -175,10 +175,27 @@ impl TrialsReference {
     }
 }
 
-/// Run the comparison. `progress` receives one line per step (the CLI prints it to stderr).
+/// Run the comparison, solving UBaPP with `opts.solve` at each K. `progress` receives one line
+/// per step (the CLI prints it to stderr).
 pub fn compare(model: &Model, opts: &CompareOptions, progress: &mut dyn FnMut(&str)) -> Result<Comparison> {
+    compare_solved(model, opts, None, progress)
+}
+
+/// [`compare`], with UBaPP's designs of `model` itself already solved by the caller: one per ε of
+/// `opts.eps`, in order, used instead of solving (and, with their releases, certifying) again.
+/// Designs that are not the model's at those ε, or a sweep over another K than the model's own,
+/// are refused ([`CompareError::DesignsMismatch`]).
+pub fn compare_solved(
+    model: &Model,
+    opts: &CompareOptions,
+    designs: Option<&[Design<'_>]>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Comparison> {
     let setting = check_model(model, &format!("model \"{}\"", model.name()))?;
     validate(opts)?;
+    if let Some(designs) = designs {
+        check_designs(model, setting.trials, opts, designs)?;
+    }
     let mut out = Comparison::empty(model, setting.loss);
     let steps = opts.trials.len() * opts.eps.len();
     let mut step = 0;
@@ -190,18 +207,22 @@ pub fn compare(model: &Model, opts: &CompareOptions, progress: &mut dyn FnMut(&s
         let (lo, hi) = (setting.lower, setting.upper);
         let thetas: Vec<f64> =
             (0..opts.curve_points).map(|i| lo + (hi - lo) * i as f64 / (opts.curve_points - 1) as f64).collect();
-        let solutions = if opts.methods.contains(&Method::Ubapp) {
+        let solved = if designs.is_none() && opts.methods.contains(&Method::Ubapp) {
             progress(&format!("K = {k}: solving UBaPP for {} value(s) of ε", opts.eps.len()));
-            solve_model(&m, Some(&opts.eps), opts.solve_options())?
+            solve_model(&m, Some(&opts.eps), opts.solve.clone())?
         } else {
             Vec::new()
+        };
+        let ubapp: Vec<Design> = match designs {
+            Some(given) => given.to_vec(),
+            None => solved.iter().map(|solution| Design { solution, release: None }).collect(),
         };
         // The price of `[constraints]`: the same model's optimum without them.
         let free = match m.without_constraints().filter(|_| opts.methods.contains(&Method::UbappUnconstrained)) {
             Some(free) => {
                 let free = free?;
                 progress(&format!("K = {k}: solving UBaPP without [constraints] for {} value(s) of ε", opts.eps.len()));
-                let solved = solve_model(&free, Some(&opts.eps), opts.solve_options())?;
+                let solved = solve_model(&free, Some(&opts.eps), opts.solve.clone())?;
                 Some((free, solved))
             }
             None => None,
@@ -211,7 +232,7 @@ pub fn compare(model: &Model, opts: &CompareOptions, progress: &mut dyn FnMut(&s
             progress(&format!("[{step}/{steps}] K = {k}, ε = {eps}: evaluating {} method(s)", opts.methods.len()));
             let mut curves = Curves { eps, trials: k, thetas: thetas.clone(), series: Vec::new() };
             let free_case = free.as_ref().map(|(f, s)| (f, &s[ei]));
-            for (est, note) in estimators(&m, eps, solutions.get(ei), free_case, opts)? {
+            for (est, note) in estimators(&m, eps, ubapp.get(ei).copied(), free_case, opts)? {
                 let method = est.method();
                 if method == Method::Ubapp {
                     let outputs = m.outputs.values();
@@ -244,22 +265,64 @@ pub fn compare(model: &Model, opts: &CompareOptions, progress: &mut dyn FnMut(&s
     Ok(out)
 }
 
+/// Check that `designs` are `model`'s own (whose K is `trials`) at each ε of `opts`, in order.
+fn check_designs(model: &Model, trials: u64, opts: &CompareOptions, designs: &[Design]) -> Result<()> {
+    if opts.trials != [trials] {
+        let problem = format!("they are the model's own (K = {trials}) and the sweep's K are {:?}", opts.trials);
+        return Err(CompareError::DesignsMismatch { problem });
+    }
+    check_solutions(model, &opts.eps, designs.iter().map(|d| d.solution))?;
+    for (i, (d, &eps)) in designs.iter().zip(&opts.eps).enumerate() {
+        if d.release.is_some_and(|r| r.eps() != eps || r.model().spec() != model.spec()) {
+            let problem = format!("design {i}'s release is not model \"{}\"'s at ε = {eps}", model.name());
+            return Err(CompareError::DesignsMismatch { problem });
+        }
+    }
+    Ok(())
+}
+
+/// Check that `solutions` are designs of `model` at each ε of `eps`, in order: as many, each at
+/// its ε, each dense P |Θ̃| × |Y| (a solution does not name its model; a release does).
+pub(crate) fn check_solutions<'a>(
+    model: &Model,
+    eps: &[f64],
+    solutions: impl ExactSizeIterator<Item = &'a Solution>,
+) -> Result<()> {
+    let mismatch = |problem: String| Err(CompareError::DesignsMismatch { problem });
+    if solutions.len() != eps.len() {
+        return mismatch(format!("{} design(s) for {} value(s) of ε", solutions.len(), eps.len()));
+    }
+    let shape = (model.outputs.len(), model.family.observation_count());
+    for (i, (s, &e)) in solutions.zip(eps).enumerate() {
+        if s.eps != e {
+            return mismatch(format!("design {i} is not at ε = {e}, the sweep's ε[{i}]"));
+        }
+        if s.has_dense_p() && s.p.dim() != shape {
+            return mismatch(format!("design {i}'s P is {:?}, not |Θ̃| × |Y| = {shape:?}", s.p.dim()));
+        }
+    }
+    Ok(())
+}
+
 /// The estimators of one (ε, K) case in table order, each keyed by its own [`Estimator::method`],
-/// with the note its row carries; UBaPP's is the certified release of `solution`, as `solve --out`
+/// with the note its row carries; UBaPP's is the certified release of `design`, as `solve --out`
 /// writes it (its risk is the LP's plus the certified repair cost). Methods that do not apply are
 /// left out.
 fn estimators(
     model: &Model,
     eps: f64,
-    solution: Option<&Solution>,
+    design: Option<Design>,
     unconstrained: Option<(&Model, &Solution)>,
     opts: &CompareOptions,
 ) -> Result<Vec<(Box<dyn Estimator>, Note)>> {
     let mut out: Vec<(Box<dyn Estimator>, Note)> = Vec::new();
     for &method in &opts.methods {
-        match (method, solution) {
-            (Method::Ubapp, Some(s)) => {
-                let release = Release::certify(model, s)?;
+        match (method, design) {
+            (Method::Ubapp, Some(Design { solution: s, release })) => {
+                let release = match release {
+                    Some(r) => r.clone(),
+                    None => Release::certify(model, s)?,
+                };
                 let mut note = ubapp_note(model, s, &release);
                 note.constraints = constraints_note(model, s);
                 out.push((Box::new(release), note));

@@ -29,7 +29,7 @@ use crate::model::spec::ObservationSpec;
 use crate::model::{Family, Model};
 use crate::parties::shares::{share_alpha, share_eps};
 use crate::parties::{party_risk, Aggregate, LocalMechanism, PartyRisk, RiskOptions};
-use crate::solve::{solve_model, Limits, Solution, SolveOptions, SolverChoice};
+use crate::solve::{solve_model, Solution, SolveOptions};
 
 /// What the party comparison runs.
 #[derive(Debug, Clone)]
@@ -42,27 +42,12 @@ pub struct PartyOptions {
     pub delta: f64,
     /// Seed of the Monte-Carlo fallbacks.
     pub seed: u64,
-    /// LP solver for the UBaPP designs.
-    pub solver: SolverChoice,
-    /// The whole UBaPP solve's wall-clock limit in seconds (each design keeps its best certified
-    /// mechanism when it runs out; `None`: the solve's default budget).
-    pub max_seconds: Option<f64>,
-    /// The certified relative gap at which the anytime route stops (`None`: its default).
-    pub gap: Option<f64>,
+    /// How the UBaPP designs are solved: the solver, the memory budget, the limits of each solve
+    /// (the curator's, then one party's for each M; a design keeps its best certified mechanism
+    /// when the time runs out), the anytime route's gap and where progress goes.
+    pub solve: SolveOptions,
     /// Exact-sum budget and Monte-Carlo size of the party risks.
     pub risk: RiskOptions,
-}
-
-impl PartyOptions {
-    /// The options of the UBaPP solves: the solver, the time limit and the gap.
-    pub fn solve_options(&self) -> SolveOptions {
-        SolveOptions {
-            solver: self.solver,
-            limits: Limits { seconds: self.max_seconds, ..Limits::default() },
-            gap: self.gap,
-            ..SolveOptions::default()
-        }
-    }
 }
 
 /// The rows and what the reader must know beside them.
@@ -347,19 +332,19 @@ impl PartyPlan {
     }
 
     /// The UBaPP designs of one party when `opts.parties[m_index]` parties share the records, one
-    /// per ε of `eps` (`central`: the curator's, reused when one party holds everything).
+    /// per ε of `eps`: reused from `solved` (designs at the same ε, each list with the one-party
+    /// model it solves) where one party's model is among them, else solved.
     pub fn solve_party(
         &self,
         m_index: usize,
         eps: &[f64],
         solve: impl Into<SolveOptions>,
-        central: Option<&[Solution]>,
+        solved: &[(&Model, &[Solution])],
     ) -> Result<Vec<Solution>> {
         let single = self.splits[m_index].with_parties(1)?;
-        match central {
-            // One party holding everything is the curator: its designs are solved already.
-            Some(c) if single.spec() == self.pooled.spec() => Ok(c.to_vec()),
-            _ => Ok(solve_model(&single, Some(eps), solve)?),
+        match solved.iter().find(|(m, _)| m.spec() == single.spec()) {
+            Some((_, designs)) => Ok(designs.to_vec()),
+            None => Ok(solve_model(&single, Some(eps), solve)?),
         }
     }
 
@@ -445,16 +430,39 @@ impl PartyPlan {
     }
 }
 
-/// Run the party comparison. `progress` receives one line per step.
+/// Run the party comparison, solving the UBaPP designs with `opts.solve`. `progress` receives one
+/// line per step.
 pub fn compare_parties(model: &Model, opts: &PartyOptions, progress: &mut dyn FnMut(&str)) -> Result<PartyComparison> {
+    compare_parties_solved(model, opts, None, progress)
+}
+
+/// [`compare_parties`], with UBaPP's designs of `model` itself already solved by the caller, one
+/// per ε of `opts.eps` in order: one party's designs where the parties are the model's own (how
+/// many parties there are does not enter one party's LP), used instead of solving again. Designs
+/// that are not the model's at those ε are refused ([`CompareError::DesignsMismatch`]).
+pub fn compare_parties_solved(
+    model: &Model,
+    opts: &PartyOptions,
+    designs: Option<&[Solution]>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<PartyComparison> {
     let plan = PartyPlan::new(model, opts)?;
+    let own = match designs {
+        Some(designs) => {
+            super::check_solutions(model, &opts.eps, designs.iter())?;
+            Some((model.with_parties(1)?, designs))
+        }
+        None => None,
+    };
     progress(&format!("one curator: solving UBaPP for {} value(s) of ε", opts.eps.len()));
-    let central = plan.solve_curator(&opts.eps, opts.solve_options())?;
+    let central = plan.solve_curator(&opts.eps, opts.solve.clone())?;
     let mut rows = plan.curator_rows(&opts.eps, &central, &opts.risk)?;
     let bounds: Vec<DesignBound> = central.iter().filter_map(DesignBound::of).collect();
+    let mut solved: Vec<(&Model, &[Solution])> = vec![(&plan.pooled, &central)];
+    solved.extend(own.as_ref().map(|(m, designs)| (m, *designs)));
     for (mi, &m) in opts.parties.iter().enumerate() {
         progress(&format!("[{}/{}] M = {m}: solving each party's UBaPP design", mi + 1, opts.parties.len()));
-        let local = plan.solve_party(mi, &opts.eps, opts.solve_options(), Some(&central))?;
+        let local = plan.solve_party(mi, &opts.eps, opts.solve.clone(), &solved)?;
         rows.extend(plan.party_rows(opts, mi, &opts.eps, &local)?);
     }
     let mut cmp = plan.finish(rows);

@@ -1,7 +1,7 @@
 //! The comparison engine and the method registry: every exact (or numerically integrated) risk
 //! formula against a Monte-Carlo estimate through `release`; UBaPP's optimality against every
 //! pure-ε baseline rounded to its output grid; labels of (ε, δ) and minimax UBaPP rows; the
-//! options' and the model's input errors.
+//! options' and the model's input errors; designs solved by the caller; the route a model takes.
 
 use rand::rngs::StdRng;
 use rand::SeedableRng;
@@ -11,6 +11,7 @@ use crate::eval::{monte_carlo_risk, Privacy, PrivacyKind, RiskMethod};
 use crate::lp::cost_matrix;
 use crate::mechanism::Release;
 use crate::model::ModelSpec;
+use crate::solve::{take_solves, SolverChoice};
 
 fn model_from(text: &str) -> Model {
     Model::from_spec(ModelSpec::from_toml(text, "test").unwrap()).unwrap()
@@ -404,4 +405,108 @@ fn a_compact_release_is_evaluated_as_sampled() {
     let row = &cmp.rows[0];
     let want = release.bayes_risk();
     assert!((row.bayes_risk - want).abs() <= 1e-9 * want, "row {} vs the artifact's {want}", row.bayes_risk);
+}
+
+/// Designs solved and certified by the caller give the rows, curves and heat maps the comparison's
+/// own solves give, and the comparison then begins no solve.
+#[test]
+fn designs_given_are_used_instead_of_solving() {
+    let m = small_model_with("");
+    let opts = options(&m, &[Method::Ubapp, Method::Lbapp]);
+    let own = compare(&m, &opts, &mut |_| {}).unwrap();
+    let solutions = solve_model(&m, None, opts.solve.clone()).unwrap();
+    let releases: Vec<Release> = solutions.iter().map(|s| Release::certify(&m, s).unwrap()).collect();
+    for certified in [true, false] {
+        let designs: Vec<Design> = solutions
+            .iter()
+            .zip(&releases)
+            .map(|(solution, r)| Design { solution, release: certified.then_some(r) })
+            .collect();
+        take_solves();
+        let given = compare_solved(&m, &opts, Some(&designs), &mut |_| {}).unwrap();
+        assert_eq!(take_solves(), Vec::<f64>::new(), "certified releases given: {certified}");
+        assert_eq!(given.rows, own.rows);
+        assert_eq!(given.curves, own.curves);
+        assert_eq!(given.heatmaps.len(), own.heatmaps.len());
+        for (a, b) in given.heatmaps.iter().zip(&own.heatmaps) {
+            assert_eq!((a.eps, &a.p), (b.eps, &b.p));
+        }
+    }
+}
+
+/// Designs at other ε, of another model, or for a sweep over another K are refused, as the calling
+/// code's mistake rather than the user's input.
+#[test]
+fn designs_that_do_not_fit_the_comparison_are_refused() {
+    let m = small_model_with("");
+    let opts = options(&m, &[Method::Ubapp]);
+    let solutions = solve_model(&m, None, SolverChoice::Auto).unwrap();
+    let other = small_model_with("description = \"another\"");
+    let foreign = Release::certify(&other, &solve_model(&other, None, SolverChoice::Auto).unwrap()[0]).unwrap();
+    let coarse = model(8, 6, 0.0, 1.0, "squared", "{ kind = \"uniform\" }");
+    let coarse = solve_model(&coarse, Some(&[0.5]), SolverChoice::Auto).unwrap();
+    let design = |i: usize| Design { solution: &solutions[i], release: None };
+    let cases: [(CompareOptions, Vec<Design>, &str); 5] = [
+        (
+            opts.clone(),
+            vec![Design { solution: &coarse[0], release: None }, design(1)],
+            "design 0's P is (6, 9), not |Θ̃| × |Y| = (10, 9)",
+        ),
+        (opts.clone(), vec![design(0)], "1 design(s) for 2 value(s) of ε"),
+        (opts.clone(), vec![design(1), design(0)], "design 0 is not at ε = 0.5"),
+        (
+            opts.clone(),
+            vec![Design { solution: &solutions[0], release: Some(&foreign) }, design(1)],
+            "design 0's release is not model \"small\"'s at ε = 0.5",
+        ),
+        (
+            CompareOptions { trials: vec![8, 16], ..opts.clone() },
+            vec![design(0), design(1)],
+            "the model's own (K = 8) and the sweep's K are [8, 16]",
+        ),
+    ];
+    for (opts, designs, problem) in cases {
+        let err = compare_solved(&m, &opts, Some(&designs), &mut |_| {}).unwrap_err();
+        assert!(matches!(&err, CompareError::DesignsMismatch { .. }), "{err}");
+        assert!(!err.is_input());
+        assert!(err.to_string().contains(problem), "{err}");
+    }
+}
+
+/// One decision of which comparison a model gets: the single-holder table for Bernoulli records
+/// under a scalar loss, the party comparison read as one holder's for what that table does not
+/// cover, the party comparison for several parties (asked for, or the model's own).
+#[test]
+fn the_route_of_a_model() {
+    let binomial = small_model_with("");
+    assert!(matches!(
+        CompareRoute::for_model(&binomial, false, "b.toml"),
+        CompareRoute::SingleHolder(s) if s.trials == 8
+    ));
+    assert!(matches!(CompareRoute::for_model(&binomial, true, "b.toml"), CompareRoute::Parties));
+    assert!(matches!(
+        CompareRoute::for_model(&poisson_model(), false, "p.toml"),
+        CompareRoute::OneHolder(CompareError::UnsupportedFamily { model, .. }) if model == "p.toml"
+    ));
+    assert!(matches!(CompareRoute::for_model(&poisson_model(), true, "p.toml"), CompareRoute::Parties));
+    let parties = small_model_with("[parties]\ncount = 2");
+    assert!(matches!(CompareRoute::for_model(&parties, false, "m.toml"), CompareRoute::Parties));
+}
+
+/// The party comparison refuses designs of the model at other ε, as the calling code's mistake.
+#[test]
+fn the_party_comparison_refuses_designs_at_other_eps() {
+    let m = small_model_with("[parties]\ncount = 2");
+    let opts = parties::PartyOptions {
+        eps: vec![0.5, 2.0],
+        parties: vec![2],
+        delta: 1e-5,
+        seed: 0,
+        solve: SolveOptions::default(),
+        risk: crate::parties::RiskOptions::default(),
+    };
+    let swapped = solve_model(&m, Some(&[2.0, 0.5]), SolverChoice::Auto).unwrap();
+    let err = parties::compare_parties_solved(&m, &opts, Some(&swapped), &mut |_| {}).unwrap_err();
+    assert!(matches!(&err, CompareError::DesignsMismatch { .. }) && !err.is_input(), "{err}");
+    assert!(err.to_string().contains("design 0 is not at ε = 0.5"), "{err}");
 }

@@ -3,7 +3,8 @@
 //!
 //! Every number comes from the library's own routes — `solve` (optimum, references, worst case),
 //! `mechanism` (the certificate of the artifact written beside the page), `compare` (the baselines,
-//! binomial models only) — and the page lists the commands that reproduce each.
+//! on the route `ubapp compare` takes, with the designs solved and certified here) — and the page
+//! lists the commands that reproduce each.
 
 use std::path::Path;
 
@@ -11,8 +12,8 @@ use super::comparison_plots::{comparison_plots, PlotKind};
 use super::mechanism_heatmap_svg;
 use super::plot::{heatmap_svg, line_plot_svg, LinePlot, Reference, Series, Shade};
 use super::Result;
-use crate::compare::parties::{compare_parties, PartyComparison, PartyOptions};
-use crate::compare::{check_model, compare, CompareOptions, Comparison, Heatmap};
+use crate::compare::parties::{compare_parties_solved, PartyComparison, PartyOptions};
+use crate::compare::{compare_solved, BaselineOptions, CompareOptions, CompareRoute, Comparison, Design, Heatmap};
 use crate::eval::prior_shape;
 use crate::mechanism::Release;
 use crate::model::{Model, Objective};
@@ -81,6 +82,25 @@ pub struct CertificateRow {
     pub kind: &'static str,
     /// Its file, relative to the report's directory.
     pub file: String,
+}
+
+impl CertificateRow {
+    /// The row of `release`, written to `file`.
+    fn of(release: &Release, file: &str) -> CertificateRow {
+        let cert = release.certificate();
+        CertificateRow {
+            eps: cert.eps,
+            certified_eps: cert.certified_eps,
+            delta: cert.delta,
+            certified_delta: cert.certified_delta,
+            bayes_risk: release.bayes_risk(),
+            kind: match release {
+                Release::Dense(_) => "dense",
+                Release::Compact(_) => "compact",
+            },
+            file: file.to_string(),
+        }
+    }
 }
 
 /// A figure: its title and SVG text (also written as `file`, relative to the report's directory).
@@ -185,62 +205,21 @@ impl Report {
             });
         }
         progress("certifying the mechanisms");
-        let mut certificates = Vec::new();
-        let mut artifacts = Vec::new();
-        for s in solutions.iter().filter(|s| s.status.has_solution()) {
-            let file = format!("artifacts/mechanism-eps{}.json", tag(s.eps));
-            let release = Release::certify(model, s)?;
-            let cert = release.certificate();
-            let row = CertificateRow {
-                eps: cert.eps,
-                certified_eps: cert.certified_eps,
-                delta: cert.delta,
-                certified_delta: cert.certified_delta,
-                bayes_risk: release.bayes_risk(),
-                kind: match release {
-                    Release::Dense(_) => "dense",
-                    Release::Compact(_) => "compact",
-                },
-                file: file.clone(),
-            };
-            certificates.push(row);
-            artifacts.push((file, release));
-        }
-        let party_model = model.parties() > 1;
-        let parties = if party_model {
-            progress(&format!("comparing {} parties' releases", model.parties()));
-            let popts = PartyOptions {
-                eps: eps.clone(),
-                parties: vec![model.parties()],
-                delta: crate::compare::BaselineOptions::default().delta,
-                seed: opts.seed,
-                solver: opts.solve.solver,
-                max_seconds: opts.solve.limits.seconds,
-                gap: opts.solve.gap,
-                risk: RiskOptions { seed: opts.seed, ..RiskOptions::default() },
-            };
-            Some(compare_parties(model, &popts, &mut |_| {})?)
-        } else {
-            None
-        };
-        let (comparison, no_baselines) = match check_model(model, &format!("model \"{}\"", model.name())) {
-            // A party model's baselines are the party comparison's.
-            _ if party_model => (None, None),
-            Ok(setting) => {
-                progress("evaluating the baselines");
-                let copts = CompareOptions {
-                    eps: eps.clone(),
-                    trials: vec![setting.trials],
-                    solver: opts.solve.solver,
-                    max_seconds: opts.solve.limits.seconds,
-                    gap: opts.solve.gap,
-                    baseline: crate::compare::BaselineOptions { seed: opts.seed, ..Default::default() },
-                    ..CompareOptions::for_model(model)
-                };
-                (Some(compare(model, &copts, &mut |_| {})?), None)
-            }
-            Err(e) => (None, Some(e.to_string())),
-        };
+        // Each usable solution certified once: its artifact, its certificate and the comparison's
+        // UBaPP row.
+        let releases: Vec<Option<Release>> = solutions
+            .iter()
+            .map(|s| s.status.has_solution().then(|| Release::certify(model, s)).transpose())
+            .collect::<std::result::Result<_, _>>()?;
+        let files: Vec<String> =
+            solutions.iter().map(|s| format!("artifacts/mechanism-eps{}.json", tag(s.eps))).collect();
+        let certificates: Vec<CertificateRow> = files
+            .iter()
+            .zip(&releases)
+            .filter_map(|(file, release)| release.as_ref().map(|r| CertificateRow::of(r, file)))
+            .collect();
+        let (comparison, parties, no_baselines) = baselines(model, opts, &eps, &solutions, &releases, progress)?;
+        let artifacts = files.into_iter().zip(releases).filter_map(|(file, r)| r.map(|r| (file, r))).collect();
         let mut report = Report {
             name: model.name().to_string(),
             description: model.spec().description.clone(),
@@ -424,6 +403,51 @@ impl Report {
     }
 }
 
+/// What `model`'s designs are compared with, by the route `ubapp compare` takes
+/// ([`CompareRoute::for_model`]), on the designs solved and certified here (`releases`: each
+/// solution's, where it has one): the single-holder comparison, the party comparison, or why
+/// there are no baselines.
+fn baselines(
+    model: &Model,
+    opts: &ReportOptions,
+    eps: &[f64],
+    solutions: &[Solution],
+    releases: &[Option<Release>],
+    progress: &mut dyn FnMut(&str),
+) -> Result<(Option<Comparison>, Option<PartyComparison>, Option<String>)> {
+    match CompareRoute::for_model(model, false, &format!("model \"{}\"", model.name())) {
+        CompareRoute::Parties => {
+            progress(&format!("comparing {} parties' releases", model.parties()));
+            let popts = PartyOptions {
+                eps: eps.to_vec(),
+                parties: vec![model.parties()],
+                delta: BaselineOptions::default().delta,
+                seed: opts.seed,
+                solve: opts.solve.clone(),
+                risk: RiskOptions { seed: opts.seed, ..RiskOptions::default() },
+            };
+            Ok((None, Some(compare_parties_solved(model, &popts, Some(solutions), &mut |_| {})?), None))
+        }
+        CompareRoute::SingleHolder(setting) => {
+            progress("evaluating the baselines");
+            let copts = CompareOptions {
+                eps: eps.to_vec(),
+                trials: vec![setting.trials],
+                solve: opts.solve.clone(),
+                baseline: BaselineOptions { seed: opts.seed, ..Default::default() },
+                ..CompareOptions::for_model(model)
+            };
+            let designs: Vec<Design> = solutions
+                .iter()
+                .zip(releases)
+                .map(|(solution, release)| Design { solution, release: release.as_ref() })
+                .collect();
+            Ok((Some(compare_solved(model, &copts, Some(&designs), &mut |_| {})?), None, None))
+        }
+        CompareRoute::OneHolder(why) => Ok((None, None, Some(why.to_string()))),
+    }
+}
+
 /// The model in words: one sentence per section, from the validated spec.
 pub(crate) fn in_words(model: &Model) -> Vec<String> {
     let spec = model.spec();
@@ -495,4 +519,53 @@ pub(crate) fn in_words(model: &Model) -> Vec<String> {
         ));
     }
     words
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::solve::take_solves;
+
+    fn bundled(name: &str) -> Model {
+        Model::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("models").join(name)).unwrap()
+    }
+
+    fn options() -> ReportOptions {
+        ReportOptions {
+            eps: None,
+            solve: SolveOptions::default(),
+            seed: 0,
+            model_arg: "model.toml".into(),
+            model_text: None,
+            out_arg: "out".into(),
+        }
+    }
+
+    /// The report solves each ε once: its comparison's UBaPP rows are the designs it certified.
+    #[test]
+    fn a_report_solves_each_eps_once() {
+        let model = bundled("bernoulli-k100.toml");
+        take_solves();
+        let report = Report::build(&model, &options(), &mut |_| {}).unwrap();
+        assert_eq!(take_solves(), model.epsilons());
+        let cmp = report.comparison.expect("a binomial model has the baselines");
+        let ubapp: Vec<f64> =
+            cmp.rows.iter().filter(|r| r.method == crate::compare::Method::Ubapp).map(|r| r.bayes_risk).collect();
+        assert_eq!(ubapp.len(), report.certificates.len());
+        for (row, c) in ubapp.iter().zip(&report.certificates) {
+            assert!((row - c.bayes_risk).abs() <= 1e-9 * c.bayes_risk, "ε = {}: {row} vs {}", c.eps, c.bayes_risk);
+        }
+    }
+
+    /// A party model's report solves one party's design at each ε once (the party comparison reuses
+    /// it), and the one curator's once.
+    #[test]
+    fn a_party_models_report_solves_one_partys_design_once() {
+        let model = bundled("hospitals-5-parties.toml");
+        take_solves();
+        let report = Report::build(&model, &options(), &mut |_| {}).unwrap();
+        let eps = model.epsilons();
+        assert_eq!(take_solves(), [eps, eps].concat(), "the model's designs, then the curator's");
+        assert!(report.parties.is_some());
+    }
 }

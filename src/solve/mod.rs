@@ -111,6 +111,18 @@ impl From<SolverChoice> for SolveOptions {
     }
 }
 
+#[cfg(test)]
+thread_local! {
+    /// The ε of every solve this thread began, in order (tests count solves by it).
+    static SOLVES: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The ε of the solves this thread began since the last call, in order.
+#[cfg(test)]
+pub(crate) fn take_solves() -> Vec<f64> {
+    SOLVES.with(|s| std::mem::take(&mut *s.borrow_mut()))
+}
+
 /// Solve a model for each ε in `epsilons` (the model's own list when `None`) along the route
 /// [`Route::for_model`] picks for `options.solver`.
 pub fn solve_model(model: &Model, epsilons: Option<&[f64]>, options: impl Into<SolveOptions>) -> Result<Vec<Solution>> {
@@ -135,6 +147,8 @@ pub fn solve_model_each(
     if !planned.fits {
         return Err(planned.size_error().into());
     }
+    #[cfg(test)]
+    SOLVES.with(|s| s.borrow_mut().extend_from_slice(eps_list));
 
     let fields = || crate::lp::size_fields(model);
     let progress = options.progress.clone();

@@ -15,7 +15,7 @@ use super::{Shard, SweepCase, SweepFile, SweepGrid};
 use crate::baselines::BaselineOptions;
 use crate::compare::{check_model, compare, validate, CompareOptions, Comparison, Curves, Heatmap, Method, Row};
 use crate::model::Model;
-use crate::solve::SolverChoice;
+use crate::solve::{SolveOptions, SolverChoice};
 
 /// The canonical text of the case (K, ε): `K=<k>;eps=<ε>` (ε in Rust's shortest round-trip form).
 pub fn case_key(trials: u64, eps: f64) -> String {
@@ -54,7 +54,7 @@ impl CompareGrid {
             delta: opts.baseline.delta,
             parties: opts.baseline.parties,
             seed: opts.baseline.seed,
-            solver: opts.solver.to_string(),
+            solver: opts.solve.solver.to_string(),
             curve_points: opts.curve_points,
         }
     }
@@ -65,9 +65,7 @@ impl CompareGrid {
             trials: self.trials.clone(),
             methods: self.methods.clone(),
             baseline: BaselineOptions { delta: self.delta, parties: self.parties, seed: self.seed },
-            solver: self.solver.parse::<SolverChoice>()?,
-            max_seconds: None,
-            gap: None,
+            solve: SolveOptions { solver: self.solver.parse::<SolverChoice>()?, ..SolveOptions::default() },
             curve_points: self.curve_points,
         })
     }

@@ -15,6 +15,7 @@ use crate::compare::parties::{PartyComparison, PartyOptions, PartyPlan};
 use crate::compare::{Method, Row};
 use crate::model::Model;
 use crate::parties::RiskOptions;
+use crate::solve::SolveOptions;
 
 /// The options of a party sweep, as each shard records them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -50,7 +51,7 @@ impl PartyGrid {
             parties: opts.parties.clone(),
             delta: opts.delta,
             seed: opts.seed,
-            solver: opts.solver.to_string(),
+            solver: opts.solve.solver.to_string(),
             risk_seed: opts.risk.seed,
             risk_draws: opts.risk.draws,
             risk_exact_budget: opts.risk.exact_budget,
@@ -66,9 +67,7 @@ impl PartyGrid {
             parties: self.parties.clone(),
             delta: self.delta,
             seed: self.seed,
-            solver: self.solver.parse()?,
-            max_seconds: None,
-            gap: None,
+            solve: SolveOptions { solver: self.solver.parse()?, ..SolveOptions::default() },
             risk: RiskOptions {
                 seed: self.risk_seed,
                 draws: self.risk_draws,
@@ -161,7 +160,7 @@ pub fn party_shard(
         if shard.holds_key(&party_case_key(None, eps)) {
             step(format!("one curator, ε = {eps}"));
             let rows = if plan.has_curator() {
-                let central = plan.solve_curator(&[eps], opts.solve_options())?;
+                let central = plan.solve_curator(&[eps], opts.solve.clone())?;
                 plan.curator_rows(&[eps], &central, &opts.risk)?
             } else {
                 Vec::new()
@@ -173,7 +172,7 @@ pub fn party_shard(
         for &eps in &opts.eps {
             if shard.holds_key(&party_case_key(Some(m), eps)) {
                 step(format!("M = {m}, ε = {eps}"));
-                let local = plan.solve_party(mi, &[eps], opts.solve_options(), None)?;
+                let local = plan.solve_party(mi, &[eps], opts.solve.clone(), &[])?;
                 let rows = plan.party_rows(opts, mi, &[eps], &local)?;
                 cases.push(PartyCase { parties: Some(m), eps, rows });
             }
