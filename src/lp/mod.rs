@@ -686,6 +686,12 @@ pub(crate) fn best_constant_risk(cost: &Array2<f64>) -> f64 {
     cost.columns().into_iter().map(|c| c.sum()).fold(f64::INFINITY, f64::min)
 }
 
+/// The output of least prior risk, argmin_k Σ_i c\[k,i\] (the first on ties): the best constant
+/// release.
+pub(crate) fn best_constant_output(cost: &Array2<f64>) -> usize {
+    cost.columns().into_iter().map(|c| c.sum()).enumerate().min_by(|a, b| a.1.total_cmp(&b.1)).map_or(0, |(k, _)| k)
+}
+
 /// Non-private Bayes risk on the output grid, Σ_i min_k c\[k,i\]: the UBaPP optimum as ε → ∞.
 pub(crate) fn non_private_risk(cost: &Array2<f64>) -> f64 {
     cost.rows().into_iter().map(|r| r.iter().copied().fold(f64::INFINITY, f64::min)).sum()

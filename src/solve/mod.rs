@@ -529,7 +529,7 @@ fn fallback_release(problem: &Problem, producer: Producer) -> RawSolution {
     if producer == Producer::GeometricRemap {
         return raw(outputs::geometric_remap_point(problem), "geometric noise at ε/2 and the Bayes remap");
     }
-    let best = outputs::best_constant_output(problem);
+    let best = crate::lp::best_constant_output(&problem.cost);
     let mut constant = vec![0.0; problem.n_vars()];
     for i in 0..n_obs {
         constant[i * n_out + best] = 1.0;

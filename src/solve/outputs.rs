@@ -247,19 +247,11 @@ pub(crate) fn initial_work(n_obs: usize, n_out: usize) -> f64 {
 fn initial_outputs(problem: &Problem, dp: &DpRows) -> Vec<usize> {
     let n_out = problem.n_outputs();
     let mut chosen = vec![false; n_out];
-    chosen[best_constant_output(problem)] = true;
+    chosen[crate::lp::best_constant_output(&problem.cost)] = true;
     for &k in &GeometricRemap::at(problem, dp, problem.eps).remap {
         chosen[k] = true;
     }
     (0..n_out).filter(|&k| chosen[k]).collect()
-}
-
-/// The output of least prior risk: the best constant release.
-pub(crate) fn best_constant_output(problem: &Problem) -> usize {
-    (0..problem.n_outputs())
-        .map(|k| (k, problem.cost.column(k).sum()))
-        .min_by(|a, b| a.1.total_cmp(&b.1))
-        .map_or(0, |(k, _)| k)
 }
 
 /// The geometric mechanism on the neighbour graph followed by the Bayes remap: a noisy

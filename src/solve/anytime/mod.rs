@@ -145,10 +145,7 @@ pub(crate) fn solve_eps(
     // The bound at zero multipliers, the non-private risk, holds from the start; the best
     // constant release (0-DP: every column the output of least prior risk) is the first mechanism.
     let mut best = Best { lower: certify::non_private_bound(cost), release: None };
-    let constant = (0..m)
-        .map(|k| (k, cost.column(k).sum()))
-        .fold((0, f64::INFINITY), |b, (k, r)| if r < b.1 { (k, r) } else { b })
-        .0;
+    let constant = crate::lp::best_constant_output(cost);
     let constant_x: Vec<f32> = (0..n_obs * m).map(|v| if v % m == constant { 1.0 } else { 0.0 }).collect();
     certify_primal(cost, incidence, eps, &constant_x, None, &mut best);
     drop(constant_x);
