@@ -16,7 +16,7 @@ mod choice;
 #[cfg(feature = "clarabel")]
 pub(crate) mod clarabel;
 mod error;
-mod estimate;
+pub(crate) mod estimate;
 #[cfg(feature = "good_lp")]
 mod good_lp;
 #[cfg(feature = "highs")]

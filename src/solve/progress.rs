@@ -35,6 +35,14 @@ pub enum Phase {
     Certifying,
     /// The anytime route's first-order iterations, with checkpoints that certify both bounds.
     FirstOrder,
+    /// The anytime route's decomposition: round `round` of the pieces' exact LPs, `pieces` of
+    /// them.
+    Decomposition {
+        /// 1, 2, …
+        round: usize,
+        /// Pieces in this round.
+        pieces: usize,
+    },
 }
 
 impl fmt::Display for Phase {
@@ -48,6 +56,7 @@ impl fmt::Display for Phase {
             Phase::Chain => f.write_str("chain solver"),
             Phase::Certifying => f.write_str("certifying"),
             Phase::FirstOrder => f.write_str("first-order iterations"),
+            Phase::Decomposition { round, pieces } => write!(f, "decomposition round {round} ({pieces} pieces)"),
         }
     }
 }

@@ -17,6 +17,7 @@
 //! mechanism and the best proven bound, so it never widens.
 
 mod pdhg;
+mod pieces;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -41,6 +42,24 @@ const CERTIFICATION_SHARE: f64 = 0.25;
 /// Iterations between checkpoints at the least.
 const MIN_CHECK_EVERY: u64 = 20;
 
+/// The iterations timed before the route decides whether to decompose.
+const PROBE_ITERATIONS: u64 = 10;
+
+/// The route starts with the decomposition ([`pieces`]) where the time left affords fewer
+/// iterations than this. Measured (docs/design/anytime.md): on the poll of 300 (45,451
+/// observations) 1,610 iterations in 150 s proved 1.985e-3 where two rounds of the decomposition
+/// proved 1.916e-3; on the poll of 1000 (501,501), 211 iterations in 300 s proved no more than
+/// the non-private risk 2.993e-5, one round of the decomposition 3.411e-5.
+const DECOMPOSE_BELOW_ITERATIONS: f64 = 1000.0;
+
+/// The share of the time limit the decomposition's rounds may use; the iterations (which find
+/// the mechanism) have the rest.
+const DECOMPOSITION_SHARE: f64 = 0.6;
+
+/// Rounds of the decomposition at most (each cuts elsewhere, its crossing rows' multipliers
+/// fixed at the last round's).
+const MAX_ROUNDS: usize = 8;
+
 /// The name the route's solutions carry.
 pub(crate) const SOLVER_NAME: &str = "anytime";
 
@@ -48,7 +67,7 @@ pub(crate) const SOLVER_NAME: &str = "anytime";
 /// `n_theta` parameter points and `edges` undirected neighbour pairs (bytes): the cost matrix and
 /// the likelihood it is built from (f64), the iterate in single precision (cost, x, its anchor
 /// and x̂; λ and its anchor per DP row), the incidence, and the certificate's copies (P in f64,
-/// the integer weights, the released probabilities).
+/// the integer weights, the released probabilities), and the decomposition's copies of λ and x.
 pub(crate) fn memory_bytes(n_obs: u128, n_out: u128, n_theta: u128, edges: u128) -> u128 {
     let n_vars = n_obs * n_out;
     let n_dp = 2 * edges * n_out;
@@ -56,7 +75,9 @@ pub(crate) fn memory_bytes(n_obs: u128, n_out: u128, n_theta: u128, edges: u128)
     let iterate = 4 * 4 * n_vars + 2 * 4 * n_dp;
     let incidence = Incidence::bytes(n_obs as usize, edges as usize);
     let certificate = 3 * 8 * n_vars + 48 * n_obs;
-    cost + iterate + incidence + certificate
+    // The decomposition's multipliers and stitched point (f32), beside the iterate.
+    let decomposition = 4 * n_vars + 4 * n_dp;
+    cost + iterate + incidence + certificate + decomposition
 }
 
 /// Solve `model` for each ε by the anytime route; `each` sees every solution as it is finished.
@@ -129,7 +150,6 @@ pub(crate) fn solve_eps(
     let target = options.gap.unwrap_or(DEFAULT_GAP);
     let scale = crate::lp::non_private_risk(cost).max(f64::MIN_POSITIVE);
     let progress = &options.progress;
-    progress.phase(Phase::FirstOrder);
 
     // The start: the non-private Bayes rule, zero multipliers (whose bound is the non-private
     // risk).
@@ -140,7 +160,6 @@ pub(crate) fn solve_eps(
         x[i * m + best] = 1.0;
     }
     let lam = vec![0f32; 2 * incidence.n_edges() * m];
-    let mut state = pdhg::Pdhg::new(incidence, m, eps, cost_scaled, x, lam);
 
     // The bound at zero multipliers, the non-private risk, holds from the start; the best
     // constant release (0-DP: every column the output of least prior risk) is the first mechanism.
@@ -149,8 +168,31 @@ pub(crate) fn solve_eps(
     let constant_x: Vec<f32> = (0..n_obs * m).map(|v| if v % m == constant { 1.0 } else { 0.0 }).collect();
     certify_primal(cost, incidence, eps, &constant_x, None, &mut best);
     drop(constant_x);
-    let mut clock = Checkpoints::new();
     let limit_at = seconds.map(|s| start + Duration::from_secs_f64(s.max(0.0)));
+    progress.phase(Phase::FirstOrder);
+    let mut state = pdhg::Pdhg::new(incidence, m, eps, cost_scaled, x, lam);
+    // Where the time left affords few iterations (a large graph), the decomposition proves the
+    // bound first, if its first round is expected to fit its share of the time.
+    let probe = Instant::now();
+    for _ in 0..PROBE_ITERATIONS {
+        state.step();
+    }
+    let per_iteration = probe.elapsed().as_secs_f64() / PROBE_ITERATIONS as f64;
+    let mut decomposition = String::new();
+    if let Some(end) = limit_at {
+        let left = end.saturating_duration_since(Instant::now()).as_secs_f64();
+        if left / per_iteration.max(1e-12) < DECOMPOSE_BELOW_ITERATIONS {
+            let share = left * DECOMPOSITION_SHARE;
+            let partition = pieces::Partition::new(cost, incidence, eps, 0, pieces::PIECE_SIZE);
+            let estimate = partition.round_seconds(cost);
+            if estimate <= share {
+                let deadline = Instant::now() + Duration::from_secs_f64(share);
+                decomposition = decompose(cost, incidence, eps, (partition, estimate), deadline, progress, &mut best);
+                progress.phase(Phase::FirstOrder);
+            }
+        }
+    }
+    let mut clock = Checkpoints::new();
     // The last checkpoint that certified a mechanism took this long: the iterations stop early
     // enough for the final one to end within the time limit.
     let mut final_checkpoint: f64 = 0.0;
@@ -207,7 +249,7 @@ pub(crate) fn solve_eps(
     let residuals = Residuals::of(&p, &incidence_neighbours(incidence), eps);
     let status = if gap <= OPTIMAL_GAP { Status::Optimal } else { Status::CertifiedGap };
     let detail = format!(
-        "{reason}; restarted PDHG, {} iterations, {} restarts; {stop_reason} (certifying took {:.1} s)",
+        "{reason}; {decomposition}restarted PDHG, {} iterations, {} restarts; {stop_reason} (certifying took {:.1} s)",
         state.iterations, state.restarts, clock.spent
     );
     let checks = Checks {
@@ -238,6 +280,62 @@ pub(crate) fn solve_eps(
         release: Some(release),
         compact: None,
     })
+}
+
+/// The decomposition's rounds ([`pieces`]) until `deadline`, the first on partition `first`
+/// (expected to take `estimate` seconds):
+/// each proves a bound and certifies the pieces' stitched mechanism into `best`. A later round is
+/// started only if the last one's time fits before the deadline. Returns the words for the
+/// solution's detail.
+fn decompose(
+    cost: &Array2<f64>,
+    incidence: &Incidence,
+    eps: f64,
+    (first, estimate): (pieces::Partition, f64),
+    deadline: Instant,
+    progress: &super::Progress,
+    best: &mut Best,
+) -> String {
+    let (n_obs, m) = cost.dim();
+    let mut lam = vec![0f32; 2 * incidence.n_edges() * m];
+    let mut x = vec![0f32; n_obs * m];
+    let mut round_seconds: Option<f64> = None;
+    let mut first_seconds = 0.0;
+    let mut rounds = 0;
+    let mut proven = f64::NEG_INFINITY;
+    let mut active = 0;
+    let mut first = Some(first);
+    for round in 0..MAX_ROUNDS {
+        // A later round only where the last round's time, and half again, is left.
+        let left = deadline.saturating_duration_since(Instant::now()).as_secs_f64();
+        if round_seconds.is_some_and(|s| 1.5 * s > left) {
+            break;
+        }
+        let t = Instant::now();
+        let partition =
+            first.take().unwrap_or_else(|| pieces::Partition::new(cost, incidence, eps, round, pieces::PIECE_SIZE));
+        progress.phase(Phase::Decomposition { round: round + 1, pieces: partition.len() });
+        active = partition.active();
+        pieces::solve_pieces(cost, incidence, eps, &partition, &mut lam, &mut x, Some(deadline));
+        let lower = certify::exact_plain_bound(cost, incidence, eps, &lam, 1.0);
+        proven = proven.max(lower);
+        best.lower = best.lower.max(lower);
+        certify_primal(cost, incidence, eps, &x, Some(deadline), best);
+        rounds += 1;
+        round_seconds = Some(t.elapsed().as_secs_f64());
+        if round == 0 {
+            first_seconds = t.elapsed().as_secs_f64();
+        }
+        progress.report(Event::Bounds { upper: best.upper(), lower: best.lower, iteration: 0 });
+        progress.report(Event::Gap(best.gap()));
+    }
+    if rounds == 0 {
+        return String::new();
+    }
+    format!(
+        "decomposition: {rounds} round(s) of exact LPs on pieces of ≤ {} of the {active} observations near the non-private rule's boundaries, bound {proven:.6e} (the first round estimated at {estimate:.0} s, took {first_seconds:.0} s); ",
+        pieces::PIECE_SIZE
+    )
 }
 
 /// Golden-section steps of [`best_multiple_bound`].

@@ -97,6 +97,9 @@ pub(crate) struct Settings {
     pub first_iteration_seconds: f64,
     /// Called after every iteration with its number.
     pub on_iteration: Box<dyn Fn(u32) + Send + Sync>,
+    /// Threads the outputs' work is split over ([`worker_threads`] for one LP on the whole
+    /// machine; 1 where the caller runs several LPs side by side).
+    pub threads: usize,
 }
 
 /// Primal regularisation ρ: X⁻¹Z + ρI.
@@ -207,7 +210,7 @@ pub(crate) fn solve(lp: &BlockLp, settings: &Settings) -> IpmResult {
     let pattern = Pattern::new(n, &lp.rows);
     let symbolic = Symbolic::analyse(n, &pattern.col_ptr, &pattern.row_idx);
     let perm = symbolic.perm();
-    let threads = worker_threads(m);
+    let threads = settings.threads.clamp(1, m.max(1));
 
     let g = |x: &[f64], out: &mut [f64]| {
         for (e, &(a, b)) in lp.rows.iter().enumerate() {

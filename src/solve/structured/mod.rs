@@ -12,7 +12,7 @@
 mod cpu;
 mod dense_cholesky;
 mod double_double;
-mod ipm;
+pub(crate) mod ipm;
 mod sparse_cholesky;
 
 use std::time::{Duration, Instant};
@@ -103,6 +103,7 @@ impl LpSolver for BlockIpmSolver {
             on_iteration: Box::new(move |iteration| {
                 progress.report(Event::Iteration { solver: "block-ipm", iteration: u64::from(iteration) })
             }),
+            threads: ipm::worker_threads(m),
         };
         let result = ipm::solve(&lp, &settings);
         let times = result.times;
