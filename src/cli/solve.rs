@@ -22,7 +22,7 @@ pub use ubapp::solve::DEFAULT_TIME_BUDGET_SECONDS;
 const SOLVE_SHARE: f64 = 0.95;
 
 /// A solve's memory budget: `UBAPP_MEMORY_LIMIT` (bytes) when set, else 80 % of the memory the OS
-/// reports available ([`MemoryBudget::for_solve`]).
+/// reports available, or the control group's headroom where less ([`MemoryBudget::for_solve`]).
 pub fn memory_budget() -> MemoryBudget {
     MemoryBudget::for_solve()
 }
@@ -503,13 +503,20 @@ fn print_estimate(model: &Model, est: &Estimate, n_eps: usize, json: bool) {
     } else {
         format!("does NOT fit: reduce {} (or raise UBAPP_MEMORY_LIMIT)", est.fields)
     };
-    let peak =
-        if est.output_generation { " at most (the whole LP, if output generation falls back to it)" } else { "" };
+    let (most, peak) = if est.output_generation {
+        ("at most ", " (its whole LP, if output generation falls back to it)")
+    } else {
+        ("", "")
+    };
     outln!(
-        "memory: about {:.3} GiB{peak} of the {:.1} GiB budget ({fits})",
+        "memory: {most}about {:.3} GiB on {}, the route that runs{peak}, of the {:.1} GiB budget ({fits})",
         gib(est.memory_bytes as f64),
+        est.priced,
         gib(est.available_bytes as f64)
     );
+    if !est.not_started.is_empty() {
+        outln!("memory: not started as fallbacks, their whole LP over the budget: {}", est.not_started.join(", "));
+    }
     outln!(
         "time: roughly {} per ε, {} ε: {} (a rough estimate from this machine's benchmarks; size fields: {})",
         duration(est.seconds_per_eps),
