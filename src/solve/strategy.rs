@@ -172,7 +172,7 @@ pub(crate) fn run_whole(
 /// interior point on a lattice, [`super::estimate`]), a tenth of that law's whole-solve time
 /// (multinomial d = 3, K = 40: the restricted LP of 47 outputs × 861 observations ran 223 s past
 /// a 3 s limit; the law gives 22 s); on a chain or band, 0 (its factorisations are cheap).
-fn clarabel_first_iteration_seconds(problem: &Problem) -> f64 {
+pub(crate) fn clarabel_first_iteration_seconds(problem: &Problem) -> f64 {
     if problem.neighbours.is_chain() || matches!(problem.neighbours, crate::model::Neighbours::Band { .. }) {
         return 0.0;
     }
