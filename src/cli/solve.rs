@@ -174,10 +174,14 @@ pub fn run(args: Args) -> Result<()> {
     }
     let est = check_before_header(&r)?;
     // --max-seconds caps the whole command: the solve gets what the checks before it left of
-    // SOLVE_SHARE of it, the rest is for the work after it (the summary, the artifact).
+    // SOLVE_SHARE of it, the rest is for the work after it (the summary, the artifact) — or,
+    // where the cost matrix is costly to build, what rebuilding it takes: once for the summary,
+    // twice more for the artifact (certified, then read back and verified).
     let limit = r.options.limits.seconds;
     if let Some(s) = limit {
-        r.options.limits.seconds = Some((SOLVE_SHARE * s - started.elapsed().as_secs_f64()).max(0.0));
+        let after = est.cost_matrix_seconds * if r.out.is_some() { 3.0 } else { 1.0 };
+        let reserve = ((1.0 - SOLVE_SHARE) * s).max(after);
+        r.options.limits.seconds = Some((s - reserve - started.elapsed().as_secs_f64()).max(0.0));
     }
     let solved = solve_and_stream(&mut r, &est);
     r.options.limits.seconds = limit;

@@ -45,6 +45,10 @@ pub struct Estimate {
     pub seconds_per_eps: f64,
     /// The model fields that set the size.
     pub fields: String,
+    /// Seconds one build of the cost matrix takes where its likelihood is costly (a clipped
+    /// Poisson sum's convolutions; 0 elsewhere): what the summary and the artifact's checks
+    /// repeat after the solve, which a time limit on the whole command reserves.
+    pub cost_matrix_seconds: f64,
     /// The route whose peak `memory_bytes` is: the first solver (e.g. `block-ipm`), or the path
     /// (chain, anytime). A refusal names it.
     pub priced: String,
@@ -474,6 +478,7 @@ pub(crate) fn estimate_route(
         fits: memory_bytes <= available as u128,
         seconds_per_eps: seconds,
         fields: size_fields(model),
+        cost_matrix_seconds: likelihood_seconds(model),
         priced: solvers.first().map_or(path, String::as_str).to_string(),
         not_started,
         solvers,
