@@ -75,6 +75,11 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
+    // A memory limit that is not a number of bytes is the user's to fix, before any work.
+    if let Err(e) = ubapp::MemoryBudget::check_env() {
+        let _ = writeln!(std::io::stderr(), "error: {e}");
+        return ExitCode::from(2);
+    }
     let result: cli::CliResult<()> = match cli.command {
         Command::Solve(args) => cli::solve::run(args).map_err(Into::into),
         Command::Compare(args) => cli::compare::run(args).map_err(Into::into),

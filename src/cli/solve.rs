@@ -22,7 +22,7 @@ pub use ubapp::solve::DEFAULT_TIME_BUDGET_SECONDS;
 const SOLVE_SHARE: f64 = 0.95;
 
 /// A solve's memory budget: `UBAPP_MEMORY_LIMIT` (bytes) when set, else 80 % of the memory the OS
-/// reports available ([`MemoryBudget::for_solve`]).
+/// reports available, or the control group's headroom where less ([`MemoryBudget::for_solve`]).
 pub fn memory_budget() -> MemoryBudget {
     MemoryBudget::for_solve()
 }
@@ -174,10 +174,14 @@ pub fn run(args: Args) -> Result<()> {
     }
     let est = check_before_header(&r)?;
     // --max-seconds caps the whole command: the solve gets what the checks before it left of
-    // SOLVE_SHARE of it, the rest is for the work after it (the summary, the artifact).
+    // SOLVE_SHARE of it, the rest is for the work after it (the summary, the artifact) — or,
+    // where the cost matrix is costly to build, what rebuilding it takes: once for the summary,
+    // twice more for the artifact (certified, then read back and verified).
     let limit = r.options.limits.seconds;
     if let Some(s) = limit {
-        r.options.limits.seconds = Some((SOLVE_SHARE * s - started.elapsed().as_secs_f64()).max(0.0));
+        let after = est.cost_matrix_seconds * if r.out.is_some() { 3.0 } else { 1.0 };
+        let reserve = ((1.0 - SOLVE_SHARE) * s).max(after);
+        r.options.limits.seconds = Some((s - reserve - started.elapsed().as_secs_f64()).max(0.0));
     }
     let solved = solve_and_stream(&mut r, &est);
     r.options.limits.seconds = limit;
@@ -503,13 +507,20 @@ fn print_estimate(model: &Model, est: &Estimate, n_eps: usize, json: bool) {
     } else {
         format!("does NOT fit: reduce {} (or raise UBAPP_MEMORY_LIMIT)", est.fields)
     };
-    let peak =
-        if est.output_generation { " at most (the whole LP, if output generation falls back to it)" } else { "" };
+    let (most, peak) = if est.output_generation {
+        ("at most ", " (its whole LP, if output generation falls back to it)")
+    } else {
+        ("", "")
+    };
     outln!(
-        "memory: about {:.3} GiB{peak} of the {:.1} GiB budget ({fits})",
+        "memory: {most}about {:.3} GiB on {}, the route that runs{peak}, of the {:.1} GiB budget ({fits})",
         gib(est.memory_bytes as f64),
+        est.priced,
         gib(est.available_bytes as f64)
     );
+    if !est.not_started.is_empty() {
+        outln!("memory: not started as fallbacks, their whole LP over the budget: {}", est.not_started.join(", "));
+    }
     outln!(
         "time: roughly {} per ε, {} ε: {} (a rough estimate from this machine's benchmarks; size fields: {})",
         duration(est.seconds_per_eps),

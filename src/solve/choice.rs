@@ -77,6 +77,11 @@ impl SolverChoice {
         matches!(self, SolverChoice::Highs | SolverChoice::HighsSimplex | SolverChoice::HighsIpm)
     }
 
+    /// True for the choices that run Clarabel (directly or through good_lp).
+    pub(crate) fn is_clarabel(self) -> bool {
+        matches!(self, SolverChoice::Clarabel | SolverChoice::GoodLpClarabel)
+    }
+
     /// True when this build can run it.
     pub fn is_available(self) -> bool {
         self.missing_feature().is_none()

@@ -45,6 +45,16 @@ pub struct Estimate {
     pub seconds_per_eps: f64,
     /// The model fields that set the size.
     pub fields: String,
+    /// Seconds one build of the cost matrix takes where its likelihood is costly (a clipped
+    /// Poisson sum's convolutions; 0 elsewhere): what the summary and the artifact's checks
+    /// repeat after the solve, which a time limit on the whole command reserves.
+    pub cost_matrix_seconds: f64,
+    /// The route whose peak `memory_bytes` is: the first solver (e.g. `block-ipm`), or the path
+    /// (chain, anytime). A refusal names it.
+    pub priced: String,
+    /// The route's later backends whose whole LP would not fit the budget, with their price
+    /// (e.g. `highs-ipm (7.7 GiB)`): the solve does not start them, and says so in its detail.
+    pub not_started: Vec<String>,
 }
 
 impl Estimate {
@@ -55,7 +65,7 @@ impl Estimate {
             needed_bytes: self.memory_bytes,
             available_bytes: self.available_bytes,
             fields: self.fields.clone().into(),
-            route: Some(self.solvers.first().map_or(self.path, String::as_str).into()),
+            route: Some(self.priced.as_str().into()),
         }
     }
 }
@@ -157,6 +167,16 @@ fn restricted_shares(model: &Model, epsilons: &[f64], options: &SolveOptions) ->
     {
         return Vec::new();
     }
+    // Under a time limit the estimate is part of the solve's time (the limit covers the whole
+    // command): the shares are found only where that costs at most a twentieth of the limit.
+    if let Some(limit) = options.limits.seconds {
+        let seconds = likelihood_seconds(model)
+            + super::outputs::initial_seconds(n_obs, n_out) * epsilons.len() as f64
+            + 2e-8 * (n_obs * n_out) as f64;
+        if seconds > SHARE_LIMIT_FRACTION * limit {
+            return Vec::new();
+        }
+    }
     let Ok(cost) = crate::lp::cost_matrix(model, options.memory) else { return Vec::new() };
     let cost = Arc::new(cost);
     let neighbours = model.family.neighbours();
@@ -172,6 +192,21 @@ fn restricted_shares(model: &Model, epsilons: &[f64], options: &SolveOptions) ->
             super::outputs::initial_count(&problem) as f64 / n_out as f64
         })
         .collect()
+}
+
+/// The share of a time limit the estimate may spend finding the restricted shares.
+const SHARE_LIMIT_FRACTION: f64 = 0.05;
+
+/// Seconds the likelihood takes where it is not O(|Y|) per grid point: a clipped Poisson sum is an
+/// N-fold convolution, N²c(c+1)/2 multiply-adds per θ (model::family::clipped_poisson_sum_pmf).
+fn likelihood_seconds(model: &Model) -> f64 {
+    match model.family {
+        Family::Poisson { records, cap } if model.exact.is_none() => {
+            let (n, c) = (records as f64, cap as f64);
+            2e-9 * model.theta.len() as f64 * n * n * c * (c + 1.0) / 2.0
+        }
+        _ => 0.0,
+    }
 }
 
 /// Bytes each worker thread may hold besides the route's arrays (see [`estimate_route`]).
@@ -194,9 +229,24 @@ pub(crate) struct LpShape {
 /// Bytes a backend takes on an LP: its arrays (CSC and vectors) with a factor 3 for the
 /// solver's copies, as `Problem` checks, and the interior point's factorisation
 /// ([`factorisation_bytes`]).
-pub(crate) fn lp_bytes(lp: &LpShape, on_graph: bool, group: u128) -> u128 {
+pub(crate) fn lp_bytes(lp: &LpShape, on_graph: bool, group: u128, choice: SolverChoice) -> u128 {
     3 * (lp.nnz * 16 + (2 * lp.n_vars + 2 * lp.n_dp + lp.n_obs) * 32)
-        + factorisation_bytes(lp.n_obs, lp.n_out, on_graph, group)
+        + factorisation_bytes(lp.n_obs, lp.n_out, on_graph, group, choice)
+}
+
+/// Bytes `choice` takes on the whole LP of shape `lp` (`edges` neighbour pairs; `group` the
+/// order of the symmetry HiGHS's orbit LP would use): the block interior point by its own
+/// formula ([`super::structured::memory_bytes`]) beside the LP's arrays, every other backend by
+/// [`lp_bytes`] — what the route's price ([`estimate_route`]) and the check before a fallback
+/// is started (`solve_lp`) both use.
+pub(crate) fn backend_bytes(choice: SolverChoice, lp: &LpShape, on_graph: bool, group: u128, edges: u128) -> u128 {
+    if choice == SolverChoice::BlockIpm {
+        let arrays = lp.nnz * 16 + (2 * lp.n_vars + 2 * lp.n_dp + lp.n_obs) * 32;
+        let n = |v: u128| v.min(usize::MAX as u128) as usize;
+        return arrays + super::structured::memory_bytes(n(lp.n_obs), n(lp.n_out), n(2 * edges));
+    }
+    let group = if choice.is_highs() { group } else { 1 };
+    lp_bytes(lp, on_graph, group, choice)
 }
 
 /// Bytes an interior point's factorisation of the LP takes: each observation's column-sum row
@@ -209,13 +259,18 @@ pub(crate) fn lp_bytes(lp: &LpShape, on_graph: bool, group: u128) -> u128 {
 /// quadratically (the LP is a grid of outputs × observations whose separators are one
 /// observation's outputs at most): a binomial of 300 trials on a 300-point grid peaked at 185 MB
 /// (Clarabel) and 287 MB (HiGHS's interior point), where |Y|·|Θ̃|² at 200 bytes said 5.4 GB.
-pub(crate) fn factorisation_bytes(n_obs: u128, n_out: u128, on_graph: bool, group: u128) -> u128 {
+/// Clarabel's outputs beyond 30 cost 120 bytes, not 200 (measured peaks less the process's
+/// baseline: 174 MB at 300 trials × 300 points, 138 MB at 300 × 100, 38 MB on the clipped
+/// Poisson sum of 60 records, cap 3; HiGHS's interior point 274, 90 and 71 MB), so each
+/// backend's estimate stays within 3× of its peak (docs/benchmarks.md).
+pub(crate) fn factorisation_bytes(n_obs: u128, n_out: u128, on_graph: bool, group: u128, choice: SolverChoice) -> u128 {
     let blocks = n_obs.div_ceil(group.max(1));
     if on_graph {
-        340 * blocks * n_out * n_out
-    } else {
-        200 * blocks * n_out * n_out.min(30)
+        return 340 * blocks * n_out * n_out;
     }
+    let beyond = if choice.is_clarabel() { 120 } else { 200 };
+    let first = n_out.min(30);
+    200 * blocks * first * first + beyond * blocks * first * (n_out - first)
 }
 
 /// The order of the symmetry group the LP will likely have, from the spec alone: a multinomial
@@ -328,6 +383,11 @@ pub(crate) fn estimate_route(
         rows: (n_obs + n_dp + crate::lp::constraint_row_count(model.constraints(), n_obs, n_out))
             .min(usize::MAX as u128) as usize,
     };
+    // Every worker thread's stack and allocator arena, and the buffers its tasks hold at once
+    // (rayon's tasks on a graph or band: pricing, the remap's walks, the anytime passes): about
+    // 4 MiB a thread, measured as the spread of repeated peaks (tests/memory_estimate.rs).
+    let threads = THREAD_BYTES * rayon::current_num_threads() as u128;
+    let mut not_started = Vec::new();
     let (path, memory_bytes, seconds, solvers) = match route {
         Route::Anytime { .. } => {
             let bytes = super::anytime::memory_bytes(n_obs, n_out, m, edges);
@@ -379,43 +439,38 @@ pub(crate) fn estimate_route(
             //
             // The block interior point runs first on an asymmetric plain program on a graph; on
             // a symmetric one HiGHS's orbit LP goes first (`structured::order_for`).
+            //
+            // Each later backend is priced the same way: one that does not fit is named in
+            // `not_started` (the solve skips it with a notice), never the reason to refuse.
             let backends = super::structured::order_for(symmetry_order(model) > 1.0, backends);
-            let (bytes, secs) = if backends.first() == Some(&SolverChoice::BlockIpm) {
-                let lp = nnz * 16 + (2 * n_vars + 2 * n_dp + n_obs) * 32;
-                let block = super::structured::memory_bytes(n_obs as usize, n_out as usize, 2 * edges as usize);
-                (8 * cost + lp + block, block_ipm_seconds(n_obs as f64, n_out as f64 * share))
+            let shape = LpShape { n_obs, n_out, n_vars, n_dp, nnz };
+            let group = symmetry_order(model) as u128;
+            let bytes_of = |c: SolverChoice| 8 * cost + backend_bytes(c, &shape, on_graph, group, edges) + threads;
+            let first = backends.first().copied().unwrap_or(SolverChoice::Auto);
+            let secs = if first == SolverChoice::BlockIpm {
+                block_ipm_seconds(n_obs as f64, n_out as f64 * share)
             } else {
-                let group = match backends.first() {
-                    Some(first) if first.is_highs() => symmetry_order(model) as u128,
-                    _ => 1,
-                };
-                let bytes = 8 * cost + lp_bytes(&LpShape { n_obs, n_out, n_vars, n_dp, nnz }, on_graph, group);
-                (bytes, lp_seconds(model, nnz as f64, share))
+                lp_seconds(model, nnz as f64, share)
             };
-            ("LP", bytes, secs, backends.iter().map(|b| b.to_string()).collect())
+            not_started = backends
+                .iter()
+                .skip(1)
+                .map(|&c| (c, bytes_of(c)))
+                .filter(|&(_, b)| b > options.memory.in_bytes() as u128)
+                .map(|(c, b)| format!("{c} ({:.1} GiB)", b as f64 / 2f64.powi(30)))
+                .collect();
+            ("LP", bytes_of(first) - threads, secs, backends.iter().map(|b| b.to_string()).collect())
         }
     };
-    // The likelihood itself, where it is not O(|Y|) per grid point: a clipped Poisson sum is an
-    // N-fold convolution, N²c(c+1)/2 multiply-adds per θ (model::family::clipped_poisson_sum_pmf).
-    let seconds = seconds
-        + match model.family {
-            Family::Poisson { records, cap } if model.exact.is_none() => {
-                let (n, c) = (records as f64, cap as f64);
-                2e-9 * m as f64 * n * n * c * (c + 1.0) / 2.0
-            }
-            _ => 0.0,
-        };
-    // Every worker thread's stack and allocator arena, and the buffers its tasks hold at once
-    // (rayon's tasks on a graph or band: pricing, the remap's walks, the anytime passes): about
-    // 4 MiB a thread, measured as the spread of repeated peaks (tests/memory_estimate.rs).
-    let memory_bytes = memory_bytes + THREAD_BYTES * rayon::current_num_threads() as u128;
+    // The likelihood itself, where it is not O(|Y|) per grid point.
+    let seconds = seconds + likelihood_seconds(model);
+    let memory_bytes = memory_bytes + threads;
     let available = options.memory.in_bytes();
     Estimate {
         output_generation,
         restricted_outputs: (!shares.is_empty()).then(|| (share * n_out as f64).round() as usize),
         size,
         edges,
-        solvers,
         reason: route.reason().to_string(),
         path,
         memory_bytes,
@@ -423,5 +478,9 @@ pub(crate) fn estimate_route(
         fits: memory_bytes <= available as u128,
         seconds_per_eps: seconds,
         fields: size_fields(model),
+        cost_matrix_seconds: likelihood_seconds(model),
+        priced: solvers.first().map_or(path, String::as_str).to_string(),
+        not_started,
+        solvers,
     }
 }

@@ -137,12 +137,16 @@ pub fn solve_model_each(
     options: impl Into<SolveOptions>,
     each: &mut dyn FnMut(&Solution),
 ) -> Result<Vec<Solution>> {
-    let options = options.into();
+    let mut options: SolveOptions = options.into();
+    let planning = Instant::now();
     let eps_list = epsilons.unwrap_or(&model.epsilons);
     check_epsilons(eps_list)?;
     check_gap(options.gap)?;
     // Answer before working: the route and its price from the sizes alone, before any allocation.
     let (route, planned) = estimate::plan_route(model, &options, Some(eps_list))?;
+    // The time limit covers the planning too (it may build the cost matrix to find the outputs
+    // output generation starts from).
+    options.limits.seconds = options.limits.remaining_after(planning.elapsed());
     check_route_eps(&route, eps_list)?;
     if !planned.fits {
         return Err(planned.size_error().into());
@@ -342,19 +346,13 @@ const FALLBACK_MIN_SECONDS: f64 = 60.0;
 /// The peak bytes of `choice` on the whole of `problem` (its orbit LP where HiGHS has one), by
 /// the estimate's own formula ([`estimate::lp_bytes`]).
 fn whole_lp_bytes(problem: &Problem, choice: SolverChoice) -> u128 {
-    if choice == SolverChoice::BlockIpm {
-        return structured::memory_bytes(problem.n_obs(), problem.n_outputs(), 2 * problem.neighbours.edge_count());
-    }
-    let group = match &problem.symmetry {
-        Some(s) if choice.is_highs() => s.group_order as u128,
-        _ => 1,
-    };
+    let group = problem.symmetry.as_ref().map_or(1, |s| s.group_order as u128);
     let (n_obs, n_vars) = (problem.n_obs() as u128, problem.n_p() as u128);
     let n_dp = problem.n_rows() as u128 - n_obs;
     let on_graph = matches!(problem.neighbours, Neighbours::Graph { .. });
     let size =
         estimate::LpShape { n_obs, n_out: problem.n_outputs() as u128, n_vars, n_dp, nnz: problem.a.nnz() as u128 };
-    estimate::lp_bytes(&size, on_graph, group)
+    estimate::backend_bytes(choice, &size, on_graph, group, problem.neighbours.edge_count() as u128)
 }
 
 /// Solve one LP with `backends` in order until one is confirmed optimal; otherwise keep the
