@@ -4,8 +4,10 @@
 //! prints (`solve --json`, `verify --json`, `posterior --json`, `compare --json`), so no binding
 //! re-implements or drifts from them.
 //!
-//! Messages name keyword arguments (`n`, `budget`, `y`, `methods`, …); [`keyword_words`] renames
-//! the flags the library's own checks name (`--eps[0] must be …` → `eps[0] must be …`).
+//! Messages name keyword arguments (`n`, `budget`, `y`, `methods`, …). A library parameter's
+//! keyword is its name ([`Parameter::name`], which the bindings never respell: no
+//! [`Parameter::set_spelling`] runs in them), so the library's own checks already speak keywords;
+//! [`keyword_words`] renames the flags a message still quotes in its prose (`pass --max-seconds S`).
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -15,6 +17,8 @@ use rand::SeedableRng;
 
 use crate::compare::parties::{compare_parties, validate_party_options, PartyOptions};
 use crate::compare::{compare, validate, BaselineOptions, CompareOptions, CompareRoute, Method, Row};
+#[cfg(doc)]
+use crate::guard::Parameter;
 use crate::mechanism::{DeploymentMode, OutputMatch, Posterior, Release, REQUIRE_MODEL_ENV};
 use crate::model::{Model, ModelErrorKind, ModelSpec};
 use crate::parties::RiskOptions;
@@ -22,8 +26,8 @@ use crate::report::{check_report_dir, write_comparison, write_party_comparison};
 use crate::solve::{solve_model, Solution, SolveOptions, SolveSummary, SolverChoice};
 use crate::{Error, MemoryBudget, Result};
 
-/// A message with the command line's flags renamed to the bindings' keyword arguments, outside
-/// commands quoted in backticks.
+/// A message with the command line's flags it quotes renamed to the bindings' keyword arguments,
+/// outside commands quoted in backticks: the bindings' one mapping from flags to keywords.
 pub fn keyword_words(text: &str) -> String {
     const NAMES: [(&str, &str); 17] = [
         ("--target-rmse", "target_rmse"),
@@ -170,10 +174,7 @@ pub fn load_mechanism(
         release.check_fingerprint(&origin, f)?;
     }
     if let Some(e) = max_eps {
-        release.check_max_eps(&origin, e).map_err(|e| match Error::from(e) {
-            Error::Argument { name, problem } if name == "--max-eps" => Error::argument("max_eps", problem),
-            other => other,
-        })?;
+        release.check_max_eps(&origin, e)?;
     }
     Ok(LoadedMechanism { release, trusted: model.is_some() || fingerprint.is_some(), origin })
 }
@@ -284,23 +285,15 @@ pub struct ReleaseRequest {
 /// The ledger's entry as `release --json` prints it (JSON text).
 pub fn release(m: &Release, trusted: bool, mechanism: &str, request: ReleaseRequest) -> Result<String> {
     check_release(trusted)?;
-    crate::ledger::check_dataset(&request.dataset).map_err(|e| rename(e.into(), "--dataset", "dataset"))?;
+    crate::ledger::check_dataset(&request.dataset)?;
     let records = crate::data::Records::from_values(&request.origin, request.columns, request.first)?;
-    let mut ledger = crate::ledger::open(&request.ledger, false).map_err(|e| rename(e.into(), "--ledger", "ledger"))?;
+    let mut ledger = crate::ledger::open(&request.ledger, false)?;
     let mut rng: StdRng = match request.seed {
         Some(s) => StdRng::seed_from_u64(s),
         None => rand::make_rng(),
     };
     let recorded = m.release_from_records(&records, ledger.as_mut(), &request.dataset, mechanism, &mut rng)?;
     Ok(serde_json::to_string(&recorded.entry).expect("an entry serialises"))
-}
-
-/// An argument error naming the flag `flag` renamed to the keyword argument `keyword`.
-fn rename(e: Error, flag: &str, keyword: &str) -> Error {
-    match e {
-        Error::Argument { name, problem } if name == flag => Error::argument(keyword, problem),
-        other => other,
-    }
 }
 
 /// Check the artifact against what the deployer trusts (`verify --model/--fingerprint`):

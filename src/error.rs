@@ -15,14 +15,14 @@
 //!             prior = { kind = \"uniform\" }\n[observation]\nfamily = \"binomial\"\ntrials = 4\n\
 //!             [loss]\nkind = \"squared\"\n";
 //! let model = Model::from_spec(ModelSpec::from_toml(text, "coin").unwrap()).unwrap();
-//! // The solve layer's own error names the flag…
+//! // The solve layer's own error names the parameter…
 //! let e = solve_model(&model, Some(&[-1.0]), SolverChoice::Auto).unwrap_err();
 //! assert!(matches!(e, SolveError::Argument(_)) && e.is_input());
 //! // …and joined into the crate's error it is the same argument error, exit code 2.
 //! let e = ubapp::Error::from(e);
 //! assert!(matches!(e, ubapp::Error::Argument { .. }));
 //! assert_eq!(e.exit_code(), 2);
-//! assert_eq!(e.to_string(), "--eps[0] must be a finite number > 0 (got -1)");
+//! assert_eq!(e.to_string(), "eps[0] must be a finite number > 0 (got -1)");
 //! ```
 
 use std::path::PathBuf;
@@ -50,7 +50,7 @@ pub enum Error {
     /// An argument (a flag's value, or a library call's parameter) out of range.
     #[error("{name} {problem}")]
     Argument {
-        /// The flag or parameter, e.g. `--eps`.
+        /// The parameter as the caller spells it (`eps`; the command line: `--eps`), or a field.
         name: String,
         /// What is wrong and what was expected, phrased to follow the name.
         problem: String,
@@ -221,7 +221,7 @@ impl From<LpError> for Error {
 }
 
 impl Error {
-    /// An argument error, phrased to follow the name: `Error::argument("--eps", "must be > 0 (got -1)")`.
+    /// An argument error, phrased to follow the name: `Error::argument("eps", "must be > 0 (got -1)")`.
     pub fn argument(name: impl Into<String>, problem: impl Into<String>) -> Self {
         Error::Argument { name: name.into(), problem: problem.into() }
     }

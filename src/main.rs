@@ -1,6 +1,8 @@
 //! The `ubapp` command line: parse, call the library, print. Exit codes: 0 success, 2 bad input,
 //! 1 any other failure.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 use std::io::Write as _;
 use std::process::ExitCode;
 
@@ -71,6 +73,8 @@ fn main() -> ExitCode {
     // An interrupted command leaves no temporary file or directory behind. Without the handlers
     // (they could not be installed) the default actions stay: nothing worse than before.
     let _ = ubapp::output::cleanup::remove_temporaries_on_signals();
+    // The library's messages name parameters; the command line's name its flags.
+    ubapp::guard::Parameter::set_spelling(cli::params::flag);
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),

@@ -1,6 +1,8 @@
 //! The layering of `src/` (ARCHITECTURE.md): data flows one way, so a module may use only modules
 //! of its own layer or below. A new upward import (or a new top-level module missing from the
-//! table) fails here.
+//! table) fails here; so does the command line's language below `src/cli/` (a `"--flag"` string or
+//! clap in a library file, outside the bindings' keyword mapping), a `Result<_, String>`, an
+//! `unsafe fn` without a `# Safety` section, and an import circle between the CLI's modules.
 
 use std::path::{Path, PathBuf};
 
@@ -190,4 +192,293 @@ fn the_checker_sees_upward_imports() {
     let refs = crate_refs("use crate::{Error, Result};\nfn f() -> crate::Result<()> {");
     assert_eq!(refs, ["error", "error", "error"]);
     assert!(returns_own_errors("report") && returns_own_errors("guard") && !returns_own_errors("python"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The library speaks parameters, not the command line's flags; errors are typed; unsafe code
+// states its contract; the CLI's modules import one way.
+
+/// The lines of a file that are code: comments (`//`, `///`, `//!`) dropped, line numbers kept.
+fn code_lines(text: &str) -> Vec<(usize, &str)> {
+    text.lines().enumerate().filter(|(_, l)| !l.trim_start().starts_with("//")).map(|(i, l)| (i + 1, l)).collect()
+}
+
+/// The lines of the functions named `names` (from `fn NAME` to the closing brace at its indent),
+/// as 1-based line ranges.
+fn function_lines(text: &str, names: &[&str]) -> Vec<std::ops::RangeInclusive<usize>> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut ranges = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let Some(name) = line.split("fn ").nth(1).map(|r| r.split(['(', '<']).next().unwrap_or("")) else { continue };
+        if !names.contains(&name) {
+            continue;
+        }
+        let indent = &line[..line.len() - line.trim_start().len()];
+        let close = format!("{indent}}}");
+        let end = lines[i..].iter().position(|l| *l == close).map_or(lines.len() - 1, |p| i + p);
+        ranges.push(i + 1..=end + 1);
+    }
+    ranges
+}
+
+/// A library file's words from the command line: a string literal starting with a flag (`"--eps`)
+/// or a path into clap. `None` where it has none.
+fn cli_words(line: &str) -> Option<&'static str> {
+    let flag = line.match_indices("\"--").any(|(i, _)| line[i + 3..].starts_with(|c: char| c.is_ascii_lowercase()));
+    if flag {
+        return Some("a flag (\"--…\") in a string literal: name the parameter (guard::Parameter)");
+    }
+    let clap = line.match_indices("clap").any(|(i, _)| {
+        let before = line[..i].chars().next_back();
+        let after = &line[i + 4..];
+        !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+            && (after.starts_with("::") || after.starts_with(';') || after.starts_with(" as "))
+    }) || line.contains("ValueEnum");
+    clap.then_some("clap (the command line's parser)")
+}
+
+/// The files of the library proper: everything under src/ but the binary (main.rs, cli/).
+fn library_files() -> Vec<PathBuf> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.retain(|f| {
+        let rel = f.strip_prefix(&src).unwrap();
+        !(rel == Path::new("main.rs") || rel.starts_with("cli"))
+    });
+    files
+}
+
+#[test]
+fn the_library_names_parameters_not_flags() {
+    let mut offenders = Vec::new();
+    for file in library_files() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        // The bindings' one mapping from the flags a message quotes to keyword arguments, and its test.
+        let exempt = if file.ends_with("src/bindings.rs") {
+            function_lines(&text, &["keyword_words", "flags_become_keywords_outside_quoted_commands"])
+        } else {
+            Vec::new()
+        };
+        for (n, line) in code_lines(&text) {
+            if exempt.iter().any(|r| r.contains(&n)) {
+                continue;
+            }
+            if let Some(what) = cli_words(line) {
+                offenders.push(format!("{}:{n}: {what}: {}", file.display(), line.trim()));
+            }
+        }
+    }
+    assert!(offenders.is_empty(), "the command line's words below src/cli/:\n{}", offenders.join("\n"));
+}
+
+#[test]
+fn the_flag_checker_sees_flags_and_clap() {
+    assert!(cli_words(r#"return Err(ArgumentError::new("--eps", "must be > 0"));"#).is_some());
+    assert!(cli_words(r#"#[error("--shard needs an output")]"#).is_some());
+    assert!(cli_words("use clap::ValueEnum;").is_some());
+    assert!(cli_words("#[derive(Debug, clap::ValueEnum)]").is_some());
+    assert!(cli_words(r#"ArgumentError::new(Parameter::Eps, "must be > 0")"#).is_none());
+    assert!(cli_words(r#"let rule = if i == 0 { ":---|" } else { "---:|" };"#).is_none(), "a table rule is no flag");
+    assert!(cli_words("let clapped = 1;").is_none());
+    let bindings =
+        "pub fn keyword_words(text: &str) -> String {\n    (\"--eps\", \"eps\")\n}\nfn other() {\n    \"--eps\"\n}\n";
+    assert_eq!(function_lines(bindings, &["keyword_words"]), [1..=3]);
+}
+
+/// Every `Result<T, String>` (a `Result` whose error is a bare `String`) in `text`'s code.
+fn stringly_results(text: &str) -> Vec<usize> {
+    let mut found = Vec::new();
+    for (n, line) in code_lines(text) {
+        for (i, _) in line.match_indices("Result<") {
+            if line[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_') {
+                continue;
+            }
+            // The generic arguments up to the matching `>`; the error is the last top-level one.
+            let (mut depth, mut last_comma, mut end) = (0i32, None, None);
+            for (j, c) in line[i + "Result<".len()..].char_indices() {
+                match c {
+                    '<' | '(' | '[' => depth += 1,
+                    '>' | ')' | ']' if depth > 0 => depth -= 1,
+                    '>' => {
+                        end = Some(j);
+                        break;
+                    }
+                    ',' if depth == 0 => last_comma = Some(j),
+                    _ => {}
+                }
+            }
+            let args = &line[i + "Result<".len()..];
+            if let (Some(c), Some(e)) = (last_comma, end) {
+                if args[c + 1..e].trim() == "String" {
+                    found.push(n);
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn errors_are_typed() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let offenders: Vec<String> = files
+        .iter()
+        .flat_map(|f| {
+            let lines = stringly_results(&std::fs::read_to_string(f).unwrap());
+            lines.into_iter().map(move |n| format!("{}:{n}", f.display()))
+        })
+        .collect();
+    assert!(offenders.is_empty(), "Result<_, String> (use a typed error naming the field):\n{}", offenders.join("\n"));
+}
+
+#[test]
+fn the_string_error_checker_sees_them() {
+    assert_eq!(stringly_results("fn f() -> Result<Vec<Vec<u64>>, String> {"), [1]);
+    assert_eq!(stringly_results("fn f() -> std::result::Result<(), String>;"), [1]);
+    assert!(stringly_results("fn f() -> Result<String> {").is_empty());
+    assert!(stringly_results("fn f() -> Result<(String, u8), ReadError> {").is_empty());
+    assert!(stringly_results("fn f() -> io::Result<Option<Vec<String>>> {").is_empty());
+    assert!(stringly_results("// fn f() -> Result<(), String>").is_empty());
+}
+
+/// The lines of `text` declaring an `unsafe fn` whose doc comment has no `# Safety` section.
+fn unsafe_fns_without_safety(text: &str) -> Vec<usize> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut found = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let code = line.split("//").next().unwrap_or("");
+        if !code.contains("unsafe fn ") {
+            continue;
+        }
+        // Its doc comment and attributes, directly above it.
+        let above =
+            lines[..i].iter().rev().map(|l| l.trim()).take_while(|l| l.starts_with("///") || l.starts_with("#["));
+        if !above.clone().any(|l| l == "/// # Safety") {
+            found.push(i + 1);
+        }
+    }
+    found
+}
+
+#[test]
+fn every_unsafe_fn_states_its_contract() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let offenders: Vec<String> = files
+        .iter()
+        .flat_map(|f| {
+            let lines = unsafe_fns_without_safety(&std::fs::read_to_string(f).unwrap());
+            lines.into_iter().map(move |n| format!("{}:{n}", f.display()))
+        })
+        .collect();
+    assert!(offenders.is_empty(), "unsafe fn without a `# Safety` doc section:\n{}", offenders.join("\n"));
+    for root in ["src/lib.rs", "src/main.rs"] {
+        let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(root)).unwrap();
+        assert!(text.contains("#![deny(unsafe_op_in_unsafe_fn)]"), "{root} must deny unsafe_op_in_unsafe_fn");
+    }
+}
+
+#[test]
+fn the_safety_checker_sees_a_missing_section() {
+    let good = "/// The kernel.\n///\n/// # Safety\n///\n/// AVX2 present.\n#[target_feature(enable = \"avx2\")]\nunsafe fn k() {}";
+    assert!(unsafe_fns_without_safety(good).is_empty());
+    let bad = "/// The kernel.\n#[target_feature(enable = \"avx2\")]\nunsafe fn k() {}";
+    assert_eq!(unsafe_fns_without_safety(bad), [3]);
+    assert!(unsafe_fns_without_safety("// SAFETY: checked\nunsafe { k() };").is_empty());
+}
+
+/// The CLI's modules a file in src/cli/ refers to (`super::NAME`, `crate::cli::NAME`), comments
+/// excluded: only names in `modules` count.
+fn cli_refs(text: &str, modules: &[String]) -> Vec<String> {
+    let mut refs = Vec::new();
+    for (_, line) in code_lines(text) {
+        for prefix in ["super::", "crate::cli::"] {
+            for (i, _) in line.match_indices(prefix) {
+                let rest = &line[i + prefix.len()..];
+                let names: Vec<&str> = match rest.strip_prefix('{') {
+                    Some(list) => list.split('}').next().unwrap_or("").split(',').collect(),
+                    None => vec![rest],
+                };
+                for item in names {
+                    let name: String = item.trim().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                    if modules.contains(&name) && !refs.contains(&name) {
+                        refs.push(name);
+                    }
+                }
+            }
+        }
+    }
+    refs
+}
+
+/// A circle in `edges` (module → the modules it uses), as the path around it.
+fn find_circle(edges: &std::collections::BTreeMap<String, Vec<String>>) -> Option<Vec<String>> {
+    fn visit(
+        m: &str,
+        edges: &std::collections::BTreeMap<String, Vec<String>>,
+        path: &mut Vec<String>,
+        done: &mut std::collections::BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(p) = path.iter().position(|x| x == m) {
+            let mut circle = path[p..].to_vec();
+            circle.push(m.to_string());
+            return Some(circle);
+        }
+        if done.contains(m) {
+            return None;
+        }
+        path.push(m.to_string());
+        for next in edges.get(m).into_iter().flatten() {
+            if let Some(c) = visit(next, edges, path, done) {
+                return Some(c);
+            }
+        }
+        path.pop();
+        done.insert(m.to_string());
+        None
+    }
+    let mut done = std::collections::BTreeSet::new();
+    edges.keys().find_map(|m| visit(m, edges, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn the_cli_modules_import_one_way() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cli");
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    files.retain(|f| !f.ends_with("mod.rs"));
+    let name = |f: &Path| f.file_stem().unwrap().to_string_lossy().into_owned();
+    let modules: Vec<String> = files.iter().map(|f| name(f)).collect();
+    let edges: std::collections::BTreeMap<String, Vec<String>> = files
+        .iter()
+        .map(|f| {
+            let mut refs = cli_refs(&std::fs::read_to_string(f).unwrap(), &modules);
+            refs.retain(|r| *r != name(f));
+            (name(f), refs)
+        })
+        .collect();
+    assert!(
+        find_circle(&edges).is_none(),
+        "an import circle in src/cli/: {}",
+        find_circle(&edges).unwrap().join(" → ")
+    );
+}
+
+#[test]
+fn the_circle_checker_sees_a_circle() {
+    let modules: Vec<String> = ["solve", "compare", "common"].iter().map(|s| s.to_string()).collect();
+    assert_eq!(
+        cli_refs("use super::{common, solve::Args};\nlet x = super::compare::run; // super::nope", &modules),
+        ["common", "solve", "compare"]
+    );
+    let edges = |pairs: &[(&str, &[&str])]| -> std::collections::BTreeMap<String, Vec<String>> {
+        pairs.iter().map(|(m, to)| (m.to_string(), to.iter().map(|s| s.to_string()).collect())).collect()
+    };
+    let circle = find_circle(&edges(&[("compare", &["solve"]), ("solve", &["common", "compare"]), ("common", &[])]));
+    assert_eq!(circle.unwrap(), ["compare", "solve", "compare"]);
+    assert!(find_circle(&edges(&[("compare", &["common"]), ("solve", &["common"]), ("common", &[])])).is_none());
 }

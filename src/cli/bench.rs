@@ -49,7 +49,7 @@ pub struct Args {
     #[arg(long, default_value_t = 0.1, allow_negative_numbers = true)]
     eps: f64,
     /// LP backend for the LP path.
-    #[arg(long, value_enum, default_value_t = SolverChoice::Clarabel)]
+    #[arg(long, value_parser = super::params::solver(), default_value_t = SolverChoice::Clarabel)]
     lp_solver: SolverChoice,
     /// Runs per case; the median is printed (LP cases above 5e4 variables run once).
     #[arg(long, default_value_t = 3)]
@@ -74,7 +74,7 @@ pub struct Args {
     #[arg(long, num_args = 1.., value_name = "MODEL")]
     model: Vec<std::path::PathBuf>,
     /// Solver for `--model` runs.
-    #[arg(long, value_enum, default_value_t = SolverChoice::Auto)]
+    #[arg(long, value_parser = super::params::solver(), default_value_t = SolverChoice::Auto)]
     solver: SolverChoice,
 }
 

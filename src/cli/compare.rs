@@ -10,9 +10,9 @@ use std::path::PathBuf;
 use ubapp::compare::{compare, validate, BaselineOptions, CompareOptions, CompareRoute, Comparison, Method, Row};
 use ubapp::model::Model;
 use ubapp::report::write_comparison;
-use ubapp::solve::{Limits, SolveOptions, SolverChoice};
+use ubapp::solve::SolverChoice;
 use ubapp::sweep::compare::compare_shard;
-use ubapp::sweep::{Shard, ShardError, SHARD_FILE};
+use ubapp::sweep::SHARD_FILE;
 use ubapp::Result;
 
 /// Flags of `compare`.
@@ -27,7 +27,7 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     trials: Option<Vec<u64>>,
     /// Comma-separated method ids; default: all that apply.
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_parser = super::params::method())]
     methods: Option<Vec<Method>>,
     /// Write risk.csv and the plots (PNG and SVG) into this directory.
     #[arg(long)]
@@ -47,7 +47,7 @@ pub struct Args {
     #[arg(long, value_delimiter = ',')]
     parties: Option<Vec<u64>>,
     /// LP solver for UBaPP (as for `solve`).
-    #[arg(long, value_enum, default_value_t = SolverChoice::Auto)]
+    #[arg(long, value_parser = super::params::solver(), default_value_t = SolverChoice::Auto)]
     solver: SolverChoice,
     /// Give the UBaPP solves at most S seconds in all (as for `solve`): a design stopped by the
     /// limit is the best certified mechanism found by then, its gap in the notes.
@@ -90,50 +90,19 @@ impl Args {
     }
 }
 
-/// The progress lines' sink: stderr, or nothing under `--quiet`.
-pub fn progress(quiet: bool) -> impl FnMut(&str) {
-    move |line: &str| {
-        if !quiet {
-            eprintln!("{line}");
-        }
-    }
-}
-
-/// The UBaPP solves' options from `--solver`, `--max-seconds` and `--gap`.
-pub fn solve_options(solver: SolverChoice, max_seconds: Option<f64>, gap: Option<f64>) -> SolveOptions {
-    SolveOptions {
-        solver,
-        limits: Limits { seconds: max_seconds, ..Limits::default() },
-        gap,
-        ..SolveOptions::default()
-    }
-}
-
-/// The slice `--shard` asks for, with the directory it writes (both checked before any work).
-pub fn shard_and_dir<'a>(given: &str, out: Option<&'a std::path::Path>) -> Result<(Shard, &'a std::path::Path)> {
-    let shard = Shard::parse(given, &|name| std::env::var(name).ok())?;
-    let Some(dir) = out else { return Err(ShardError::NoOutput.into()) };
-    Ok((shard, dir))
-}
-
-/// The files a run of `model` (read from `path`) reads: the model file and its CSV files.
-pub fn inputs<'a>(path: &'a std::path::Path, model: &'a Model) -> Vec<&'a std::path::Path> {
-    std::iter::once(path).chain(model.csv_files().iter().map(std::path::PathBuf::as_path)).collect()
-}
-
 /// Run the command (an error about the model as a whole names its file).
 pub fn run(a: Args) -> Result<()> {
     let path = a.model.clone();
-    run_named(a).map_err(|e| super::solve::name_model_file(e, &path))
+    run_named(a).map_err(|e| super::common::name_model_file(e, &path))
 }
 
 fn run_named(a: Args) -> Result<()> {
-    super::solve::check_limits(a.max_seconds, a.gap)?;
+    super::common::check_limits(a.max_seconds, a.gap)?;
     let model = Model::load(&a.model)?;
     if let Some(dir) = &a.out {
         // Before any work: a directory of the user's (or the model file itself) is never written,
         // nor one holding an input of this run.
-        ubapp::report::check_report_dir(dir, "--out", &inputs(&a.model, &model))?;
+        ubapp::report::check_report_dir(dir, "--out", &super::common::inputs(&a.model, &model))?;
     }
     let setting = match CompareRoute::for_model(&model, a.parties.is_some(), &a.model.display().to_string()) {
         CompareRoute::SingleHolder(setting) => setting,
@@ -151,13 +120,13 @@ fn run_named(a: Args) -> Result<()> {
         trials: a.trials.unwrap_or_else(|| vec![setting.trials]),
         methods,
         baseline: BaselineOptions { delta: a.delta, parties: None, seed: a.seed },
-        solve: solve_options(a.solver, a.max_seconds, a.gap),
+        solve: super::common::solve_options(a.solver, a.max_seconds, a.gap),
         curve_points: 101,
     };
     validate(&opts)?;
     if let Some(given) = &a.shard {
-        let (shard, dir) = shard_and_dir(given, a.out.as_deref())?;
-        let file = compare_shard(&model, &opts, shard, &mut progress(a.quiet))?;
+        let (shard, dir) = super::common::shard_and_dir(given, a.out.as_deref())?;
+        let file = compare_shard(&model, &opts, shard, &mut super::common::progress(a.quiet))?;
         file.write(dir)?;
         eprintln!(
             "wrote shard {}/{} ({} row(s)) to {}; join every shard's directory with `ubapp merge`",
@@ -169,7 +138,7 @@ fn run_named(a: Args) -> Result<()> {
         print_rows(&file.rows(), &[], a.json);
         return Ok(());
     }
-    let cmp = compare(&model, &opts, &mut progress(a.quiet))?;
+    let cmp = compare(&model, &opts, &mut super::common::progress(a.quiet))?;
     if let Some(dir) = &a.out {
         let files = write_comparison(dir, &cmp, &model)?;
         eprintln!("wrote {} file(s) to {}", files.len(), dir.display());

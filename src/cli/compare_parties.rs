@@ -71,7 +71,7 @@ impl PartyArgs {
             parties,
             delta: self.delta,
             seed: self.seed,
-            solve: super::compare::solve_options(self.solver, self.max_seconds, self.gap),
+            solve: super::common::solve_options(self.solver, self.max_seconds, self.gap),
             risk: RiskOptions { seed: self.seed, ..RiskOptions::default() },
         };
         Ok(PartyRequest {
@@ -93,7 +93,7 @@ pub fn run(a: PartyArgs, model: Model) -> Result<()> {
     if let Some(given) = &r.shard {
         return run_shard(&r, &model, given);
     }
-    let mut cmp = compare_parties(&model, &r.opts, &mut super::compare::progress(r.quiet))?;
+    let mut cmp = compare_parties(&model, &r.opts, &mut super::common::progress(r.quiet))?;
     if r.single_holder {
         cmp = cmp.single_holder(&model);
     }
@@ -110,8 +110,8 @@ pub fn run(a: PartyArgs, model: Model) -> Result<()> {
 
 /// `--shard`: one slice of the party comparison's cases, written as `DIR/shard.json`.
 fn run_shard(r: &PartyRequest, model: &Model, given: &str) -> Result<()> {
-    let (shard, dir) = super::compare::shard_and_dir(given, r.out.as_deref())?;
-    let file = party_shard(model, &r.opts, r.methods.as_deref(), shard, &mut super::compare::progress(r.quiet))?;
+    let (shard, dir) = super::common::shard_and_dir(given, r.out.as_deref())?;
+    let file = party_shard(model, &r.opts, r.methods.as_deref(), shard, &mut super::common::progress(r.quiet))?;
     file.write(dir)?;
     let rows = file.rows();
     eprintln!(

@@ -21,7 +21,7 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     eps: Option<Vec<f64>>,
     /// Solver (as for `solve`).
-    #[arg(long, value_enum, default_value_t = SolverChoice::Auto)]
+    #[arg(long, value_parser = super::params::solver(), default_value_t = SolverChoice::Auto)]
     solver: SolverChoice,
     /// Seed of the baselines' Monte-Carlo risks (as for `compare`).
     #[arg(long, default_value_t = 0)]
@@ -44,7 +44,7 @@ impl Args {
             ubapp::model::validate_epsilons(eps, "--eps")?;
         }
         let model = Model::load(&self.model)?;
-        ubapp::report::check_report_dir(&self.out, "--out", &super::compare::inputs(&self.model, &model))?;
+        ubapp::report::check_report_dir(&self.out, "--out", &super::common::inputs(&self.model, &model))?;
         let model_text =
             std::fs::read_to_string(&self.model).map_err(|source| Error::Io { path: self.model.clone(), source })?;
         let options = ReportOptions {
@@ -68,7 +68,7 @@ pub fn run(args: Args) -> Result<()> {
     let model_path = args.model.clone();
     let ReportRun { model, out, options } = args.validate()?;
     let report = Report::build(&model, &options, &mut |line| eprintln!("{line}"))
-        .map_err(|e| super::solve::name_model_file(e, &model_path))?;
+        .map_err(|e| super::common::name_model_file(e, &model_path))?;
     report.write(&out, "--out")?;
     for w in &report.warnings {
         eprintln!("{w}");

@@ -39,7 +39,7 @@ pub struct Args {
     /// program is the plain Bayes one, else Clarabel then HiGHS; on explicit graphs the block
     /// interior point first, HiGHS first on a symmetric model's orbit LP; the anytime route
     /// where the exact one would not fit the memory or time budget).
-    #[arg(long, value_enum, default_value_t = SolverChoice::Auto)]
+    #[arg(long, value_parser = super::params::solver(), default_value_t = SolverChoice::Auto)]
     solver: SolverChoice,
     /// Print only a JSON array, one object per ε.
     #[arg(long)]
@@ -89,26 +89,11 @@ struct Request {
     timings: Timings,
 }
 
-/// `--max-seconds` (> 0) and `--gap` (in (0, 1)), checked before any work (`solve`, `compare`).
-pub(super) fn check_limits(max_seconds: Option<f64>, gap: Option<f64>) -> Result<()> {
-    if let Some(s) = max_seconds {
-        if !(s.is_finite() && s > 0.0) {
-            return Err(Error::argument("--max-seconds", format!("must be a number of seconds > 0 (got {s})")));
-        }
-    }
-    if let Some(g) = gap {
-        if !(g > 0.0 && g < 1.0) {
-            return Err(Error::argument("--gap", format!("must lie in (0, 1), a relative gap such as 1e-3 (got {g})")));
-        }
-    }
-    Ok(())
-}
-
 impl Args {
     /// The flags as a checked request: `--max-seconds`, the model file, `--out` (a new file, one ε),
     /// each error naming its flag or file.
     fn validate(self) -> Result<Request> {
-        check_limits(self.max_seconds, self.gap)?;
+        super::common::check_limits(self.max_seconds, self.gap)?;
         let model = Model::load(&self.model)?;
         if let Some(out) = &self.out {
             check_out(out, &self.model, model.csv_files())?;
@@ -154,7 +139,7 @@ impl Request {
 
     /// An error about the model as a whole names the model's file.
     fn name_file(&self, e: impl Into<Error>) -> Error {
-        name_model_file(e, &self.model_path)
+        super::common::name_model_file(e, &self.model_path)
     }
 }
 
@@ -348,15 +333,15 @@ fn run_shard(a: Args) -> Result<()> {
     let Args { model: model_path, eps, solver, json, out, max_seconds, quiet, shard, .. } = a;
     let (model_path, eps) = (model_path.as_path(), eps.as_deref());
     let given = shard.as_deref().unwrap_or_default();
-    let (shard, dir) = super::compare::shard_and_dir(given, out.as_deref())?;
+    let (shard, dir) = super::common::shard_and_dir(given, out.as_deref())?;
     if let Some(s) = max_seconds {
         if !(s.is_finite() && s > 0.0) {
             return Err(Error::argument("--max-seconds", format!("must be a number of seconds > 0 (got {s})")));
         }
     }
     let model = Model::load(model_path)?;
-    ubapp::report::check_report_dir(dir, "--out", &super::compare::inputs(model_path, &model))?;
-    let name_file = |e: Error| name_model_file(e, model_path);
+    ubapp::report::check_report_dir(dir, "--out", &super::common::inputs(model_path, &model))?;
+    let name_file = |e: Error| super::common::name_model_file(e, model_path);
     let eps_list: Vec<f64> = eps.map_or_else(|| model.epsilons().to_vec(), <[f64]>::to_vec);
     let limits = ubapp::solve::Limits { seconds: max_seconds, ..Default::default() };
     let mut options = SolveOptions { solver, memory: memory_budget(), limits, ..SolveOptions::default() };
@@ -399,24 +384,6 @@ fn run_shard(a: Args) -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// An error about the model as a whole (its size, its costs) names the model's file.
-pub fn name_model_file(e: impl Into<Error>, model_path: &Path) -> Error {
-    let e: Error = e.into();
-    let origin = model_path.display().to_string();
-    match e {
-        Error::TooLarge(size) => Error::TooLarge(size.in_origin(&origin)),
-        Error::Solve(SolveError::NonFiniteCosts { fields }) if !fields.starts_with(&origin) => {
-            SolveError::NonFiniteCosts { fields: format!("{origin}: {fields}") }.into()
-        }
-        Error::Solve(SolveError::TooSlow { estimated_seconds, limit_seconds, fields })
-            if !fields.starts_with(&origin) =>
-        {
-            SolveError::TooSlow { estimated_seconds, limit_seconds, fields: format!("{fields} in {origin}") }.into()
-        }
-        other => other,
-    }
 }
 
 /// `ε = 1 (certified: 0.9999999999999978 ≤ 1)`: the target a reader asked for first, the exact

@@ -1,7 +1,7 @@
 //! What can go wrong in a comparison: a request the user can fix (an input error, exit code 2 in
 //! the CLI, with the flag or model it concerns as a field), or a lower layer's error on the way.
 
-use crate::guard::{ArgumentError, SizeError};
+use crate::guard::{ArgumentError, Parameter, SizeError};
 use crate::mechanism::MechanismError;
 use crate::model::ModelError;
 use crate::output::OutputError;
@@ -15,16 +15,16 @@ pub(crate) type Result<T, E = CompareError> = std::result::Result<T, E>;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CompareError {
-    /// A list option (`--eps`, `--trials`, `--methods`) is empty.
-    #[error("{flag} must list at least one {what}")]
+    /// A list parameter (`eps`, `trials`, `methods`, `parties`) is empty.
+    #[error("{parameter} must list at least one {what}")]
     EmptyList {
-        /// The flag, e.g. `--eps`.
-        flag: &'static str,
+        /// The parameter, e.g. [`Parameter::Eps`].
+        parameter: Parameter,
         /// What each item is, e.g. `privacy level ε > 0`.
         what: &'static str,
     },
     /// A privacy level is not a finite number > 0.
-    #[error("--eps[{index}] must be a finite number > 0 (got {value})")]
+    #[error("{}[{index}] must be a finite number > 0 (got {value})", Parameter::Eps)]
     NonPositiveEps {
         /// Its position in the list.
         index: usize,
@@ -32,19 +32,19 @@ pub enum CompareError {
         value: f64,
     },
     /// A number of trials K is 0.
-    #[error("--trials must be at least 1 (got 0)")]
+    #[error("{} must be at least 1 (got 0)", Parameter::Trials)]
     ZeroTrials,
     /// δ of the (ε, δ) baselines is not in (0, 1).
-    #[error("--delta must be a number in (0, 1) (got {value})")]
+    #[error("{} must be a number in (0, 1) (got {value})", Parameter::Delta)]
     DeltaOutOfRange {
         /// The value given.
         value: f64,
     },
     /// The number of parties is 0.
-    #[error("--parties must be at least 1 (got 0)")]
+    #[error("{} must be at least 1 (got 0)", Parameter::Parties)]
     ZeroParties,
     /// The number of parties does not divide a K of the sweep.
-    #[error("--parties {parties} does not divide K = {trials}: each party must hold K/M records")]
+    #[error("{} {parties} does not divide K = {trials}: each party must hold K/M records", Parameter::Parties)]
     PartiesDoNotDivide {
         /// M.
         parties: u64,

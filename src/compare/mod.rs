@@ -49,10 +49,10 @@ pub use rows::{
 pub use crate::baselines::BaselineOptions;
 
 use crate::eval::{bayes_risk, prior_shape, risk_curve, true_risk, Estimator, ScalarLoss, Setting};
+use crate::guard::{MemoryBudget, Parameter};
 use crate::mechanism::Release;
 use crate::model::{Family, Model, Objective};
 use crate::solve::{reference_risks, solve_model, Solution, SolveOptions};
-use crate::MemoryBudget;
 use error::Result;
 
 /// What to compare.
@@ -101,22 +101,22 @@ pub struct Design<'a> {
     pub release: Option<&'a Release>,
 }
 
-/// Check the options (each error names the flag).
+/// Check the options (each error names the parameter).
 pub fn validate(opts: &CompareOptions) -> std::result::Result<(), CompareError> {
     if opts.eps.is_empty() {
-        return Err(CompareError::EmptyList { flag: "--eps", what: "privacy level ε > 0" });
+        return Err(CompareError::EmptyList { parameter: Parameter::Eps, what: "privacy level ε > 0" });
     }
     if let Some((index, &value)) = opts.eps.iter().enumerate().find(|(_, e)| !(e.is_finite() && **e > 0.0)) {
         return Err(CompareError::NonPositiveEps { index, value });
     }
     if opts.trials.is_empty() {
-        return Err(CompareError::EmptyList { flag: "--trials", what: "number of trials K ≥ 1" });
+        return Err(CompareError::EmptyList { parameter: Parameter::Trials, what: "number of trials K ≥ 1" });
     }
     if opts.trials.contains(&0) {
         return Err(CompareError::ZeroTrials);
     }
     if opts.methods.is_empty() {
-        return Err(CompareError::EmptyList { flag: "--methods", what: "method" });
+        return Err(CompareError::EmptyList { parameter: Parameter::Methods, what: "method" });
     }
     let d = opts.baseline.delta;
     if !(d.is_finite() && d > 0.0 && d < 1.0) {

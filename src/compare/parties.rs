@@ -25,6 +25,7 @@ use super::error::Result;
 use super::{build, CompareError, Method, Note, PartyNote, Row};
 use crate::baselines::BaselineOptions;
 use crate::eval::{bayes_risk, true_risk, RiskMethod};
+use crate::guard::Parameter;
 use crate::model::spec::ObservationSpec;
 use crate::model::{Family, Model};
 use crate::parties::shares::{share_alpha, share_eps};
@@ -272,14 +273,14 @@ impl PartyPlan {
     /// Check `opts` against `model` (before any work) and plan the comparison.
     pub fn new(model: &Model, opts: &PartyOptions) -> Result<PartyPlan> {
         if opts.parties.is_empty() {
-            return Err(CompareError::EmptyList { flag: "--parties", what: "number of parties M ≥ 1" });
+            return Err(CompareError::EmptyList { parameter: Parameter::Parties, what: "number of parties M ≥ 1" });
         }
         if opts.parties.contains(&0) {
             return Err(CompareError::ZeroParties);
         }
         if !model.is_plain_program() {
             return Err(CompareError::argument(
-                "--parties",
+                Parameter::Parties,
                 format!(
                     "needs a pure ε-DP (delta = 0) Bayes (objective = \"bayes\") model; model \"{}\" is not",
                     model.name()
@@ -288,7 +289,7 @@ impl PartyPlan {
         }
         if model.exact().is_some() {
             return Err(CompareError::argument(
-                "--parties",
+                Parameter::Parties,
                 format!(
                     "needs a finite parameter grid (the aggregate is a posterior over it); model \"{}\" has parameter.grid.kind = \"exact\"",
                     model.name()

@@ -1,14 +1,13 @@
 //! The method registry: every estimator a comparison can put in a table, keyed by [`Method`] (its
-//! kebab-case id is the `--methods` spelling, the CSV's and the JSON's).
+//! kebab-case id is what the `methods` parameter takes, the CSV's and the JSON's).
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-/// A method id as used by `compare --methods` (kebab case, e.g. `lbapp-clamped`); serialises to its id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum)]
+/// A method id as the `methods` parameter takes it (kebab case, e.g. `lbapp-clamped`); serialises to its id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-#[value(rename_all = "kebab-case")]
 pub enum Method {
     /// The solved UBaPP LP.
     Ubapp,
@@ -112,7 +111,7 @@ impl Method {
         Method::StaircaseSumRemap,
     ];
 
-    /// The id (also its serialised form and its `--methods` spelling).
+    /// The id (also its serialised form and what the `methods` parameter takes).
     pub fn id(self) -> &'static str {
         match self {
             Method::Ubapp => "ubapp",

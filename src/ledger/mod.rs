@@ -25,6 +25,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
+use crate::guard::Parameter;
+
 pub use error::LedgerError;
 
 /// The ledger layer's result.
@@ -177,7 +179,7 @@ pub trait Ledger {
 /// refused.
 pub fn open(location: &str, create: bool) -> Result<Box<dyn Ledger>> {
     if location.trim().is_empty() {
-        return Err(LedgerError::argument("--ledger", "is empty: give an SQLite file or a postgres:// URL"));
+        return Err(LedgerError::argument(Parameter::Ledger, "is empty: give an SQLite file or a postgres:// URL"));
     }
     if location.starts_with("postgres://") || location.starts_with("postgresql://") {
         Ok(Box::new(postgres::PostgresLedger::open(location, create)?))
@@ -200,7 +202,7 @@ pub fn show_number(x: f64) -> String {
 pub fn check_dataset(name: &str) -> Result<()> {
     if name.is_empty() || name.chars().count() > 200 || name.chars().any(char::is_control) {
         return Err(LedgerError::argument(
-            "--dataset",
+            Parameter::Dataset,
             format!("must be 1 to 200 characters without control characters (got {})", crate::guard::text::quote(name)),
         ));
     }
@@ -210,10 +212,13 @@ pub fn check_dataset(name: &str) -> Result<()> {
 /// A budget to set: ε finite and > 0, δ finite in [0, 1).
 pub fn check_budget(budget: Budget) -> Result<()> {
     if !(budget.eps.is_finite() && budget.eps > 0.0) {
-        return Err(LedgerError::argument("--budget", format!("must be a finite ε > 0 (got {})", budget.eps)));
+        return Err(LedgerError::argument(Parameter::Budget, format!("must be a finite ε > 0 (got {})", budget.eps)));
     }
     if !(budget.delta.is_finite() && (0.0..1.0).contains(&budget.delta)) {
-        return Err(LedgerError::argument("--delta-budget", format!("must be a δ in [0, 1) (got {})", budget.delta)));
+        return Err(LedgerError::argument(
+            Parameter::DeltaBudget,
+            format!("must be a δ in [0, 1) (got {})", budget.delta),
+        ));
     }
     Ok(())
 }

@@ -26,6 +26,7 @@ use statrs::distribution::{Beta, ContinuousCDF};
 
 use super::{AuditError, Mechanism};
 use crate::certify::exact::{next_down, next_up, RatioBound};
+use crate::guard::Parameter;
 use crate::model::Model;
 
 type Result<T> = std::result::Result<T, AuditError>;
@@ -46,16 +47,16 @@ impl AuditOptions {
     /// pair, and 0 < α < 1.
     pub fn validate(&self) -> std::result::Result<(), AuditError> {
         if self.samples == 0 {
-            return Err(AuditError::InvalidOption { name: "--samples", problem: "must be at least 1".into() });
+            return Err(AuditError::InvalidOption { name: Parameter::Samples, problem: "must be at least 1".into() });
         }
         if !(self.alpha > 0.0 && self.alpha < 1.0) {
             return Err(AuditError::InvalidOption {
-                name: "--alpha",
+                name: Parameter::Alpha,
                 problem: format!("must lie strictly between 0 and 1 (got {})", self.alpha),
             });
         }
         if self.max_pairs == 0 {
-            return Err(AuditError::InvalidOption { name: "--max-pairs", problem: "must be at least 1".into() });
+            return Err(AuditError::InvalidOption { name: Parameter::MaxPairs, problem: "must be at least 1".into() });
         }
         Ok(())
     }

@@ -139,7 +139,7 @@ impl CompactMechanism {
         };
         let Some(d) = DyadicEps::below(solution.eps).filter(|d| d.s < 1 << 53) else {
             return Err(super::MechanismError::argument(
-                "--eps",
+                crate::guard::Parameter::Eps,
                 format!("= {} has no exact sampler here", solution.eps),
             ));
         };

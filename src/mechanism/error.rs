@@ -2,7 +2,7 @@
 
 use crate::certify::CertifyError;
 use crate::data::DataError;
-use crate::guard::{ArgumentError, SizeError};
+use crate::guard::{ArgumentError, Parameter, SizeError};
 use crate::ledger::LedgerError;
 use crate::model::ModelError;
 use crate::output::OutputError;
@@ -167,8 +167,8 @@ pub enum AuditError {
     /// An option out of range.
     #[error("{name}: {problem}")]
     InvalidOption {
-        /// The option, e.g. `--samples`.
-        name: &'static str,
+        /// The parameter, e.g. [`Parameter::Samples`].
+        name: Parameter,
         /// What is wrong.
         problem: String,
     },

@@ -860,7 +860,7 @@ impl Held {
         let text = self.weights.ok_or_else(|| {
             field("weights", format!("is missing (format_version {version} holds the weights there)"))
         })?;
-        packed::decode(&text, n_obs, n_out, total).map_err(|problem| field("weights", problem))
+        packed::decode(&text, n_obs, n_out, total).map_err(|problem| field("weights", problem.to_string()))
     }
 }
 

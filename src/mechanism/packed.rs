@@ -72,32 +72,30 @@ fn push_varint(out: &mut Vec<u8>, mut w: u64) {
 /// summing to `total`; the error is what is wrong, to follow the field's name. The length of the
 /// text is checked against the count before anything is allocated, and nothing beyond the
 /// model's count is ever built.
-pub(crate) fn decode(text: &str, n_observations: usize, n_outputs: usize, total: u64) -> Result<Vec<Vec<u64>>, String> {
+pub(crate) fn decode(
+    text: &str,
+    n_observations: usize,
+    n_outputs: usize,
+    total: u64,
+) -> Result<Vec<Vec<u64>>, PackedError> {
     let count = n_observations as u128 * n_outputs as u128;
     let len = text.len();
     if len % 4 != 0 {
-        return Err(format!(
-            "is not valid base64 (standard alphabet, padded): its length {len} is not a multiple of 4"
-        ));
+        return Err(PackedError::Length { len });
     }
     let padding = text.bytes().rev().take(2).take_while(|&b| b == b'=').count();
     let n_bytes = (len / 4 * 3).saturating_sub(padding) as u128;
     if n_bytes < count {
-        return Err(format!(
-            "holds {n_bytes} bytes, too few for the |Y|·|Θ̃| = {count} weights of the embedded model \
-             (each takes at least one byte)"
-        ));
+        return Err(PackedError::TooFewBytes { bytes: n_bytes, count });
     }
     if n_bytes > MAX_VARINT as u128 * count {
-        return Err(format!(
-            "holds {n_bytes} bytes, more than the |Y|·|Θ̃| = {count} weights of the embedded model \
-             can take (at most {MAX_VARINT} bytes each)"
-        ));
+        return Err(PackedError::TooManyBytes { bytes: n_bytes, count });
     }
     let mut reader = Varints::new(n_observations, n_outputs, total);
     let mut buf = [0u8; 3 * CHUNK / 4];
     for (c, chunk) in text.as_bytes().chunks(CHUNK).enumerate() {
-        let n = STANDARD.decode_slice(chunk, &mut buf).map_err(|e| base64_problem(e, c * CHUNK))?;
+        let n =
+            STANDARD.decode_slice(chunk, &mut buf).map_err(|error| PackedError::Base64 { error, offset: c * CHUNK })?;
         for &b in &buf[..n] {
             reader.byte(b)?;
         }
@@ -105,8 +103,58 @@ pub(crate) fn decode(text: &str, n_observations: usize, n_outputs: usize, total:
     reader.finish()
 }
 
+/// What is wrong with packed weights, phrased to follow the field's name (`weights`).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum PackedError {
+    /// The text's length is not a multiple of 4.
+    #[error("is not valid base64 (standard alphabet, padded): its length {len} is not a multiple of 4")]
+    Length { len: usize },
+    /// Fewer bytes than weights.
+    #[error("holds {bytes} bytes, too few for the |Y|·|Θ̃| = {count} weights of the embedded model (each takes at least one byte)")]
+    TooFewBytes { bytes: u128, count: u128 },
+    /// More bytes than the weights could take.
+    #[error("holds {bytes} bytes, more than the |Y|·|Θ̃| = {count} weights of the embedded model can take (at most {MAX_VARINT} bytes each)")]
+    TooManyBytes { bytes: u128, count: u128 },
+    /// Base64 refused a chunk starting at `offset`.
+    #[error("is not valid base64 (standard alphabet, padded): {}", base64_detail(.error, .offset))]
+    Base64 { error: DecodeSliceError, offset: usize },
+    /// Bytes after the last weight.
+    #[error("holds more than the |Y|·|Θ̃| = {count} weights of the embedded model (bytes after the last weight)")]
+    ExtraBytes { count: u128 },
+    /// A varint beyond u64 or longer than 10 bytes.
+    #[error("holds a varint beyond 2^64 − 1 (or longer than {MAX_VARINT} bytes) at {at}")]
+    Overflow { at: Place },
+    /// A varint with a zero last byte after others.
+    #[error("holds a varint longer than its value needs at {at} (the encoding is minimal LEB128)")]
+    NotMinimal { at: Place },
+    /// A column whose weights do not sum to the total.
+    #[error("has column {column} (observation index {column}) summing to {sum}, not to total = {total}")]
+    ColumnSum { column: usize, sum: u128, total: u64 },
+    /// The text ends inside a varint.
+    #[error("ends inside a varint (truncated) at {at}")]
+    Truncated { at: Place },
+    /// Fewer weights than the model has.
+    #[error("holds {read} weights, but the embedded model has |Y|·|Θ̃| = {count}")]
+    TooFewWeights { read: u128, count: u128 },
+}
+
+/// Where a weight stands: its index, column and output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Place {
+    column: usize,
+    output: usize,
+    n_outputs: usize,
+}
+
+impl std::fmt::Display for Place {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Place { column, output, n_outputs } = *self;
+        write!(f, "weight {} (column {column}, output {output})", column * n_outputs + output)
+    }
+}
+
 /// Base64's complaint, with offsets into the whole string.
-fn base64_problem(e: DecodeSliceError, offset: usize) -> String {
+fn base64_detail(e: &DecodeSliceError, offset: &usize) -> String {
     let detail = match e {
         DecodeSliceError::DecodeError(DecodeError::InvalidByte(at, b)) => {
             format!("byte 0x{b:02x} at offset {} is not a base64 character where it stands", offset + at)
@@ -118,7 +166,7 @@ fn base64_problem(e: DecodeSliceError, offset: usize) -> String {
         DecodeSliceError::DecodeError(DecodeError::InvalidPadding) => "its padding is not canonical".to_string(),
         DecodeSliceError::OutputSliceTooSmall => "a group decodes to more bytes than base64 can".to_string(),
     };
-    format!("is not valid base64 (standard alphabet, padded): {detail}")
+    detail
 }
 
 /// The varint reader: bytes in, full columns out.
@@ -147,23 +195,19 @@ impl Varints {
     }
 
     /// Where the weight being read stands, for messages.
-    fn at(&self) -> String {
-        let (i, k) = (self.columns.len(), self.column.len());
-        format!("weight {} (column {i}, output {k})", i * self.n_outputs + k)
+    fn at(&self) -> Place {
+        Place { column: self.columns.len(), output: self.column.len(), n_outputs: self.n_outputs }
     }
 
-    fn byte(&mut self, b: u8) -> Result<(), String> {
+    fn byte(&mut self, b: u8) -> Result<(), PackedError> {
         if self.columns.len() == self.n_observations {
-            return Err(format!(
-                "holds more than the |Y|·|Θ̃| = {} weights of the embedded model (bytes after the last weight)",
-                self.n_observations as u128 * self.n_outputs as u128
-            ));
+            return Err(PackedError::ExtraBytes { count: self.n_observations as u128 * self.n_outputs as u128 });
         }
         let bits = u64::from(b & 0x7f);
         let shift = 7 * self.len as u32;
         // The tenth byte holds bit 63 alone; a varint that goes on is longer than any u64's.
         if self.len == MAX_VARINT - 1 && (bits > 1 || b & 0x80 != 0) {
-            return Err(format!("holds a varint beyond 2^64 − 1 (or longer than {MAX_VARINT} bytes) at {}", self.at()));
+            return Err(PackedError::Overflow { at: self.at() });
         }
         self.value |= bits << shift;
         self.len += 1;
@@ -171,22 +215,14 @@ impl Varints {
             return Ok(());
         }
         if b == 0 && self.len > 1 {
-            return Err(format!(
-                "holds a varint longer than its value needs at {} (the encoding is minimal LEB128)",
-                self.at()
-            ));
+            return Err(PackedError::NotMinimal { at: self.at() });
         }
         self.column.push(self.value);
         (self.value, self.len) = (0, 0);
         if self.column.len() == self.n_outputs {
             let sum: u128 = self.column.iter().map(|&w| w as u128).sum();
             if sum != self.total as u128 {
-                return Err(format!(
-                    "has column {} (observation index {}) summing to {sum}, not to total = {}",
-                    self.columns.len(),
-                    self.columns.len(),
-                    self.total
-                ));
+                return Err(PackedError::ColumnSum { column: self.columns.len(), sum, total: self.total });
             }
             let next = if self.columns.len() + 1 < self.n_observations { self.n_outputs } else { 0 };
             let full = std::mem::replace(&mut self.column, Vec::with_capacity(next));
@@ -195,16 +231,16 @@ impl Varints {
         Ok(())
     }
 
-    fn finish(self) -> Result<Vec<Vec<u64>>, String> {
+    fn finish(self) -> Result<Vec<Vec<u64>>, PackedError> {
         if self.len > 0 {
-            return Err(format!("ends inside a varint (truncated) at {}", self.at()));
+            return Err(PackedError::Truncated { at: self.at() });
         }
         if self.columns.len() < self.n_observations {
             let read = self.columns.len() as u128 * self.n_outputs as u128 + self.column.len() as u128;
-            return Err(format!(
-                "holds {read} weights, but the embedded model has |Y|·|Θ̃| = {}",
-                self.n_observations as u128 * self.n_outputs as u128
-            ));
+            return Err(PackedError::TooFewWeights {
+                read,
+                count: self.n_observations as u128 * self.n_outputs as u128,
+            });
         }
         Ok(self.columns)
     }
@@ -248,7 +284,7 @@ mod tests {
     #[test]
     fn decoding_refuses_every_malformed_form() {
         let good = vec![vec![1u64, 3], vec![4, 0]];
-        let refused = |text: &str| decode(text, 2, 2, 4).unwrap_err();
+        let refused = |text: &str| decode(text, 2, 2, 4).unwrap_err().to_string();
         assert!(refused("AQMEAA=").contains("not a multiple of 4"));
         assert!(refused("AQ*EAA==").contains("not a base64 character"), "{}", refused("AQ*EAA=="));
         assert!(refused("AQMEAQ==").contains("column 1"), "{}", refused("AQMEAQ=="));

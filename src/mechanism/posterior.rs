@@ -14,6 +14,7 @@ use serde::Serialize;
 use super::error::Result;
 use super::Mechanism;
 use super::MechanismError;
+use crate::guard::Parameter;
 use crate::model::Loss;
 
 /// The posterior of θ over the parameter grid given one or more releases.
@@ -77,16 +78,16 @@ impl Posterior {
     pub fn of(m: &Mechanism, outputs: &[usize], level: f64) -> Result<Posterior> {
         if !(level > 0.0 && level < 1.0) {
             return Err(MechanismError::argument(
-                "--level",
+                Parameter::Level,
                 format!("must lie strictly between 0 and 1 (got {level})"),
             ));
         }
         if outputs.is_empty() {
-            return Err(MechanismError::argument("--release", "give at least one released value"));
+            return Err(MechanismError::argument(Parameter::Releases, "give at least one released value"));
         }
         if let Some(&k) = outputs.iter().find(|&&k| k >= m.n_outputs()) {
             return Err(MechanismError::argument(
-                "--release",
+                Parameter::Releases,
                 format!("output index {k} is not below |Θ̃| = {}", m.n_outputs()),
             ));
         }
@@ -107,7 +108,7 @@ impl Posterior {
         let top = log_post.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         if !top.is_finite() {
             return Err(MechanismError::argument(
-                "--release",
+                Parameter::Releases,
                 "these releases have probability 0 under every θ of the model's prior: they cannot come from this mechanism",
             ));
         }

@@ -12,6 +12,7 @@
 use super::error::Result;
 use super::MechanismError;
 use super::{ArtifactError, ArtifactErrorKind, Release};
+use crate::guard::Parameter;
 use crate::model::{is_fingerprint, Model};
 
 /// The environment variable that turns the deployment mode on (`1`, `true` or `yes`).
@@ -104,7 +105,7 @@ impl Release {
     /// model's fingerprint). `bound` must be a finite ε > 0 (else an argument error).
     pub fn check_max_eps(&self, origin: &str, bound: f64) -> Result<()> {
         if !(bound.is_finite() && bound > 0.0) {
-            return Err(MechanismError::argument("--max-eps", format!("must be a finite ε > 0 (got {bound})")));
+            return Err(MechanismError::argument(Parameter::MaxEps, format!("must be a finite ε > 0 (got {bound})")));
         }
         // The target ε bounds the certified one; either above the bound is refused.
         let (eps, certified) = (self.eps(), self.certified_eps());
@@ -119,7 +120,7 @@ impl Release {
     pub fn check_fingerprint(&self, origin: &str, pinned: &str) -> Result<()> {
         if !is_fingerprint(pinned) {
             return Err(MechanismError::argument(
-                "--fingerprint",
+                Parameter::Fingerprint,
                 "must be 64 hexadecimal digits (a SHA-256, as `ubapp solve --out` and `ubapp verify` print it)",
             ));
         }

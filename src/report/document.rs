@@ -180,7 +180,7 @@ impl Report {
     /// apply and draw the figures. `progress` gets one line per step.
     pub fn build(model: &Model, opts: &ReportOptions, progress: &mut dyn FnMut(&str)) -> Result<Report> {
         let eps: Vec<f64> = opts.eps.clone().unwrap_or_else(|| model.epsilons().to_vec());
-        crate::model::validate_epsilons(&eps, "--eps")?;
+        crate::model::validate_epsilons(&eps, crate::guard::Parameter::Eps.spelled())?;
         progress(&format!("solving {} value(s) of ε", eps.len()));
         let solutions = solve_model(model, Some(&eps), opts.solve.clone())?;
         let references = reference_risks(model, opts.solve.memory).ok();

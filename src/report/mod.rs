@@ -145,7 +145,7 @@ pub(crate) fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> ReportErro
 /// to `dir`.
 pub fn write_comparison(dir: &Path, cmp: &Comparison, model: &Model) -> Result<Vec<String>> {
     let mut files = Vec::new();
-    crate::output::write_dir_atomic::<ReportError>(dir, "--out", &mut |tmp| {
+    crate::output::write_dir_atomic::<ReportError>(dir, crate::guard::Parameter::Out.spelled(), &mut |tmp| {
         files = fill_comparison(tmp, cmp, model)?;
         Ok(())
     })?;

@@ -19,7 +19,7 @@ use crate::output::{write_atomic, write_dir_atomic};
 /// [`check_report_dir`](super::check_report_dir)). Returns the files written.
 pub fn write_party_comparison(dir: &Path, cmp: &PartyComparison, model: &Model) -> Result<Vec<String>> {
     let mut files = Vec::new();
-    write_dir_atomic::<super::ReportError>(dir, "--out", &mut |tmp| {
+    write_dir_atomic::<super::ReportError>(dir, crate::guard::Parameter::Out.spelled(), &mut |tmp| {
         files = fill_party_comparison(tmp, cmp, model)?;
         Ok(())
     })?;

@@ -1,17 +1,17 @@
-//! Which solver to use (`--solver`), and the one function that decides the route a model takes.
+//! Which solver to use (the `solver` parameter), and the one function that decides the route a
+//! model takes.
 
-use crate::guard::ArgumentError;
+use crate::guard::{ArgumentError, Parameter};
 use std::fmt;
 use std::str::FromStr;
-
-use clap::ValueEnum;
 
 use super::backend::LpSolver;
 use super::SolveError;
 use crate::model::{Model, Neighbours};
 
-/// Which solver to use: `--solver` (the names are the kebab-case variant names).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ValueEnum)]
+/// Which solver to use: the `solver` parameter (the names are the kebab-case variant names,
+/// [`SolverChoice::name`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SolverChoice {
     /// Decided per model: the exact chain solver for chain neighbours and the plain Bayes
     /// program; on other explicit neighbour graphs the block interior point, then HiGHS's
@@ -19,7 +19,7 @@ pub enum SolverChoice {
     /// constrained program, which is solved whole); on banded relations Clarabel, then HiGHS.
     /// Where that exact route would not fit the memory budget or the time (--max-seconds, else
     /// 10 minutes), the anytime route on plain programs.
-    // (This text is `--help`'s: no rustdoc links. The decision is `Route::for_model`.)
+    // (The command line's help restates these lines. The decision is `Route::for_model`.)
     Auto,
     /// HiGHS, letting it choose the method (dual simplex on these LPs).
     Highs,
@@ -34,7 +34,6 @@ pub enum SolverChoice {
     /// Clarabel interior point (with a regularisation ladder and the active-set polish).
     Clarabel,
     /// good_lp with its default backend here (HiGHS, else Clarabel, else microlp).
-    #[value(alias = "good_lp")]
     GoodLp,
     /// good_lp driving HiGHS.
     GoodLpHighs,
@@ -51,9 +50,52 @@ pub enum SolverChoice {
 }
 
 impl SolverChoice {
-    /// Every choice, in `--help` order.
+    /// Every choice, in the order the command line's help lists them.
+    pub const ALL: [SolverChoice; 12] = [
+        SolverChoice::Auto,
+        SolverChoice::Highs,
+        SolverChoice::HighsSimplex,
+        SolverChoice::HighsIpm,
+        SolverChoice::BlockIpm,
+        SolverChoice::Clarabel,
+        SolverChoice::GoodLp,
+        SolverChoice::GoodLpHighs,
+        SolverChoice::GoodLpClarabel,
+        SolverChoice::GoodLpMicrolp,
+        SolverChoice::Chain,
+        SolverChoice::Anytime,
+    ];
+
+    /// Every choice, in the order the command line's help lists them.
     pub fn all() -> &'static [SolverChoice] {
-        SolverChoice::value_variants()
+        &SolverChoice::ALL
+    }
+
+    /// The choice's name (kebab case), the one list of names: what `solver` takes and
+    /// [`Display`](fmt::Display) writes.
+    pub const fn name(self) -> &'static str {
+        match self {
+            SolverChoice::Auto => "auto",
+            SolverChoice::Highs => "highs",
+            SolverChoice::HighsSimplex => "highs-simplex",
+            SolverChoice::HighsIpm => "highs-ipm",
+            SolverChoice::BlockIpm => "block-ipm",
+            SolverChoice::Clarabel => "clarabel",
+            SolverChoice::GoodLp => "good-lp",
+            SolverChoice::GoodLpHighs => "good-lp-highs",
+            SolverChoice::GoodLpClarabel => "good-lp-clarabel",
+            SolverChoice::GoodLpMicrolp => "good-lp-microlp",
+            SolverChoice::Chain => "chain",
+            SolverChoice::Anytime => "anytime",
+        }
+    }
+
+    /// Other names the choice answers to (`good_lp`, the crate's own spelling).
+    pub const fn aliases(self) -> &'static [&'static str] {
+        match self {
+            SolverChoice::GoodLp => &["good_lp"],
+            _ => &[],
+        }
     }
 
     /// The cargo feature(s) a choice needs, if it is not compiled in.
@@ -169,26 +211,43 @@ impl SolverChoice {
     }
 }
 
-/// The name `--solver` takes: clap's kebab-case name of the variant, the one list of names.
+/// The name `solver` takes ([`SolverChoice::name`]).
 impl fmt::Display for SolverChoice {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.to_possible_value() {
-            Some(v) => f.write_str(v.get_name()),
-            None => unreachable!("every SolverChoice is a possible value"),
-        }
+        f.write_str(self.name())
     }
 }
 
+/// A choice by its name or an alias (exactly, case and all).
 impl FromStr for SolverChoice {
     type Err = ArgumentError;
     fn from_str(s: &str) -> Result<Self, ArgumentError> {
-        <SolverChoice as ValueEnum>::from_str(s, false).map_err(|_| {
-            let names: Vec<String> = SolverChoice::all().iter().map(|c| c.to_string()).collect();
+        SolverChoice::ALL.into_iter().find(|c| c.name() == s || c.aliases().contains(&s)).ok_or_else(|| {
+            let names: Vec<&str> = SolverChoice::ALL.iter().map(|c| c.name()).collect();
             ArgumentError::new(
-                "--solver",
+                Parameter::Solver,
                 format!("names no known solver \"{s}\" (expected one of {})", names.join(", ")),
             )
         })
+    }
+}
+
+/// Why a model's solves take their route: `solver_detail` starts with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
+    /// `auto`'s decision, in words.
+    Auto(&'static str),
+    /// The caller chose the solver.
+    Chosen(SolverChoice),
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reason::Auto(why) => f.write_str(why),
+            Reason::Chosen(SolverChoice::Chain) => write!(f, "{} chain", Parameter::Solver),
+            Reason::Chosen(_) => write!(f, "chosen with {}", Parameter::Solver),
+        }
     }
 }
 
@@ -201,20 +260,20 @@ pub enum Route {
         /// LP backends to fall back on, in order.
         fallback: Vec<SolverChoice>,
         /// Why this route.
-        reason: &'static str,
+        reason: Reason,
     },
     /// LP backends in order until one is confirmed optimal (the best-ranked answer is kept).
     Lp {
         /// LP backends to try, in order.
         backends: Vec<SolverChoice>,
         /// Why this route.
-        reason: &'static str,
+        reason: Reason,
     },
     /// The anytime route (`solve::anytime`): a certified mechanism and a proven bound at any
     /// size, until the target gap or the time limit.
     Anytime {
         /// Why this route.
-        reason: &'static str,
+        reason: Reason,
     },
 }
 
@@ -239,7 +298,7 @@ impl Route {
         match choice {
             SolverChoice::Auto if plain && chain => Ok(Route::Chain {
                 fallback: lp_order_for(graph, plain),
-                reason: "auto: chain neighbours and the plain Bayes program, so the exact chain solver",
+                reason: Reason::Auto("auto: chain neighbours and the plain Bayes program, so the exact chain solver"),
             }),
             SolverChoice::Auto => {
                 let backends = lp_order_for(graph, plain);
@@ -259,7 +318,7 @@ impl Route {
                 } else {
                     "auto: a banded neighbour relation, so Clarabel first, then HiGHS"
                 };
-                Ok(Route::Lp { backends, reason })
+                Ok(Route::Lp { backends, reason: Reason::Auto(reason) })
             }
             SolverChoice::Chain if !plain => Err(SolveError::NotApplicable {
                 choice,
@@ -271,24 +330,26 @@ impl Route {
                 requirement: "needs the chain neighbour relation y ~ y ± 1",
                 model: model.name().to_string(),
             }),
-            SolverChoice::Chain => Ok(Route::Chain { fallback: lp_order_for(graph, plain), reason: "--solver chain" }),
+            SolverChoice::Chain => {
+                Ok(Route::Chain { fallback: lp_order_for(graph, plain), reason: Reason::Chosen(choice) })
+            }
             SolverChoice::Anytime if !plain => Err(SolveError::NotApplicable {
                 choice,
                 requirement: "solves the plain Bayes program only (no delta, objective = \"bayes\", no [constraints])",
                 model: model.name().to_string(),
             }),
-            SolverChoice::Anytime => Ok(Route::Anytime { reason: "chosen with --solver" }),
+            SolverChoice::Anytime => Ok(Route::Anytime { reason: Reason::Chosen(choice) }),
             other => {
                 other.check_available()?;
-                Ok(Route::Lp { backends: vec![other], reason: "chosen with --solver" })
+                Ok(Route::Lp { backends: vec![other], reason: Reason::Chosen(other) })
             }
         }
     }
 
     /// Why this route, for `solver_detail`.
-    pub fn reason(&self) -> &'static str {
+    pub fn reason(&self) -> Reason {
         match self {
-            Route::Chain { reason, .. } | Route::Lp { reason, .. } | Route::Anytime { reason } => reason,
+            Route::Chain { reason, .. } | Route::Lp { reason, .. } | Route::Anytime { reason } => *reason,
         }
     }
 }

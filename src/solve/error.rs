@@ -2,7 +2,7 @@
 
 use super::{SolverChoice, Status};
 use crate::certify::CertifyError;
-use crate::guard::{ArgumentError, SizeError};
+use crate::guard::{ArgumentError, Parameter, SizeError};
 use crate::lp::LpError;
 use crate::model::ModelError;
 
@@ -46,7 +46,10 @@ pub enum SolveError {
         message: String,
     },
     /// The chosen solver is not compiled into this build.
-    #[error("--solver {choice}: this build has no `{feature}` feature (rebuild with --features {feature})")]
+    #[error(
+        "{} {choice}: this build has no `{feature}` feature (rebuild with --features {feature})",
+        Parameter::Solver
+    )]
     NotCompiled {
         /// The choice.
         choice: SolverChoice,
@@ -54,7 +57,7 @@ pub enum SolveError {
         feature: &'static str,
     },
     /// The chosen solver does not apply to this model.
-    #[error("--solver {choice} {requirement} (model {model} does not)")]
+    #[error("{} {choice} {requirement} (model {model} does not)", Parameter::Solver)]
     NotApplicable {
         /// The choice.
         choice: SolverChoice,
@@ -71,7 +74,7 @@ pub enum SolveError {
     },
     /// The solve would take longer than the default time budget, by the estimate made before
     /// any work (a caller who states a limit gets an anytime solve instead).
-    #[error("the solve would take roughly {estimated_seconds:.0} s, more than the default budget of {limit_seconds} s: pass --max-seconds S to run it for at most S seconds (it then returns the best certified mechanism found by then, with its gap), or reduce {fields}")]
+    #[error("the solve would take roughly {estimated_seconds:.0} s, more than the default budget of {limit_seconds} s: pass {} S to run it for at most S seconds (it then returns the best certified mechanism found by then, with its gap), or reduce {fields}", Parameter::MaxSeconds)]
     TooSlow {
         /// The estimate.
         estimated_seconds: f64,

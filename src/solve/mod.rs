@@ -43,7 +43,7 @@ pub(crate) use backend::{LpSolver, Producer, RawSolution};
 pub use chain::{solve_model_compact, ChainSolution, ChainTimings, DualCertificate, GeometricRemap};
 #[cfg(test)]
 pub(crate) use choice::lp_order;
-pub use choice::{Route, SolverChoice};
+pub use choice::{Reason, Route, SolverChoice};
 pub use error::{Library, SolveError};
 pub use estimate::{estimate, Estimate};
 pub use plan::{
@@ -189,13 +189,15 @@ pub fn solve_model_each(
     let started = Instant::now();
     let mut run = || -> Result<Vec<Solution>> {
         match &route {
-            Route::Anytime { reason } => anytime::solve_model(model, eps_list, reason, &options, &mut each),
+            Route::Anytime { reason } => {
+                anytime::solve_model(model, eps_list, &reason.to_string(), &options, &mut each)
+            }
             Route::Chain { fallback, reason } => {
                 progress.phase(Phase::Chain);
                 // The route, not the chain solver, runs the LP when the chain cannot certify.
                 let lp =
                     |problem: &Problem, why: &str, assembly: f64| solve_lp(problem, fallback, why, &options, assembly);
-                chain::solve_model(model, eps_list, reason, &options, &lp, &mut each)
+                chain::solve_model(model, eps_list, &reason.to_string(), &options, &lp, &mut each)
             }
             Route::Lp { backends, reason } => {
                 progress.phase(Phase::Assembling);
@@ -247,7 +249,7 @@ pub fn solve_model_each(
                         problem.symmetry = symmetry.clone().flatten();
                         let assembly = cost_seconds + t.elapsed().as_secs_f64();
                         drop(assembling);
-                        let s = solve_lp(&problem, backends, reason, &options, assembly)
+                        let s = solve_lp(&problem, backends, &reason.to_string(), &options, assembly)
                             .map_err(|e| infeasible_constraints(e, model, eps))?;
                         each(&s);
                         Ok(s)
@@ -283,7 +285,7 @@ fn infeasible_constraints(e: SolveError, model: &Model, eps: f64) -> SolveError 
 /// The check of a list of privacy levels given for a solve (finite, > 0, at least one), as an
 /// argument error naming `--eps`; [`solve_model`] makes it first, a caller may make it earlier.
 pub fn check_epsilons(eps: &[f64]) -> Result<()> {
-    crate::model::validate_epsilons(eps, "--eps").map_err(|e| match e.kind {
+    crate::model::validate_epsilons(eps, crate::guard::Parameter::Eps.spelled()).map_err(|e| match e.kind {
         crate::model::ModelErrorKind::Invalid { field, problem } => SolveError::argument(field, problem),
         _ => e.into(),
     })

@@ -29,6 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::compare::CompareError;
 use crate::guard::json::{Schema, Shape, ShapeError};
+use crate::guard::Parameter;
 use crate::model::{Model, ModelError, ModelSpec};
 use crate::output::OutputError;
 use crate::solve::SolveError;
@@ -97,10 +98,13 @@ pub enum EnvProblem {
     #[error("SLURM_ARRAY_TASK_ID is below SLURM_ARRAY_TASK_MIN")]
     BelowMinimum,
     /// No scheduler variable gives the slice.
-    #[error("none of SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX or HQ_TASK_ID is set (run it as a task of a job array, or give --shard I/N)")]
+    #[error("none of SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX or HQ_TASK_ID is set (run it as a task of a job array, or give {} I/N)", Parameter::Shard)]
     NoIndex,
     /// The slice is known but not the number of slices.
-    #[error("{source_var} gives the slice but nothing gives the number of slices: use --shard env/N or set UBAPP_SHARD_COUNT")]
+    #[error(
+        "{source_var} gives the slice but nothing gives the number of slices: use {} env/N or set UBAPP_SHARD_COUNT",
+        Parameter::Shard
+    )]
     NoCount {
         /// The variable that gave the slice.
         source_var: &'static str,
@@ -121,13 +125,13 @@ pub enum EnvProblem {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ShardError {
     /// `--shard` is not `I/N`, `env` or `env/N`.
-    #[error("--shard must be I/N with 0 ≤ I < N (e.g. 2/8), env or env/N (got \"{given}\")")]
+    #[error("{} must be I/N with 0 ≤ I < N (e.g. 2/8), env or env/N (got \"{given}\")", Parameter::Shard)]
     Syntax {
         /// What was given.
         given: String,
     },
     /// The scheduler's environment does not say which slice this process is.
-    #[error("--shard {given}: {problem}")]
+    #[error("{} {given}: {problem}", Parameter::Shard)]
     Environment {
         /// `env` or `env/N`.
         given: String,
@@ -135,7 +139,11 @@ pub enum ShardError {
         problem: EnvProblem,
     },
     /// A shard without an output directory would compute rows nobody can merge.
-    #[error("--shard needs --out DIR (each shard writes {SHARD_FILE} there for `ubapp merge`)")]
+    #[error(
+        "{} needs {} DIR (each shard writes {SHARD_FILE} there for `ubapp merge`)",
+        Parameter::Shard,
+        Parameter::Out
+    )]
     NoOutput,
     /// A directory given to merge holds no readable shard file.
     #[error("{file}: {problem}")]
@@ -526,7 +534,7 @@ impl<G: SweepGrid, C: SweepCase> SweepFile<G, C> {
     /// earlier output of ubapp: see `output::write_dir_atomic`).
     pub fn write(&self, dir: &Path) -> Result<()> {
         let text = serde_json::to_string(self).expect("a shard serialises");
-        crate::output::write_dir_atomic(dir, "--out", &mut |tmp| {
+        crate::output::write_dir_atomic(dir, Parameter::Out.spelled(), &mut |tmp| {
             Ok(crate::output::write_atomic(&tmp.join(SHARD_FILE), text.as_bytes())?)
         })
     }

@@ -452,7 +452,10 @@ pub(crate) fn squared_moments(model: &Model) -> Option<SquaredMoments> {
 /// the moments (model assembly).
 pub fn solve_model_compact(model: &Model, eps: f64) -> Result<(ChainSolution, f64)> {
     if !(eps.is_finite() && eps > 0.0) {
-        return Err(SolveError::argument("--eps", format!("must be a finite number > 0 (got {eps})")));
+        return Err(SolveError::argument(
+            crate::guard::Parameter::Eps,
+            format!("must be a finite number > 0 (got {eps})"),
+        ));
     }
     let t = Instant::now();
     let Some(costs) = squared_moments(model) else {
