@@ -13,6 +13,7 @@ use rand::{rngs::StdRng, RngExt, SeedableRng};
 use crate::lp::{cost_matrix, Incidence, MemoryBudget, Problem};
 use crate::mechanism::Release;
 use crate::model::Neighbours;
+use crate::solve::anytime::pieces;
 use crate::solve::{anytime, solve_lp, solve_model, Limits, Solution, SolveOptions, SolverChoice, Status};
 
 use super::common::{bundled_models, components};
@@ -123,6 +124,101 @@ fn bundled_plain_models_are_bracketed_and_their_release_verifies() {
         solved += 1;
     }
     assert!(solved >= 5, "only {solved} bundled models solved by the anytime route");
+}
+
+/// The decomposition's pieces are disjoint, connected and within their size, its stitched point
+/// is column-stochastic, and its proven bound never exceeds the whole LP's optimum.
+fn decomposition_rounds(
+    what: &str,
+    cost: &Arc<ndarray::Array2<f64>>,
+    neighbours: &Neighbours,
+    eps: f64,
+    piece_size: usize,
+    rounds: usize,
+) -> (f64, Vec<f32>) {
+    let incidence = Incidence::new(neighbours).unwrap();
+    let (n_obs, n_out) = cost.dim();
+    let mut lam = vec![0f32; 2 * incidence.n_edges() * n_out];
+    let mut x = vec![0f32; n_obs * n_out];
+    let mut bound = f64::NEG_INFINITY;
+    let mut adjacent = vec![Vec::new(); n_obs];
+    for (a, b) in neighbours.edges() {
+        adjacent[a].push(b);
+        adjacent[b].push(a);
+    }
+    for round in 0..rounds {
+        let partition = pieces::Partition::new(cost, &incidence, eps, round, piece_size);
+        let mut owner = vec![usize::MAX; n_obs];
+        for (p, piece) in partition.pieces().iter().enumerate() {
+            assert!(!piece.is_empty() && piece.len() <= piece_size, "{what}: a piece of {}", piece.len());
+            for &i in piece {
+                assert_eq!(owner[i as usize], usize::MAX, "{what}: observation {i} in two pieces");
+                owner[i as usize] = p;
+            }
+            // Connected: everything reached from its first observation within the piece.
+            let mut seen = vec![piece[0] as usize];
+            let mut next = 0;
+            while next < seen.len() {
+                let i = seen[next];
+                next += 1;
+                for &j in &adjacent[i] {
+                    if owner[j] == p && !seen.contains(&j) {
+                        seen.push(j);
+                    }
+                }
+            }
+            assert_eq!(seen.len(), piece.len(), "{what}: piece {p} is not connected");
+        }
+        pieces::solve_pieces(cost, &incidence, eps, &partition, &mut lam, &mut x, None);
+        for i in 0..n_obs {
+            let column = &x[i * n_out..(i + 1) * n_out];
+            let sum: f32 = column.iter().sum();
+            assert!(column.iter().all(|&v| v >= 0.0) && (sum - 1.0).abs() <= 1e-5, "{what}: column {i} sums to {sum}");
+        }
+        bound = bound.max(crate::certify::exact_plain_bound(cost, &incidence, eps, &lam, 1.0));
+    }
+    (bound, x)
+}
+
+#[test]
+fn the_decomposition_bound_never_exceeds_the_whole_optimum_and_proves_more_than_no_privacy() {
+    let mut rng = StdRng::seed_from_u64(777);
+    let mut above_non_private = 0;
+    for case in 0..12 {
+        let n_obs = rng.random_range(8..24usize);
+        let n_out = rng.random_range(6..24usize);
+        let eps = [0.3, 0.8, 1.5, 3.0][case % 4];
+        let cost = Arc::new(random_costs(&mut rng, n_obs, n_out));
+        let neighbours = random_graph(&mut rng, n_obs);
+        let what = format!("case {case} (|Y| = {n_obs}, |Θ̃| = {n_out}, ε = {eps})");
+        let (_, optimum) = reference(&cost, &neighbours, eps);
+        let (bound, _) = decomposition_rounds(&what, &cost, &neighbours, eps, 6, 2);
+        assert!(bound <= optimum * (1.0 + 1e-12), "{what}: bound {bound} above the optimum {optimum}");
+        let non_private = crate::certify::non_private_bound(&cost);
+        above_non_private += usize::from(bound > non_private * (1.0 + 1e-9));
+    }
+    assert!(above_non_private >= 9, "the decomposition proved more than no privacy in {above_non_private} of 12 cases");
+}
+
+#[test]
+fn one_piece_per_component_with_every_output_nominated_is_the_whole_lp() {
+    // Three outputs: all nominated; pieces as large as the graph: each component one piece, so
+    // the decomposition is the whole LP, solved by the block interior point and proven in
+    // directed rounding — an independent route to Clarabel's optimum.
+    let mut rng = StdRng::seed_from_u64(31);
+    for case in 0..6 {
+        let n_obs = rng.random_range(8..24usize);
+        let eps = [0.3, 0.8][case % 2];
+        let cost = Arc::new(random_costs(&mut rng, n_obs, 3));
+        let neighbours = random_graph(&mut rng, n_obs);
+        let what = format!("case {case} (|Y| = {n_obs}, ε = {eps})");
+        let (lower, upper) = reference(&cost, &neighbours, eps);
+        let (bound, x) = decomposition_rounds(&what, &cost, &neighbours, eps, n_obs, 1);
+        assert!(bound <= upper * (1.0 + 1e-12), "{what}: bound {bound} above the optimum ≤ {upper}");
+        assert!(bound >= lower * (1.0 - 1e-7), "{what}: bound {bound} short of the optimum ≥ {lower}");
+        let risk: f64 = (0..n_obs).map(|i| (0..3).map(|k| cost[[i, k]] * x[i * 3 + k] as f64).sum::<f64>()).sum();
+        assert!((risk - upper).abs() <= 1e-5 * upper, "{what}: the pieces' point has risk {risk}, the optimum {upper}");
+    }
 }
 
 #[test]

@@ -17,7 +17,7 @@
 //! mechanism and the best proven bound, so it never widens.
 
 mod pdhg;
-mod pieces;
+pub(crate) mod pieces;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -75,7 +75,13 @@ impl Partition {
     /// changes (reach = ln(1/[`REACH_DECAY`])/ε), grown breadth first to at most `piece_size` from
     /// seeds taken in an order that `variant` shifts (successive variants cut in different
     /// places).
-    pub(crate) fn new(cost: &Array2<f64>, incidence: &Incidence, eps: f64, variant: usize, piece_size: usize) -> Partition {
+    pub(crate) fn new(
+        cost: &Array2<f64>,
+        incidence: &Incidence,
+        eps: f64,
+        variant: usize,
+        piece_size: usize,
+    ) -> Partition {
         let n = incidence.n_obs();
         let rule: Vec<u32> = cost
             .outer_iter()
@@ -143,6 +149,12 @@ impl Partition {
     /// The number of pieces.
     pub(crate) fn len(&self) -> usize {
         self.members.len()
+    }
+
+    /// The observations of each piece, ascending.
+    #[cfg(test)]
+    pub(crate) fn pieces(&self) -> &[Vec<u32>] {
+        &self.members
     }
 
     /// Observations in some piece.
@@ -303,17 +315,17 @@ fn solve_piece(
         Vec::new()
     } else {
         inner
-        .iter()
-        .enumerate()
-        .map(|(e, &(_, _, block))| {
-            let mut values = vec![0f32; m];
-            for (kk, &k) in outputs.iter().enumerate() {
-                let l = result.lambda[kk * ne + e] * c_max;
-                values[k] = if l.is_finite() && l > 0.0 { l as f32 } else { 0.0 };
-            }
-            (block, values)
-        })
-        .collect()
+            .iter()
+            .enumerate()
+            .map(|(e, &(_, _, block))| {
+                let mut values = vec![0f32; m];
+                for (kk, &k) in outputs.iter().enumerate() {
+                    let l = result.lambda[kk * ne + e] * c_max;
+                    values[k] = if l.is_finite() && l > 0.0 { l as f32 } else { 0.0 };
+                }
+                (block, values)
+            })
+            .collect()
     };
     let columns = sorted
         .iter()
