@@ -319,18 +319,22 @@ fn stringly_results(text: &str) -> Vec<usize> {
     found
 }
 
-#[test]
-fn errors_are_typed() {
+/// `file:line` of every line of the crate's source files that `check` finds in the file's text.
+fn lines_in_src(check: fn(&str) -> Vec<usize>) -> Vec<String> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
-    let offenders: Vec<String> = files
+    files
         .iter()
         .flat_map(|f| {
-            let lines = stringly_results(&std::fs::read_to_string(f).unwrap());
-            lines.into_iter().map(move |n| format!("{}:{n}", f.display()))
+            check(&std::fs::read_to_string(f).unwrap()).into_iter().map(move |n| format!("{}:{n}", f.display()))
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn errors_are_typed() {
+    let offenders = lines_in_src(stringly_results);
     assert!(offenders.is_empty(), "Result<_, String> (use a typed error naming the field):\n{}", offenders.join("\n"));
 }
 
@@ -365,16 +369,7 @@ fn unsafe_fns_without_safety(text: &str) -> Vec<usize> {
 
 #[test]
 fn every_unsafe_fn_states_its_contract() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    let offenders: Vec<String> = files
-        .iter()
-        .flat_map(|f| {
-            let lines = unsafe_fns_without_safety(&std::fs::read_to_string(f).unwrap());
-            lines.into_iter().map(move |n| format!("{}:{n}", f.display()))
-        })
-        .collect();
+    let offenders = lines_in_src(unsafe_fns_without_safety);
     assert!(offenders.is_empty(), "unsafe fn without a `# Safety` doc section:\n{}", offenders.join("\n"));
     for root in ["src/lib.rs", "src/main.rs"] {
         let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(root)).unwrap();

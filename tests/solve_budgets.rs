@@ -61,9 +61,14 @@ fn max_seconds_caps_the_whole_process_with_a_certified_answer() {
             assert!(stopped.iter().any(|s| row["status"] == *s), "{solver}: {row}");
             assert!(row["relative_gap"].as_f64().unwrap() > 1e-7, "{solver}: {row}");
         }
-        let v = ubapp_in(d, &["verify", &out, "--model", "poll.toml"]);
-        assert!(v.status.success(), "{solver}: verify refused the capped answer: {}", stderr(&v));
+        assert_verifies(d, solver, &out);
     }
+}
+
+/// `verify --model poll.toml` accepts the artifact `out` that `solver` wrote under a cap.
+fn assert_verifies(d: &std::path::Path, solver: &str, out: &str) {
+    let v = ubapp_in(d, &["verify", out, "--model", "poll.toml"]);
+    assert!(v.status.success(), "{solver}: verify refused the capped answer: {}", stderr(&v));
 }
 
 #[test]
@@ -95,8 +100,7 @@ fn a_cap_holds_on_good_lp_and_highs() {
         let row = &stdout_json(&o)[0];
         let gap = row["relative_gap"].as_f64().unwrap();
         assert!(row["status"] != "optimal" || gap <= 1e-7, "{solver}: {row}");
-        let v = ubapp_in(d, &["verify", &out, "--model", "poll.toml"]);
-        assert!(v.status.success(), "{solver}: verify refused the capped answer: {}", stderr(&v));
+        assert_verifies(d, solver, &out);
     }
 }
 

@@ -35,6 +35,16 @@ fn anytime(cost: &Arc<ndarray::Array2<f64>>, neighbours: &Neighbours, eps: f64, 
     anytime::solve_eps(cost, &incidence, eps, "test", options, Some(20.0), 0.0).unwrap()
 }
 
+/// Case `case` of a seeded series: 8–23 observations on a random graph (disconnected in about a
+/// quarter), 6–23 outputs of random costs, ε cycling through 0.3, 0.8, 1.5 and 3.
+fn random_case(rng: &mut StdRng, case: usize) -> (Arc<ndarray::Array2<f64>>, Neighbours, f64) {
+    let n_obs = rng.random_range(8..24usize);
+    let n_out = rng.random_range(6..24usize);
+    let eps = [0.3, 0.8, 1.5, 3.0][case % 4];
+    let cost = Arc::new(random_costs(rng, n_obs, n_out));
+    (cost, random_graph(rng, n_obs), eps)
+}
+
 /// [lower, upper] of a solution: its proven bound and its certified mechanism's proven risk.
 fn interval(s: &Solution) -> (f64, f64) {
     (s.checks.dual_bound.unwrap(), s.checks.certified_objective.unwrap())
@@ -52,11 +62,8 @@ fn random_graphs_bracket_the_whole_optimum_and_an_early_stop_still_does() {
     let mut rng = StdRng::seed_from_u64(4242);
     let mut disconnected = 0;
     for case in 0..12 {
-        let n_obs = rng.random_range(8..24usize);
-        let n_out = rng.random_range(6..24usize);
-        let eps = [0.3, 0.8, 1.5, 3.0][case % 4];
-        let cost = Arc::new(random_costs(&mut rng, n_obs, n_out));
-        let neighbours = random_graph(&mut rng, n_obs);
+        let (cost, neighbours, eps) = random_case(&mut rng, case);
+        let (n_obs, n_out) = cost.dim();
         let edges: Vec<(usize, usize)> = neighbours.edges().collect();
         let components = components(n_obs, &edges);
         disconnected += usize::from(components > 1);
@@ -185,11 +192,8 @@ fn the_decomposition_bound_never_exceeds_the_whole_optimum_and_proves_more_than_
     let mut rng = StdRng::seed_from_u64(777);
     let mut above_non_private = 0;
     for case in 0..12 {
-        let n_obs = rng.random_range(8..24usize);
-        let n_out = rng.random_range(6..24usize);
-        let eps = [0.3, 0.8, 1.5, 3.0][case % 4];
-        let cost = Arc::new(random_costs(&mut rng, n_obs, n_out));
-        let neighbours = random_graph(&mut rng, n_obs);
+        let (cost, neighbours, eps) = random_case(&mut rng, case);
+        let (n_obs, n_out) = cost.dim();
         let what = format!("case {case} (|Y| = {n_obs}, |Θ̃| = {n_out}, ε = {eps})");
         let (_, optimum) = reference(&cost, &neighbours, eps);
         let (bound, _) = decomposition_rounds(&what, &cost, &neighbours, eps, 6, 2);
