@@ -10,6 +10,10 @@
 //! - **Upper bound:** the current primal point, made exactly ε-DP by the lift of every row, mixing
 //!   and quantisation (`certify::repair::repair_far`), checked exactly on the integer weights and
 //!   priced with every rounding upwards. It is the mechanism `--out` writes.
+//! - **Decomposition** ([`pieces`]): where the time left affords fewer than
+//!   [`DECOMPOSE_BELOW_ITERATIONS`] iterations (the first ten timed), the bound is raised first by
+//!   exact LPs on pieces of the observations near the non-private rule's boundaries, the rows
+//!   crossing the pieces fixed.
 //! - **Coarse to fine:** none yet for general graphs; the first point is the non-private Bayes
 //!   rule, the first multipliers zero (whose bound is the non-private risk).
 //!
