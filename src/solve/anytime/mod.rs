@@ -71,7 +71,8 @@ pub(crate) const SOLVER_NAME: &str = "anytime";
 /// `n_theta` parameter points and `edges` undirected neighbour pairs (bytes): the cost matrix and
 /// the likelihood it is built from (f64), the iterate in single precision (cost, x, its anchor
 /// and x̂; λ and its anchor per DP row), the incidence, and the certificate's copies (P in f64,
-/// the integer weights, the released probabilities), and the decomposition's copies of λ and x.
+/// the integer weights, the released probabilities), the decomposition's copies of λ and x, and
+/// the packed artifact.
 pub(crate) fn memory_bytes(n_obs: u128, n_out: u128, n_theta: u128, edges: u128) -> u128 {
     let n_vars = n_obs * n_out;
     let n_dp = 2 * edges * n_out;
@@ -81,7 +82,9 @@ pub(crate) fn memory_bytes(n_obs: u128, n_out: u128, n_theta: u128, edges: u128)
     let certificate = 3 * 8 * n_vars + 48 * n_obs;
     // The decomposition's multipliers and stitched point (f32), beside the iterate.
     let decomposition = 4 * n_vars + 4 * n_dp;
-    cost + iterate + incidence + certificate + decomposition
+    // The artifact `--out` writes, packed: at most 10 varint bytes a weight in base64 (4/3).
+    let artifact = 14 * n_vars;
+    cost + iterate + incidence + certificate + decomposition + artifact
 }
 
 /// Solve `model` for each ε by the anytime route; `each` sees every solution as it is finished.
