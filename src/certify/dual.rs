@@ -23,7 +23,7 @@
 use crate::certify::exact::{exp_upper, next_down, next_up};
 use ndarray::Array2;
 
-use crate::lp::{Incidence, Problem};
+use crate::lp::{Incidence, Problem, Support};
 
 /// A float ≤ the exact Lagrangian bound g(μ) of `problem` with e^ε replaced by an upper bound:
 /// a proven lower bound on the LP's optimum (unscaled units; `mu` as for
@@ -165,16 +165,76 @@ fn column_minimum(
 ) -> f64 {
     for (own, other) in blocks {
         for (k, r) in reduced.iter_mut().enumerate() {
-            let (m_own, m_other) = (mu(own * n_out + k), mu(other * n_out + k));
-            if m_own != 0.0 {
-                *r = next_down(*r + m_own);
-            }
-            if m_other != 0.0 {
-                *r = next_down(*r - next_up(e_up * m_other));
-            }
+            add_dp_rows(r, mu(own * n_out + k), mu(other * n_out + k), e_up);
         }
     }
     reduced.iter().copied().fold(f64::INFINITY, f64::min)
+}
+
+/// A lower bound of `r` + μ_own − E·μ_other (the two DP rows of one edge and output at one end),
+/// from a lower bound `r`, each rounding downwards.
+fn add_dp_rows(r: &mut f64, m_own: f64, m_other: f64, e_up: f64) {
+    if m_own != 0.0 {
+        *r = next_down(*r + m_own);
+    }
+    if m_other != 0.0 {
+        *r = next_down(*r - next_up(e_up * m_other));
+    }
+}
+
+/// [`exact_plain_bound`] with multipliers on the rows of a [`Support`] only (every other DP row's
+/// multiplier 0): μ_r = `scale`·λ_r for the support's row r (negative or NaN read as 0). Every
+/// output is priced in each column's minimum, kept or not.
+pub(crate) fn exact_support_bound(
+    cost: &Array2<f64>,
+    incidence: &Incidence,
+    support: &Support,
+    eps: f64,
+    lam: &[f32],
+    scale: f64,
+) -> f64 {
+    use rayon::prelude::*;
+    assert_eq!(lam.len(), support.rows(), "one multiplier per kept DP row");
+    let e_up = exp_upper(eps);
+    if !e_up.is_finite() {
+        return f64::NEG_INFINITY;
+    }
+    let multiplier = |r: usize| {
+        let m = lam[r] as f64 * scale;
+        if m > 0.0 {
+            m
+        } else {
+            0.0
+        }
+    };
+    let (edges, outputs) = (incidence.edges(), support.outputs());
+    let bound = (0..incidence.n_obs())
+        .into_par_iter()
+        .fold(
+            || (0.0f64, vec![0.0f64; cost.ncols()]),
+            |(sum, mut reduced), i| {
+                reduced.copy_from_slice(cost.row(i).as_slice().expect("a standard-layout cost matrix"));
+                for &(own, _) in incidence.at(i) {
+                    let e = own as usize / 2;
+                    let at_a = edges[e].0 as usize == i;
+                    let (first, kept) = support.pairs_of(e);
+                    for (p, &(sa, sb)) in (first..).zip(kept) {
+                        let (slot, row_own, row_other) = if at_a { (sa, 2 * p, 2 * p + 1) } else { (sb, 2 * p + 1, 2 * p) };
+                        let k = outputs[slot as usize] as usize;
+                        add_dp_rows(&mut reduced[k], multiplier(row_own), multiplier(row_other), e_up);
+                    }
+                }
+                                let column = reduced.iter().copied().fold(f64::INFINITY, f64::min);
+                (next_down(sum + column), reduced)
+            },
+        )
+        .map(|(sum, _)| sum)
+        .reduce(|| 0.0, |a, b| next_down(a + b));
+    if bound.is_nan() {
+        f64::NEG_INFINITY
+    } else {
+        bound
+    }
 }
 
 /// [`exact_lagrangian_bound`] of the plain program (Bayes risk, pure ε) without the LP: costs

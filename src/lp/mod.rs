@@ -31,6 +31,7 @@
 mod constraints;
 mod costs;
 mod incidence;
+mod support;
 // The orbit LP is solved by the HiGHS backend only.
 #[cfg_attr(not(feature = "highs"), allow(dead_code))]
 mod symmetry;
@@ -56,6 +57,7 @@ pub(crate) use crate::model::size_fields;
 pub(crate) use constraints::{constraint_row_count, constraint_rows, LpConstraints};
 pub(crate) use costs::cost_matrix;
 pub(crate) use incidence::Incidence;
+pub(crate) use support::Support;
 pub(crate) use symmetry::Symmetry;
 
 use std::sync::Arc;

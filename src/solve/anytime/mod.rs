@@ -31,7 +31,7 @@ use ndarray::Array2;
 use super::assess::Residuals;
 use super::{Checks, Event, LpSize, Phase, Solution, SolveError, SolveOptions, Status};
 use crate::certify::{self, PrivacyCertificate, Repaired, DEFAULT_TOTAL};
-use crate::lp::{cost_matrix, Incidence};
+use crate::lp::{cost_matrix, Incidence, Support};
 use crate::model::Model;
 
 /// The certified gap the anytime route stops at when the caller sets none.
@@ -158,15 +158,28 @@ pub(crate) fn solve_eps(
     let scale = crate::lp::non_private_risk(cost).max(f64::MIN_POSITIVE);
     let progress = &options.progress;
 
+    // The iteration keeps the outputs near where each is the non-private choice (`lp::Support`).
+    let reach = std::env::var("UBAPP_EXP_REACH").ok().and_then(|v| v.parse().ok()).unwrap_or(support_reach(eps, n_obs));
+    let support = Support::near_rule(cost, incidence, reach).ok_or(SolveError::NoBackend)?;
     // The start: the non-private Bayes rule, zero multipliers (whose bound is the non-private
     // risk).
-    let cost_scaled: Vec<f32> = cost.iter().map(|&c| (c / scale) as f32).collect();
-    let mut x = vec![0f32; n_obs * m];
+    let outputs = support.outputs();
+    let mut cost_scaled = vec![0f32; support.slots()];
+    let mut x = vec![0f32; support.slots()];
     for (i, row) in cost.outer_iter().enumerate() {
         let best = row.iter().enumerate().fold(0, |b, (k, &c)| if c < row[b] { k } else { b });
-        x[i * m + best] = 1.0;
+        for s in support.column(i) {
+            let k = outputs[s] as usize;
+            cost_scaled[s] = (row[k] / scale) as f32;
+            x[s] = if k == best { 1.0 } else { 0.0 };
+        }
     }
-    let lam = vec![0f32; 2 * incidence.n_edges() * m];
+    let every = {
+        let (sum, squares) = cost.iter().fold((0.0, 0.0), |(s, q), &c| (s + c / scale, q + (c / scale).powi(2)));
+        (sum / cost.len().max(1) as f64, squares.sqrt())
+    };
+    let lam = vec![0f32; support.rows()];
+    eprintln!("EXP reach {reach}: slots {} ({:.3}), rows {} ({:.3})", support.slots(), support.slots() as f64 / (n_obs * m) as f64, support.rows(), support.rows() as f64 / (2 * incidence.n_edges() * m) as f64);
 
     // The bound at zero multipliers, the non-private risk, holds from the start; the best
     // constant release (0-DP: every column the output of least prior risk) is the first mechanism.
@@ -177,7 +190,9 @@ pub(crate) fn solve_eps(
     drop(constant_x);
     let limit_at = seconds.map(|s| start + Duration::from_secs_f64(s.max(0.0)));
     progress.phase(Phase::FirstOrder);
-    let mut state = pdhg::Pdhg::new(incidence, m, eps, cost_scaled, x, lam);
+    let mut state = pdhg::Pdhg::new(incidence, &support, eps, cost_scaled, every, x, lam);
+    // The slots spread over every output, for the certification.
+    let mut spread = vec![0f32; n_obs * m];
     // Where the time left affords few iterations (a large graph), the decomposition proves the
     // bound first, if its first round is expected to fit its share of the time.
     let probe = Instant::now();
@@ -218,7 +233,9 @@ pub(crate) fn solve_eps(
         // the exact check) at every other one, when the bound says the target may be met, and
         // at the end.
         let t = Instant::now();
-        let lower = best_multiple_bound(|t| certify::exact_plain_bound(cost, incidence, eps, state.dual(), scale * t));
+        let lower = best_multiple_bound(|t| {
+            certify::exact_support_bound(cost, incidence, &support, eps, state.dual(), scale * t)
+        });
         best.lower = best.lower.max(lower);
         let hopeful = best.upper().is_finite() && (best.upper() - best.lower) / best.upper() <= 2.0 * target;
         if last || hopeful || clock.upper_due() {
@@ -232,7 +249,8 @@ pub(crate) fn solve_eps(
                     now + end.saturating_duration_since(now).mul_f64(CERTIFICATION_SHARE)
                 }
             });
-            certify_primal(cost, incidence, eps, state.primal(), deadline, &mut best);
+            support.spread(state.primal(), &mut spread);
+            certify_primal(cost, incidence, eps, &spread, deadline, &mut best);
             final_checkpoint = final_checkpoint.max(t.elapsed().as_secs_f64());
         }
         clock.certified(state.iterations, t.elapsed().as_secs_f64());
@@ -343,6 +361,16 @@ fn decompose(
         "decomposition: {rounds} round(s) of exact LPs on pieces of ≤ {} of the {active} observations near the non-private rule's boundaries, bound {proven:.6e} (the first round estimated at {estimate:.0} s, took {first_seconds:.0} s); ",
         pieces::PIECE_SIZE
     )
+}
+
+/// An output is kept where it is within this factor of its own region in the DP decay
+/// ρ^(−distance) (`lp::Support`).
+const SUPPORT_DECAY: f64 = 1e-6;
+
+/// The support's reach in hops at ε: ln(1/[`SUPPORT_DECAY`])/ε, at most the number of
+/// observations.
+fn support_reach(eps: f64, n_obs: usize) -> usize {
+    ((1.0 / SUPPORT_DECAY).ln() / eps.max(1e-9)).ceil().min(n_obs as f64) as usize
 }
 
 /// Golden-section steps of [`best_multiple_bound`].

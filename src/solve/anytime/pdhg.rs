@@ -23,9 +23,9 @@
 
 use rayon::prelude::*;
 
-use crate::lp::Incidence;
+use crate::lp::{Incidence, Support};
 
-/// Observations per parallel task (a task's work is about this many columns of |Θ̃| outputs).
+/// Observations (or edges) per parallel task.
 const CHUNK: usize = 256;
 
 /// The step-size safety factor η (< 1: the preconditioned operator's norm is ≤ 1).
@@ -34,14 +34,14 @@ const ETA: f32 = 0.95;
 /// The reflection coefficient γ of the Halpern step.
 const REFLECTION: f32 = 1.0;
 
-/// The iterate and everything one iteration needs.
+/// The iterate and everything one iteration needs. x lives on the support's slots, λ on its
+/// kept DP rows (`lp::Support`).
 pub(crate) struct Pdhg<'a> {
     incidence: &'a Incidence,
-    /// |Θ̃|.
-    m: usize,
+    support: &'a Support,
     /// e^ε (as f32).
     rho: f32,
-    /// Scaled costs, x's layout (column i contiguous).
+    /// Scaled costs of the slots.
     cost: Vec<f32>,
     /// τ_i before the primal weight and η (1 where deg_i = 0).
     tau_base: Vec<f32>,
@@ -56,6 +56,11 @@ pub(crate) struct Pdhg<'a> {
     lam0: Vec<f32>,
     /// x̂ of the last T(z): in X exactly (as floats), the point the repair takes.
     xh: Vec<f32>,
+    /// 2x̂ − x of the last T(z) (the point the dual step reads).
+    y: Vec<f32>,
+    /// Slot boundaries of the column chunks, and kept-row boundaries of the edge chunks.
+    column_chunks: Vec<usize>,
+    row_chunks: Vec<usize>,
     /// Iterations since the restart.
     j: u64,
     /// Iterations in all.
@@ -69,29 +74,42 @@ pub(crate) struct Pdhg<'a> {
     restart_iteration: u64,
 }
 
+/// `data` cut at the ascending offsets `bounds` (first 0, last `data.len()`).
+fn split_at_bounds<'d>(mut data: &'d mut [f32], bounds: &[usize]) -> Vec<&'d mut [f32]> {
+    let mut parts = Vec::with_capacity(bounds.len().saturating_sub(1));
+    for w in bounds.windows(2) {
+        let (head, tail) = std::mem::take(&mut data).split_at_mut(w[1] - w[0]);
+        parts.push(head);
+        data = tail;
+    }
+    parts
+}
+
 impl<'a> Pdhg<'a> {
-    /// A start from x (column-stochastic, x's layout) and λ (DP-row layout, ≥ 0), with scaled
-    /// costs `cost` (x's layout).
+    /// A start from x (column-stochastic on each column's slots) and λ (≥ 0, one per kept row),
+    /// with scaled slot costs `cost`; `every` is the mean and the Euclidean norm of every scaled
+    /// cost, kept or not (the steps' and the primal weight's scale).
     pub(crate) fn new(
         incidence: &'a Incidence,
-        m: usize,
+        support: &'a Support,
         eps: f64,
         cost: Vec<f32>,
+        (mean, cost_norm): (f64, f64),
         x: Vec<f32>,
         lam: Vec<f32>,
     ) -> Self {
         let rho = eps.exp() as f32;
         let n = incidence.n_obs();
-        debug_assert_eq!(x.len(), n * m);
-        debug_assert_eq!(lam.len(), 2 * incidence.n_edges() * m);
+        debug_assert_eq!(x.len(), support.slots());
+        debug_assert_eq!(lam.len(), support.rows());
         // Each column's weight w_i (its non-private scaled cost, floored): the multipliers near
         // column i are of its order, so the DP rows of edge (a, b) are scaled by
         // s_e = √(w_a w_b) before Pock–Chambolle's diagonal steps (α = 1) are taken:
         // σ_e = s_e/(1+ρ) for λ, τ_i = 1/((1+ρ) Σ_{e ∋ i} s_e).
-        let mean = cost.iter().map(|&c| c as f64).sum::<f64>() / cost.len().max(1) as f64;
         let floor = (1e-3 * mean).max(1e-30) as f32;
-        let weight: Vec<f32> =
-            cost.chunks(m).map(|col| col.iter().copied().fold(f32::INFINITY, f32::min).max(floor)).collect();
+        let weight: Vec<f32> = (0..n)
+            .map(|i| cost[support.column(i)].iter().copied().fold(f32::INFINITY, f32::min).max(floor))
+            .collect();
         let sigma_base: Vec<f32> = incidence
             .edges()
             .iter()
@@ -112,10 +130,14 @@ impl<'a> Pdhg<'a> {
         let norm = |v: &[f32]| v.iter().map(|&t| (t as f64).powi(2)).sum::<f64>().sqrt();
         let mean_scale =
             sigma_base.iter().map(|&s| s as f64 * (1.0 + rho as f64)).sum::<f64>() / sigma_base.len().max(1) as f64;
-        let omega = (0.1 * norm(&cost) / norm(&x).max(1e-30) / mean_scale.max(1e-30)).clamp(1e-4, 1e6) as f32;
+        let omega = (0.1 * cost_norm / norm(&x).max(1e-30) / mean_scale.max(1e-30)).clamp(1e-4, 1e6) as f32;
+        let column_chunks: Vec<usize> = (0..n).step_by(CHUNK).chain([n]).map(|i| support.column_starts()[i]).collect();
+        let n_edges = incidence.n_edges();
+        let row_chunks: Vec<usize> =
+            (0..n_edges).step_by(CHUNK).chain([n_edges]).map(|e| 2 * support.pair_starts()[e]).collect();
         Pdhg {
             incidence,
-            m,
+            support,
             rho,
             cost,
             tau_base,
@@ -123,9 +145,12 @@ impl<'a> Pdhg<'a> {
             omega,
             x0: x.clone(),
             xh: x.clone(),
+            y: x.clone(),
             x,
             lam0: lam.clone(),
             lam,
+            column_chunks,
+            row_chunks,
             j: 0,
             iterations: 0,
             restarts: 0,
@@ -135,57 +160,77 @@ impl<'a> Pdhg<'a> {
         }
     }
 
-    /// The last x̂ (column-stochastic, possibly not ε-DP).
+    /// The last x̂ on the slots (column-stochastic, possibly not ε-DP).
     pub(crate) fn primal(&self) -> &[f32] {
         &self.xh
     }
 
-    /// The current multipliers (negative entries, which a reflected step may leave, read as 0 by
-    /// the bound).
+    /// The current multipliers of the kept rows (negative entries, which a reflected step may
+    /// leave, read as 0 by the bound).
     pub(crate) fn dual(&self) -> &[f32] {
         &self.lam
     }
 
     /// One iteration; returns the fixed-point residual ‖z − T(z)‖ (diagonal-weighted norm).
     pub(crate) fn step(&mut self) -> f64 {
-        let m = self.m;
         let rho = self.rho;
         let tau_scale = ETA / self.omega;
         let sigma_scale = ETA * self.omega;
         let w1 = (self.j + 1) as f32 / (self.j + 2) as f32;
         let w0 = 1.0 / (self.j + 2) as f32;
-        let inc = self.incidence;
+        let (inc, support) = (self.incidence, self.support);
+        let n = inc.n_obs();
+        let edges = inc.edges();
+        let starts = support.column_starts();
 
-        // Pass A: x̂ = Π_X(x − τ(c + Dᵀλ)), column by column.
+        // Pass A, column by column: x̂ = Π_X(x − τ(c + Dᵀλ)), y = 2x̂ − x for the dual step, and
+        // the Halpern step on x (which needs nothing but the column).
         let lam = &self.lam;
-        let (x, cost, tau_base) = (&self.x, &self.cost, &self.tau_base);
-        let primal_res: f64 = self
-            .xh
-            .par_chunks_mut(CHUNK * m)
+        let (cost, tau_base, x0) = (&self.cost, &self.tau_base, &self.x0);
+        let columns = split_at_bounds(&mut self.x, &self.column_chunks)
+            .into_iter()
+            .zip(split_at_bounds(&mut self.xh, &self.column_chunks))
+            .zip(split_at_bounds(&mut self.y, &self.column_chunks));
+        let primal_res: f64 = columns
+            .collect::<Vec<_>>()
+            .into_par_iter()
             .enumerate()
-            .map(|(chunk, xh_chunk)| {
-                let mut g = vec![0f32; m];
+            .map(|(chunk, ((x_chunk, xh_chunk), y_chunk))| {
+                let mut g = Vec::new();
                 let mut res = 0f64;
-                for (local, xh_col) in xh_chunk.chunks_mut(m).enumerate() {
-                    let i = chunk * CHUNK + local;
-                    let base = i * m;
-                    g.copy_from_slice(&cost[base..base + m]);
-                    for &(own, other) in inc.at(i) {
-                        let (lo, lt) = (&lam[own as usize * m..][..m], &lam[other as usize * m..][..m]);
-                        for k in 0..m {
-                            g[k] += lo[k] - rho * lt[k];
+                let first_column = chunk * CHUNK;
+                let offset = starts[first_column];
+                for i in first_column..(first_column + CHUNK).min(n) {
+                    let (lo, hi) = (starts[i], starts[i + 1]);
+                    g.clear();
+                    g.extend_from_slice(&cost[lo..hi]);
+                    for &(own, _) in inc.at(i) {
+                        let e = own as usize / 2;
+                        let (p0, kept) = support.pairs_of(e);
+                        let rows = &lam[2 * p0..2 * (p0 + kept.len())];
+                        if edges[e].0 as usize == i {
+                            for (&(sa, _), l) in kept.iter().zip(rows.chunks_exact(2)) {
+                                g[sa as usize - lo] += l[0] - rho * l[1];
+                            }
+                        } else {
+                            for (&(_, sb), l) in kept.iter().zip(rows.chunks_exact(2)) {
+                                g[sb as usize - lo] += l[1] - rho * l[0];
+                            }
                         }
                     }
                     let tau = tau_scale * tau_base[i];
-                    let xc = &x[base..base + m];
-                    for k in 0..m {
+                    let (a, b) = (lo - offset, hi - offset);
+                    let (xc, xh_col, y_col) = (&mut x_chunk[a..b], &mut xh_chunk[a..b], &mut y_chunk[a..b]);
+                    for k in 0..hi - lo {
                         xh_col[k] = xc[k] - tau * g[k];
                     }
                     project_simplex(xh_col);
                     let mut d = 0f32;
-                    for k in 0..m {
-                        let t = xc[k] - xh_col[k];
+                    for (k, x_old) in xc.iter_mut().enumerate() {
+                        let t = *x_old - xh_col[k];
                         d += t * t;
+                        y_col[k] = 2.0 * xh_col[k] - *x_old;
+                        *x_old = w1 * ((1.0 + REFLECTION) * xh_col[k] - REFLECTION * *x_old) + w0 * x0[lo + k];
                     }
                     res += d as f64 / tau as f64;
                 }
@@ -193,48 +238,39 @@ impl<'a> Pdhg<'a> {
             })
             .sum();
 
-        // Pass B: λ̂ = max(0, λ + σ D(2x̂ − x)), then the Halpern step on λ, edge by edge.
-        let (xh, x) = (&self.xh, &self.x);
+        // Pass B: λ̂ = max(0, λ + σ D y), then the Halpern step on λ, edge by edge.
+        let y = &self.y;
         let lam0 = &self.lam0;
-        let edges = inc.edges();
         let sigma_base = &self.sigma_base;
-        let dual_res: f64 = self
-            .lam
-            .par_chunks_mut(2 * m * CHUNK)
+        let n_edges = inc.n_edges();
+        let dual_res: f64 = split_at_bounds(&mut self.lam, &self.row_chunks)
+            .into_par_iter()
             .enumerate()
             .map(|(chunk, lam_chunk)| {
                 let mut res = 0f64;
-                for (local, pair) in lam_chunk.chunks_mut(2 * m).enumerate() {
-                    let e = chunk * CHUNK + local;
+                let first_edge = chunk * CHUNK;
+                let offset = self.row_chunks[chunk];
+                for e in first_edge..(first_edge + CHUNK).min(n_edges) {
                     let sigma = sigma_scale * sigma_base[e];
-                    let (a, b) = (edges[e].0 as usize * m, edges[e].1 as usize * m);
-                    let anchor = &lam0[2 * e * m..][..2 * m];
-                    let (xa, xha, xb, xhb) = (&x[a..a + m], &xh[a..a + m], &x[b..b + m], &xh[b..b + m]);
-                    let (fwd, bwd) = pair.split_at_mut(m);
+                    let (p0, kept) = support.pairs_of(e);
+                    let rows = &mut lam_chunk[2 * p0 - offset..2 * (p0 + kept.len()) - offset];
+                    let anchors = &lam0[2 * p0..2 * (p0 + kept.len())];
                     let mut d = 0f32;
-                    for k in 0..m {
-                        let (ya, yb) = (2.0 * xha[k] - xa[k], 2.0 * xhb[k] - xb[k]);
-                        let h0 = (fwd[k] + sigma * (ya - rho * yb)).max(0.0);
-                        let h1 = (bwd[k] + sigma * (yb - rho * ya)).max(0.0);
-                        let (t0, t1) = (fwd[k] - h0, bwd[k] - h1);
+                    for ((&(sa, sb), l), l0) in kept.iter().zip(rows.chunks_exact_mut(2)).zip(anchors.chunks_exact(2)) {
+                        let (ya, yb) = (y[sa as usize], y[sb as usize]);
+                        let (fwd, bwd) = (l[0], l[1]);
+                        let h0 = (fwd + sigma * (ya - rho * yb)).max(0.0);
+                        let h1 = (bwd + sigma * (yb - rho * ya)).max(0.0);
+                        let (t0, t1) = (fwd - h0, bwd - h1);
                         d += t0 * t0 + t1 * t1;
-                        fwd[k] = w1 * ((1.0 + REFLECTION) * h0 - REFLECTION * fwd[k]) + w0 * anchor[k];
-                        bwd[k] = w1 * ((1.0 + REFLECTION) * h1 - REFLECTION * bwd[k]) + w0 * anchor[m + k];
+                        l[0] = w1 * ((1.0 + REFLECTION) * h0 - REFLECTION * fwd) + w0 * l0[0];
+                        l[1] = w1 * ((1.0 + REFLECTION) * h1 - REFLECTION * bwd) + w0 * l0[1];
                     }
                     res += d as f64 / sigma as f64;
                 }
                 res
             })
             .sum();
-
-        // Pass C: the Halpern step on x.
-        let (xh, x0) = (&self.xh, &self.x0);
-        self.x.par_chunks_mut(CHUNK * m).enumerate().for_each(|(chunk, x_chunk)| {
-            let base = chunk * CHUNK * m;
-            for (t, v) in x_chunk.iter_mut().enumerate() {
-                *v = w1 * ((1.0 + REFLECTION) * xh[base + t] - REFLECTION * *v) + w0 * x0[base + t];
-            }
-        });
 
         self.j += 1;
         self.iterations += 1;
@@ -244,7 +280,7 @@ impl<'a> Pdhg<'a> {
         residual
     }
 
-    /// cuPDLPx's restart criteria on the fixed-point residual (the primal weight stays fixed).
+/// cuPDLPx's restart criteria on the fixed-point residual (the primal weight stays fixed).
     fn maybe_restart(&mut self, residual: f64) {
         if !self.residual_at_restart.is_finite() {
             self.residual_at_restart = residual;

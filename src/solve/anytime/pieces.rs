@@ -318,7 +318,8 @@ fn solve_piece(
             .iter()
             .enumerate()
             .map(|(e, &(_, _, block))| {
-                let mut values = vec![0f32; m];
+                let start = block as usize * m;
+                let mut values = lam[start..start + m].to_vec();
                 for (kk, &k) in outputs.iter().enumerate() {
                     let l = result.lambda[kk * ne + e] * c_max;
                     values[k] = if l.is_finite() && l > 0.0 { l as f32 } else { 0.0 };

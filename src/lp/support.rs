@@ -1,0 +1,216 @@
+//! The outputs each observation keeps in a matrix-free iteration (its *support*), and the DP rows
+//! between kept entries: what the anytime route iterates on instead of every (output,
+//! observation) pair.
+//!
+//! An ε-DP mechanism's row k decays at most by ρ = e^ε a hop (P\[k,a\] ≥ ρ^(−1) P\[k,b\]), and an
+//! optimal one spends its probability near where output k is the non-private Bayes choice: a
+//! distance of `reach` hops from there weighs a row by ρ^(−reach) at most. Output k is kept at
+//! observation i where i is within `reach` hops of an observation whose cheapest output is k.
+//! The rows kept are those of an edge whose two ends both keep k; a row with one end outside is
+//! dropped (the iterate is a relaxation there, and its tails are filled in by the certification's
+//! lift). Nothing certified depends on the support: the bound prices every output, the
+//! mechanism is repaired over every output.
+//!
+//! Layout: column i's entries (slots) are `start[i]..start[i + 1]`, ascending in output; edge
+//! e's kept pairs are `pair_start[e]..pair_start[e + 1]`, each (slot at a, slot at b) of one
+//! output, with two DP rows: 2p bounds the slot at a (P\[k,a\] ≤ ρ P\[k,b\]), 2p + 1 the reverse.
+
+use std::ops::Range;
+
+use ndarray::Array2;
+use rayon::prelude::*;
+
+use super::Incidence;
+
+/// The outputs kept at each observation and the DP rows between them.
+#[derive(Debug, Clone)]
+pub(crate) struct Support {
+    /// |Θ̃|.
+    n_out: usize,
+    /// Start of column i's slots (|Y| + 1 offsets).
+    start: Vec<usize>,
+    /// The output of each slot.
+    output: Vec<u32>,
+    /// Start of edge e's pairs (edges + 1 offsets).
+    pair_start: Vec<usize>,
+    /// (slot at a, slot at b) of each output kept at both ends of an edge (a, b).
+    pairs: Vec<(u32, u32)>,
+}
+
+impl Support {
+    /// Every output at every observation (the whole program's rows).
+    pub(crate) fn full(incidence: &Incidence, n_out: usize) -> Option<Support> {
+        let n = incidence.n_obs();
+        let lists: Vec<Vec<u32>> = vec![(0..n_out as u32).collect(); n];
+        Support::from_lists(incidence, n_out, &lists)
+    }
+
+    /// Output k kept at the observations within `reach` hops (over `incidence`) of one whose
+    /// cheapest output under `cost` (C\[i, k\]) is k; `None` when the slots cannot be indexed by
+    /// 32 bits.
+    pub(crate) fn near_rule(cost: &Array2<f64>, incidence: &Incidence, reach: usize) -> Option<Support> {
+        let (n, n_out) = cost.dim();
+        let rule: Vec<u32> = cost
+            .outer_iter()
+            .map(|row| row.iter().enumerate().fold(0, |b, (k, &c)| if c < row[b] { k } else { b }) as u32)
+            .collect();
+        let mut sources: Vec<Vec<u32>> = vec![Vec::new(); n_out];
+        for (i, &k) in rule.iter().enumerate() {
+            sources[k as usize].push(i as u32);
+        }
+        // Breadth first from each output's region, `reach` hops (a stamp per observation, one
+        // array per worker).
+        let reached: Vec<Vec<u32>> = sources
+            .par_iter()
+            .enumerate()
+            .map_init(
+                || vec![u32::MAX; n],
+                |stamp, (k, region)| {
+                    let mut seen: Vec<u32> = region.clone();
+                    for &i in region {
+                        stamp[i as usize] = k as u32;
+                    }
+                    let mut frontier = region.clone();
+                    for _ in 0..reach {
+                        let mut next = Vec::new();
+                        for &i in &frontier {
+                            for &(own, _) in incidence.at(i as usize) {
+                                let (a, b) = incidence.edges()[own as usize / 2];
+                                let j = if a == i { b } else { a };
+                                if stamp[j as usize] != k as u32 {
+                                    stamp[j as usize] = k as u32;
+                                    next.push(j);
+                                }
+                            }
+                        }
+                        if next.is_empty() {
+                            break;
+                        }
+                        seen.extend_from_slice(&next);
+                        frontier = next;
+                    }
+                    seen
+                },
+            )
+            .collect();
+        let mut lists: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (k, seen) in reached.iter().enumerate() {
+            for &i in seen {
+                lists[i as usize].push(k as u32);
+            }
+        }
+        Support::from_lists(incidence, n_out, &lists)
+    }
+
+    /// The support of the (ascending) output lists of the columns.
+    fn from_lists(incidence: &Incidence, n_out: usize, lists: &[Vec<u32>]) -> Option<Support> {
+        let slots: usize = lists.iter().map(Vec::len).sum();
+        if slots >= u32::MAX as usize {
+            return None;
+        }
+        let mut start = Vec::with_capacity(lists.len() + 1);
+        start.push(0);
+        let mut output = Vec::with_capacity(slots);
+        for list in lists {
+            output.extend_from_slice(list);
+            start.push(output.len());
+        }
+        let per_edge: Vec<Vec<(u32, u32)>> = incidence
+            .edges()
+            .par_iter()
+            .map(|&(a, b)| {
+                let (ra, rb) = (start[a as usize]..start[a as usize + 1], start[b as usize]..start[b as usize + 1]);
+                let (oa, ob) = (&output[ra.clone()], &output[rb.clone()]);
+                let (mut s, mut t) = (0, 0);
+                let mut common = Vec::new();
+                while s < oa.len() && t < ob.len() {
+                    match oa[s].cmp(&ob[t]) {
+                        std::cmp::Ordering::Less => s += 1,
+                        std::cmp::Ordering::Greater => t += 1,
+                        std::cmp::Ordering::Equal => {
+                            common.push(((ra.start + s) as u32, (rb.start + t) as u32));
+                            s += 1;
+                            t += 1;
+                        }
+                    }
+                }
+                common
+            })
+            .collect();
+        let mut pair_start = Vec::with_capacity(per_edge.len() + 1);
+        pair_start.push(0);
+        let mut pairs = Vec::with_capacity(per_edge.iter().map(Vec::len).sum());
+        for common in per_edge {
+            pairs.extend_from_slice(&common);
+            pair_start.push(pairs.len());
+        }
+        if 2 * pairs.len() >= u32::MAX as usize {
+            return None;
+        }
+        Some(Support { n_out, start, output, pair_start, pairs })
+    }
+
+    /// |Θ̃|.
+    pub(crate) fn n_out(&self) -> usize {
+        self.n_out
+    }
+
+    /// The slots (kept entries) in all.
+    pub(crate) fn slots(&self) -> usize {
+        self.output.len()
+    }
+
+    /// The DP rows kept (two per pair).
+    pub(crate) fn rows(&self) -> usize {
+        2 * self.pairs.len()
+    }
+
+    /// Column i's slots.
+    pub(crate) fn column(&self, i: usize) -> Range<usize> {
+        self.start[i]..self.start[i + 1]
+    }
+
+    /// The output of each slot.
+    pub(crate) fn outputs(&self) -> &[u32] {
+        &self.output
+    }
+
+    /// The first slot of each column, and one past the last.
+    pub(crate) fn column_starts(&self) -> &[usize] {
+        &self.start
+    }
+
+    /// Edge e's first pair index (its rows start at twice this), and one past the last edge's.
+    pub(crate) fn pair_starts(&self) -> &[usize] {
+        &self.pair_start
+    }
+
+    /// Every pair (slot at a, slot at b), edge by edge.
+    pub(crate) fn pairs(&self) -> &[(u32, u32)] {
+        &self.pairs
+    }
+
+    /// The pairs of edge e, with the index of the first.
+    pub(crate) fn pairs_of(&self, e: usize) -> (usize, &[(u32, u32)]) {
+        let r = self.pair_start[e]..self.pair_start[e + 1];
+        (r.start, &self.pairs[r])
+    }
+
+    /// The slot values `values` spread over every output (column i contiguous: out\[i·|Θ̃| + k\]),
+    /// zero where nothing is kept.
+    pub(crate) fn spread(&self, values: &[f32], out: &mut [f32]) {
+        let m = self.n_out;
+        out.par_chunks_mut(m).enumerate().for_each(|(i, column)| {
+            column.fill(0.0);
+            for s in self.column(i) {
+                column[self.output[s] as usize] = values[s];
+            }
+        });
+    }
+
+    /// Bytes a support of `slots` entries and `pairs` pairs holds over `n_obs` observations and
+    /// `n_edges` edges.
+    pub(crate) fn bytes(n_obs: u128, n_edges: u128, slots: u128, pairs: u128) -> u128 {
+        8 * (n_obs + 1) + 4 * slots + 8 * (n_edges + 1) + 8 * pairs
+    }
+}
