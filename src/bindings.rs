@@ -324,7 +324,7 @@ pub fn verify_json(
 /// `posterior --json`'s fields (JSON text); dense mechanisms only.
 pub fn posterior_json(m: &Release, trusted: bool, releases: &[Vec<f64>], level: f64) -> Result<String> {
     check_release(trusted)?;
-    let Release::Dense(m) = m else {
+    let Some(m) = m.dense() else {
         return Err(Error::argument(
             "posterior",
             "needs a dense mechanism (this one is the compact geometric + remap form)",
