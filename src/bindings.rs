@@ -15,6 +15,7 @@ use std::str::FromStr;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 
+use crate::analysis::SolveSummary;
 use crate::compare::parties::{compare_parties, validate_party_options, PartyOptions};
 use crate::compare::{compare, validate, BaselineOptions, CompareOptions, CompareRoute, Method, Row};
 #[cfg(doc)]
@@ -23,7 +24,7 @@ use crate::mechanism::{DeploymentMode, OutputMatch, Posterior, Release, REQUIRE_
 use crate::model::{Model, ModelErrorKind, ModelSpec};
 use crate::parties::RiskOptions;
 use crate::report::{check_report_dir, write_comparison, write_party_comparison};
-use crate::solve::{solve_model, Solution, SolveOptions, SolveSummary, SolverChoice};
+use crate::solve::{solve_model, Solution, SolveOptions, SolverChoice};
 use crate::{Error, MemoryBudget, Result};
 
 /// A message with the command line's flags it quotes renamed to the bindings' keyword arguments,

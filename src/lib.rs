@@ -92,6 +92,7 @@ macro_rules! boxed_from {
     };
 }
 
+pub mod analysis;
 pub mod baselines;
 pub mod bindings;
 pub(crate) mod certify;
@@ -104,6 +105,7 @@ pub mod ledger;
 pub(crate) mod lp;
 pub mod mechanism;
 pub mod model;
+pub(crate) mod numeric;
 pub mod output;
 pub mod parties;
 #[cfg(feature = "python")]

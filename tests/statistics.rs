@@ -8,9 +8,10 @@ use common::{assert_input_error, assert_success, bundled, stderr, stdout, stdout
 use proptest::prelude::*;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
+use ubapp::analysis::{plan_eps, plan_trials, risk_profile};
 use ubapp::mechanism::{Mechanism, Posterior, Release};
 use ubapp::model::Model;
-use ubapp::solve::{plan_eps, plan_trials, reference_risks, risk_profile, solve_model, SolveOptions, SolverChoice};
+use ubapp::solve::{reference_risks, solve_model, SolveOptions, SolverChoice};
 use ubapp::MemoryBudget;
 
 /// K = 1, θ ∈ {0.25, 0.75} (uniform prior), Θ̃ = Θ, and the weights (10, 6) | (6, 10) of total 16

@@ -2,11 +2,11 @@
 
 use std::path::{Path, PathBuf};
 
+use ubapp::analysis::SolveSummary;
 use ubapp::mechanism::Release;
 use ubapp::model::{Model, Objective};
 use ubapp::solve::{
-    estimate, solve_model_each, Estimate, LpSize, Solution, SolveError, SolveOptions, SolveSummary, SolverChoice,
-    Status, Timings,
+    estimate, solve_model_each, Estimate, LpSize, Solution, SolveError, SolveOptions, SolverChoice, Status, Timings,
 };
 
 use super::progress::{seconds, Shown, SolveProgress};

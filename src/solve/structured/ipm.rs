@@ -29,9 +29,9 @@ use std::ops::Range;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use super::dense_cholesky::DenseCholesky;
-use super::double_double::{DoubleDouble, Real};
-use super::sparse_cholesky::{Symbolic, PIVOT_FLOOR, WIDTH};
+use crate::numeric::dense_cholesky::DenseCholesky;
+use crate::numeric::double_double::{DoubleDouble, Real};
+use crate::numeric::sparse_cholesky::{SparseCholesky, Symbolic, PIVOT_FLOOR, WIDTH};
 
 /// The LP in the interior point's terms (costs normalised so that max |c| = 1).
 pub(crate) struct BlockLp {
@@ -617,12 +617,7 @@ fn block_values<R: Real>(lp: &BlockLp, pattern: &Pattern, w: &[f64], d: &[f64]) 
 /// (|Y| × [`WIDTH`]) that stays in cache, the outputs split over the threads; the strip is then
 /// written into the matrix once. Summing output by output into the whole matrix instead read and
 /// wrote all of it once per output (14 GB an iteration at |Y| = 5151).
-fn form_schur(
-    factors: &[super::sparse_cholesky::SparseCholesky<'_>],
-    symbolic: &Symbolic,
-    d: &[f64],
-    threads: usize,
-) -> Vec<f64> {
+fn form_schur(factors: &[SparseCholesky<'_>], symbolic: &Symbolic, d: &[f64], threads: usize) -> Vec<f64> {
     let (n, m) = (symbolic.n(), factors.len());
     let perm = symbolic.perm();
     // D in the factors' order, output by output.
