@@ -4,7 +4,7 @@
 //! prints how the LP point, the certified (released) mechanism and the dual bound sit against the
 //! chain solver's certified optimum.
 use std::time::Instant;
-use ubapp::mechanism::Mechanism;
+use ubapp::mechanism::Release;
 use ubapp::model::{Model, ModelSpec};
 use ubapp::solve::{solve_model, SolveOptions, SolverChoice};
 
@@ -28,7 +28,7 @@ fn main() {
     let total = t.elapsed().as_secs_f64();
     if std::env::var("XCHECK").is_ok() {
         let chain = solve_model(&model, Some(&[eps]), SolverChoice::Chain).unwrap().remove(0);
-        let mech = Mechanism::from_solution(&model, &s).unwrap();
+        let mech = Release::certify(&model, &s).unwrap();
         let opt = chain.bayes_risk;
         println!(
             "chain optimum {opt:.12e} (gap {:.1e}); LP point {:+.2e} rel; certified {:+.2e} rel; min entry {:.1e} col err {:.1e}",

@@ -15,6 +15,7 @@ use std::str::FromStr;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 
+use crate::analysis::SolveSummary;
 use crate::compare::parties::{compare_parties, validate_party_options, PartyOptions};
 use crate::compare::{compare, validate, BaselineOptions, CompareOptions, CompareRoute, Method, Row};
 #[cfg(doc)]
@@ -23,7 +24,7 @@ use crate::mechanism::{DeploymentMode, OutputMatch, Posterior, Release, REQUIRE_
 use crate::model::{Model, ModelErrorKind, ModelSpec};
 use crate::parties::RiskOptions;
 use crate::report::{check_report_dir, write_comparison, write_party_comparison};
-use crate::solve::{solve_model, Solution, SolveOptions, SolveSummary, SolverChoice};
+use crate::solve::{solve_model, Solution, SolveOptions, SolverChoice};
 use crate::{Error, MemoryBudget, Result};
 
 /// A message with the command line's flags it quotes renamed to the bindings' keyword arguments,
@@ -324,7 +325,7 @@ pub fn verify_json(
 /// `posterior --json`'s fields (JSON text); dense mechanisms only.
 pub fn posterior_json(m: &Release, trusted: bool, releases: &[Vec<f64>], level: f64) -> Result<String> {
     check_release(trusted)?;
-    let Release::Dense(m) = m else {
+    let Some(m) = m.dense() else {
         return Err(Error::argument(
             "posterior",
             "needs a dense mechanism (this one is the compact geometric + remap form)",

@@ -11,7 +11,7 @@
 //! (the literature's estimators beside it) and [`eval::Estimator`]. Data flows one way:
 //!
 //! ```text
-//! model file ─► model::Model ─► (LP) ─► solve::Solution ─► mechanism::Mechanism ─► sample / verify / audit
+//! model file ─► model::Model ─► (LP) ─► solve::Solution ─► mechanism::Release ─► sample / verify / audit
 //!                                        (P, risk, bound,    (repaired, quantised,
 //!                                         checks)             certified exactly)
 //! ```
@@ -48,7 +48,7 @@
 //!
 //! ```
 //! use rand::{rngs::StdRng, SeedableRng};
-//! use ubapp::mechanism::Mechanism;
+//! use ubapp::mechanism::Release;
 //! use ubapp::model::{Model, ModelSpec};
 //! use ubapp::solve::{solve_model, SolverChoice};
 //!
@@ -58,13 +58,13 @@
 //!             [loss]\nkind = \"squared\"\n";
 //! let model = Model::from_spec(ModelSpec::from_toml(text, "coin")?)?;
 //! let solution = solve_model(&model, None, SolverChoice::Auto)?.remove(0);
-//! let mechanism = Mechanism::from_solution(&model, &solution)?; // repair, quantise, certify
+//! let mechanism = Release::certify(&model, &solution)?; // repair, quantise, certify
 //! assert!(mechanism.certified_eps() <= 1.0);
 //!
 //! let dir = tempfile::tempdir().expect("a temporary directory");
 //! let path = dir.path().join("coin.json");
 //! mechanism.save(&path)?; // atomic write
-//! let loaded = Mechanism::load(&path)?; // re-verifies from the weights
+//! let loaded = Release::load(&path)?; // re-verifies from the weights
 //! assert_eq!(loaded.certified_eps(), mechanism.certified_eps());
 //!
 //! let y = loaded.observation_index(&[13.0]).expect("13 successes is an observation");
@@ -92,6 +92,7 @@ macro_rules! boxed_from {
     };
 }
 
+pub mod analysis;
 pub mod baselines;
 pub mod bindings;
 pub(crate) mod certify;
@@ -104,6 +105,7 @@ pub mod ledger;
 pub(crate) mod lp;
 pub mod mechanism;
 pub mod model;
+pub(crate) mod numeric;
 pub mod output;
 pub mod parties;
 #[cfg(feature = "python")]
@@ -114,7 +116,7 @@ pub mod sweep;
 
 pub use error::{Error, Result};
 pub use lp::MemoryBudget;
-/// The `rand` crate this API is written against (`Mechanism::sample` takes its `Rng`): use
+/// The `rand` crate this API is written against (`Release::sample` takes its `Rng`): use
 /// `ubapp::rand::{rngs::StdRng, SeedableRng}` to get the matching version without a dependency.
 pub use rand;
 

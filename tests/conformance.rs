@@ -198,7 +198,7 @@ fn a_spent_time_limit_returns_a_certified_mechanism_whose_interval_holds_the_opt
         assert!(certified >= optimum.bayes_risk * (1.0 - 1e-9), "{certified} below the optimum {}", optimum.bayes_risk);
         let gap = s.checks.relative_gap.unwrap();
         assert!(((certified - bound) / certified - gap).abs() < 1e-12, "gap {gap}");
-        let m = ubapp::mechanism::Mechanism::from_solution(&model, &s).unwrap();
+        let m = ubapp::mechanism::Release::certify(&model, &s).unwrap();
         assert!(m.certified_eps() <= 0.5);
         assert!((m.bayes_risk() - certified).abs() <= 1e-12 * certified, "{} vs {certified}", m.bayes_risk());
     }

@@ -21,7 +21,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
-use ubapp::mechanism::{CompactMechanism, Mechanism, Release};
+use ubapp::mechanism::Release;
 use ubapp::model::{Model, ModelSpec};
 use ubapp::solve::{solve_model, SolverChoice};
 
@@ -162,11 +162,7 @@ fn check_artifact(text: &str, rng: &mut StdRng, dir: &std::path::Path) -> bool {
                 }
             }
             let path = dir.join("round-trip.json");
-            let saved = match &a {
-                Release::Dense(m) => m.save(&path),
-                Release::Compact(m) => m.save(&path),
-            };
-            saved.expect("an artifact that loaded saves");
+            a.save(&path).expect("an artifact that loaded saves");
             let back = Release::load(&path).expect("a saved artifact loads");
             assert_eq!(back.certified_eps(), a.certified_eps());
             assert_eq!(back.fingerprint(), a.fingerprint());
@@ -196,15 +192,15 @@ fn seeds() -> (Vec<String>, Vec<String>) {
     for (trials, points, eps) in [(8, 12, 1.0), (5, 4, 0.3), (20, 10, 1000.0)] {
         let model = common::binomial_model(trials, points, "squared", &[eps]);
         let s = solve_model(&model, None, SolverChoice::Auto).unwrap().remove(0);
-        artifacts.push(Mechanism::from_solution(&model, &s).unwrap().to_json().to_string());
+        artifacts.push(Release::certify(&model, &s).unwrap().to_json().to_string());
     }
     let delta = common::parse_model(&common::binomial(6, 8, "absolute", &[1.0]).top("delta = 0.01").toml());
     let s = solve_model(&delta, None, SolverChoice::Auto).unwrap().remove(0);
-    artifacts.push(Mechanism::from_solution(&delta, &s).unwrap().to_json().to_string());
+    artifacts.push(Release::certify(&delta, &s).unwrap().to_json().to_string());
     // A compact artifact: a chain model large enough for the compact route.
     let big = common::binomial_model(20_000, 40, "squared", &[0.5]);
     let s = solve_model(&big, None, SolverChoice::Auto).unwrap().remove(0);
-    artifacts.push(CompactMechanism::from_solution(&big, &s).unwrap().to_json().to_string());
+    artifacts.push(Release::certify(&big, &s).unwrap().to_json().to_string());
     // The forged-model attack and a duplicate key.
     let mut v: serde_json::Value = serde_json::from_str(&artifacts[0]).unwrap();
     v["model"]["observation"] =
@@ -502,7 +498,7 @@ fn every_written_artifact_verifies() {
         let model = common::parse_model(&b.toml());
         let Ok(mut solutions) = solve_model(&model, None, SolverChoice::Auto) else { continue };
         let s = solutions.remove(0);
-        let Ok(m) = Mechanism::from_solution(&model, &s) else { continue };
+        let Ok(m) = Release::certify(&model, &s) else { continue };
         let path = dir.path().join(format!("case{case}.json"));
         m.save(&path).unwrap_or_else(|e| panic!("case {case} (K = {trials}, M = {points}, ε = {eps}, {loss}): {e}"));
         let back = Release::load(&path).unwrap_or_else(|e| panic!("case {case} does not verify: {e}"));

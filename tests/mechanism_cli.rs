@@ -328,7 +328,8 @@ fn a_mechanism_above_two_to_the_twenty_weights_is_saved_packed() {
     let (base, extra) = ((1u64 << 42) - (1 << 30), 1u64 << 40);
     let columns: Vec<Vec<u64>> =
         (0..2048).map(|i| (0..1024).map(|k| if k == i / 2 { base + extra } else { base }).collect()).collect();
-    let m = ubapp::mechanism::Mechanism::from_weights(common::parse_model(&text), 1.0, 1 << 52, columns).unwrap();
+    let release = ubapp::mechanism::Release::from_weights(common::parse_model(&text), 1.0, 1 << 52, columns).unwrap();
+    let m = release.dense().expect("weights make a dense release");
     let path = dir.path().join("big.json");
     m.save(&path).unwrap();
     let v = read_json(&path);

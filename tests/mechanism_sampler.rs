@@ -11,7 +11,7 @@ use std::convert::Infallible;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use statrs::distribution::{ChiSquared, ContinuousCDF};
-use ubapp::mechanism::{audit, AuditOptions, Mechanism};
+use ubapp::mechanism::{audit, AuditOptions, Mechanism, Release};
 use ubapp::model::Model;
 use ubapp::solve::{solve_model, SolverChoice};
 
@@ -39,6 +39,11 @@ impl rand::TryRng for Counter {
     }
 }
 
+/// The dense weights of a release (every release here is small enough for the dense form).
+fn dense(release: Release) -> Mechanism {
+    release.dense().expect("a dense release").clone()
+}
+
 /// A binomial model at ε = 0.5: K = `trials`, M = `points`, uniform prior, squared loss.
 fn model(trials: u64, points: usize) -> Model {
     common::binomial_model(trials, points, "squared", &[0.5])
@@ -47,7 +52,7 @@ fn model(trials: u64, points: usize) -> Model {
 #[test]
 fn every_unit_of_the_total_maps_to_its_output() {
     // Y = {0, 1}, two outputs, total 16: weights (10, 6) and (6, 10), ratio 5/3 ≤ e^0.6.
-    let m = Mechanism::from_weights(model(1, 2), 0.6, 16, vec![vec![10, 6], vec![6, 10]]).unwrap();
+    let m = Release::from_weights(model(1, 2), 0.6, 16, vec![vec![10, 6], vec![6, 10]]).unwrap();
     assert!((m.certified_eps() - (10.0f64 / 6.0).ln()).abs() < 1e-12);
     for (i, want) in [(0usize, [10usize, 6]), (1, [6, 10])] {
         let mut rng = Counter { c: 0, bits: 4 };
@@ -61,9 +66,9 @@ fn every_unit_of_the_total_maps_to_its_output() {
 
 #[test]
 fn weights_outside_the_certificate_are_refused() {
-    let e = Mechanism::from_weights(model(1, 2), 0.5, 16, vec![vec![10, 6], vec![6, 10]]).unwrap_err();
+    let e = Release::from_weights(model(1, 2), 0.5, 16, vec![vec![10, 6], vec![6, 10]]).unwrap_err();
     assert!(e.is_input() && e.to_string().contains("not eps-DP"), "{e}");
-    let e = Mechanism::from_weights(model(1, 2), 0.5, 16, vec![vec![12, 4], vec![16, 0]]).unwrap_err();
+    let e = Release::from_weights(model(1, 2), 0.5, 16, vec![vec![12, 4], vec![16, 0]]).unwrap_err();
     assert!(e.to_string().contains("no finite ε"), "{e}");
 }
 
@@ -71,7 +76,7 @@ fn weights_outside_the_certificate_are_refused() {
 fn draws_match_the_weights_chi_square() {
     let model = model(20, 30);
     let sol = solve_model(&model, Some(&[0.5]), SolverChoice::Auto).unwrap().remove(0);
-    let m = Mechanism::from_solution(&model, &sol).unwrap();
+    let m = dense(Release::certify(&model, &sol).unwrap());
     let n = 100_000u64;
     for (seed, i) in [(11u64, 0usize), (12, 10), (13, 20)] {
         let mut rng = StdRng::seed_from_u64(seed);
@@ -113,9 +118,9 @@ fn draws_match_the_weights_chi_square() {
 fn artifact_round_trips_through_json() {
     let model = model(6, 8);
     let sol = solve_model(&model, Some(&[0.3]), SolverChoice::Auto).unwrap().remove(0);
-    let m = Mechanism::from_solution(&model, &sol).unwrap();
+    let m = dense(Release::certify(&model, &sol).unwrap());
     let text = serde_json::to_string(&m.to_json()).unwrap();
-    let back = Mechanism::from_json_str(&text, "round-trip").unwrap();
+    let back = dense(Release::from_json_str(&text, "round-trip").unwrap());
     assert_eq!(back.certified_eps(), m.certified_eps());
     assert_eq!(back.total(), m.total());
     for i in 0..m.n_observations() {
@@ -134,7 +139,7 @@ fn audit_finds_most_of_a_known_epsilon_and_never_more() {
     // Weights (10, 6) vs (6, 10): the true ε is ln(10/6) = 0.511. With 400k draws per column the
     // Clopper–Pearson bounds (level 0.05/8 each) are within ~1% of each probability, so the
     // empirical lower bound must land in (0.45, 0.511].
-    let m = Mechanism::from_weights(model(1, 2), 0.6, 16, vec![vec![10, 6], vec![6, 10]]).unwrap();
+    let m = Release::from_weights(model(1, 2), 0.6, 16, vec![vec![10, 6], vec![6, 10]]).unwrap();
     let mut rng = StdRng::seed_from_u64(5);
     let mut calls = 0;
     let r = audit(&m, AuditOptions { samples: 400_000, alpha: 0.05, max_pairs: 10 }, &mut rng, &mut |_, _| calls += 1)
@@ -149,7 +154,7 @@ fn audit_finds_most_of_a_known_epsilon_and_never_more() {
 fn audit_tests_a_bounded_subset_of_pairs() {
     let model = model(20, 10);
     let sol = solve_model(&model, Some(&[0.5]), SolverChoice::Auto).unwrap().remove(0);
-    let m = Mechanism::from_solution(&model, &sol).unwrap();
+    let m = dense(Release::certify(&model, &sol).unwrap());
     let mut rng = StdRng::seed_from_u64(6);
     let r = audit(&m, AuditOptions { samples: 2_000, alpha: 0.05, max_pairs: 4 }, &mut rng, &mut |_, _| {}).unwrap();
     assert_eq!((r.pairs_tested, r.pairs_total), (4, 20));

@@ -8,16 +8,18 @@ use common::{assert_input_error, assert_success, bundled, stderr, stdout, stdout
 use proptest::prelude::*;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
-use ubapp::mechanism::{Mechanism, Posterior};
+use ubapp::analysis::{plan_eps, plan_trials, risk_profile};
+use ubapp::mechanism::{Mechanism, Posterior, Release};
 use ubapp::model::Model;
-use ubapp::solve::{plan_eps, plan_trials, reference_risks, risk_profile, solve_model, SolveOptions, SolverChoice};
+use ubapp::solve::{reference_risks, solve_model, SolveOptions, SolverChoice};
 use ubapp::MemoryBudget;
 
 /// K = 1, θ ∈ {0.25, 0.75} (uniform prior), Θ̃ = Θ, and the weights (10, 6) | (6, 10) of total 16
 /// (ratio 5/3 ≤ e^0.6): small enough to compute the posterior by hand.
 fn two_by_two() -> Mechanism {
     let model = common::binomial_model(1, 2, "squared", &[0.6]);
-    Mechanism::from_weights(model, 0.6, 16, vec![vec![10, 6], vec![6, 10]]).unwrap()
+    let release = Release::from_weights(model, 0.6, 16, vec![vec![10, 6], vec![6, 10]]).unwrap();
+    release.dense().expect("weights make a dense release").clone()
 }
 
 /// A certified mechanism for a binomial model (Beta(2, 5) prior) at ε.
@@ -25,7 +27,8 @@ fn binomial_mechanism(trials: u64, points: usize, eps: f64) -> Mechanism {
     let model =
         common::binomial(trials, points, "squared", &[eps]).prior("{ kind = \"beta\", a = 2.0, b = 5.0 }").model();
     let s = solve_model(&model, None, SolverChoice::Auto).unwrap().remove(0);
-    Mechanism::from_solution(&model, &s).unwrap()
+    let release = Release::certify(&model, &s).unwrap();
+    release.dense().expect("a dense release at this size").clone()
 }
 
 #[test]

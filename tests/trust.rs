@@ -5,7 +5,7 @@
 mod common;
 
 use common::{assert_input_error, stderr, stdout, ubapp_in, write_file};
-use ubapp::mechanism::{Mechanism, Release};
+use ubapp::mechanism::Release;
 use ubapp::model::spec::{MatrixSource, ObservationSpec};
 use ubapp::model::{Model, ModelSpec};
 
@@ -17,7 +17,7 @@ fn trusted_text() -> String {
 /// The attack: the same grids and prior, but a `table` family with the binomial likelihood and a
 /// single neighbour pair (0, 1); weights identical in columns 0 and 1 and a deterministic release
 /// (all weight on the nearest output) in the other 99 of the 101 columns.
-fn forged(trusted: &Model) -> Mechanism {
+fn forged(trusted: &Model) -> Release {
     let q = trusted.family().likelihood_matrix(trusted.theta()); // |Y| × M
     let mut spec: ModelSpec = trusted.spec().clone();
     spec.observation = ObservationSpec::Table {
@@ -37,7 +37,7 @@ fn forged(trusted: &Model) -> Mechanism {
             c
         })
         .collect();
-    Mechanism::from_weights(model, 1.0, total, columns).expect("private for its own embedded model")
+    Release::from_weights(model, 1.0, total, columns).expect("private for its own embedded model")
 }
 
 #[test]

@@ -4,9 +4,10 @@
 
 use std::path::PathBuf;
 
+use ubapp::analysis::{log_spaced, plan_eps, plan_trials, risk_vs_eps, PLAN_TARGET};
 use ubapp::model::Model;
 use ubapp::report::{check_report_dir, write_risk_curve, RiskCurve};
-use ubapp::solve::{log_spaced, plan_eps, plan_trials, reference_risks, risk_vs_eps, SolveOptions, PLAN_TARGET};
+use ubapp::solve::{reference_risks, SolveOptions};
 use ubapp::{Error, Result};
 
 /// What `plan` searches for.

@@ -44,11 +44,11 @@ pub fn run(args: Args) -> Result<()> {
     let file = a.file.as_path();
     // The artifact against the deployer's model first (a forged file is refused before any output).
     let (artifact, checked) = super::trust::load_for_release(file, &a.trust, "posterior")?;
-    let m = dense(artifact, file)?;
+    let m = dense(&artifact, file)?;
     // Notes on rounded releases are printed once the posterior stands: a refusal stays one line.
     let mut notes = Vec::new();
-    let outputs = a.release.iter().map(|r| release_output(&m, r, file, &mut notes)).collect::<Result<Vec<usize>>>()?;
-    let post = Posterior::of(&m, &outputs, a.level)?;
+    let outputs = a.release.iter().map(|r| release_output(m, r, file, &mut notes)).collect::<Result<Vec<usize>>>()?;
+    let post = Posterior::of(m, &outputs, a.level)?;
     for note in &notes {
         eprintln!("{note}");
     }
@@ -56,16 +56,16 @@ pub fn run(args: Args) -> Result<()> {
     if a.json {
         outln!("{}", serde_json::to_string_pretty(&posterior_json(&post, &a.release)).expect("JSON"));
     } else {
-        print_posterior(&post, &m, outputs.len());
+        print_posterior(&post, m, outputs.len());
     }
     Ok(())
 }
 
 /// The dense mechanism of a release (the posterior reads integer weights).
-fn dense(artifact: Release, file: &Path) -> Result<Mechanism> {
-    match artifact {
-        Release::Dense(m) => Ok(m),
-        Release::Compact(_) => Err(Error::argument(
+fn dense<'a>(artifact: &'a Release, file: &Path) -> Result<&'a Mechanism> {
+    match artifact.dense() {
+        Some(m) => Ok(m),
+        None => Err(Error::argument(
             "FILE",
             format!(
                 "{} is the compact geometric + remap form; `posterior` reads dense mechanism files (solve a model small enough for the dense route)",

@@ -2,11 +2,11 @@
 
 use std::path::{Path, PathBuf};
 
+use ubapp::analysis::SolveSummary;
 use ubapp::mechanism::Release;
 use ubapp::model::{Model, Objective};
 use ubapp::solve::{
-    estimate, solve_model_each, Estimate, LpSize, Solution, SolveError, SolveOptions, SolveSummary, SolverChoice,
-    Status, Timings,
+    estimate, solve_model_each, Estimate, LpSize, Solution, SolveError, SolveOptions, SolverChoice, Status, Timings,
 };
 
 use super::progress::{seconds, Shown, SolveProgress};
@@ -282,41 +282,8 @@ fn print_results(r: &Request, solutions: &[Solution], streaming: bool) {
 /// Save the certified release to `path` and say what was written, with the model's fingerprint
 /// (the one a deployer pins with `verify --fingerprint`): on stdout, or stderr under `--json`.
 fn write_release(r: &Request, path: &Path, release: &Release, solution: &Solution) -> Result<()> {
-    let note = match release {
-        Release::Dense(m) => {
-            m.save(path)?;
-            let cost = m.provenance.repair_risk_cost.unwrap_or(f64::NAN);
-            let claim = if m.delta() > 0.0 {
-                format!("certified (ε, δ) = ({}, {}) (target δ {})", m.eps(), m.certified_delta(), m.delta())
-            } else {
-                eps_claim(m.certified_eps(), m.eps())
-            };
-            let carried = m.constraints().map_or(String::new(), |c| {
-                format!("; carries the constraints {} (checked on its integer weights)", c.names.label())
-            });
-            format!(
-                "wrote {}: {claim}, Bayes risk {:.10e} (repair and quantisation cost {:+.3e}, {:+.2e} relative){}{carried}",
-                path.display(),
-                m.bayes_risk(),
-                cost,
-                cost / m.bayes_risk(),
-                gap_note(solution, m.provenance.optimality_gap)
-            )
-        }
-        Release::Compact(m) => {
-            m.save(path)?;
-            let cost = m.provenance.repair_risk_cost.unwrap_or(f64::NAN);
-            format!(
-                "wrote {}: compact geometric + remap ({} runs), {}, Bayes risk {:.10e} (sampling at ε' costs {:+.3e}, {:+.2e} relative)",
-                path.display(),
-                m.runs().len(),
-                eps_claim(m.certified_eps(), m.eps()),
-                m.bayes_risk(),
-                cost,
-                cost / m.bayes_risk()
-            )
-        }
-    };
+    release.save(path)?;
+    let note = format!("wrote {}: {}", path.display(), release.written_words(solution.status));
     let note = format!("{note}\nmodel fingerprint {}", r.model.fingerprint());
     if r.json {
         eprintln!("{note}");
@@ -384,25 +351,6 @@ fn run_shard(a: Args) -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// `ε = 1 (certified: 0.9999999999999978 ≤ 1)`: the target a reader asked for first, the exact
-/// certified value after it.
-fn eps_claim(certified: f64, target: f64) -> String {
-    if certified == target {
-        format!("ε = {target} (certified)")
-    } else {
-        format!("ε = {target} (certified: {certified} ≤ {target})")
-    }
-}
-
-/// For a mechanism that is not certified optimal, how far from the optimum it may be.
-fn gap_note(s: &Solution, gap: Option<f64>) -> String {
-    match (s.status, gap) {
-        (Status::Optimal, _) => String::new(),
-        (status, Some(g)) => format!("; {status}: within a certified gap of {g:.2e} of the optimum"),
-        (status, None) => format!("; {status}: no certified gap"),
-    }
 }
 
 /// `--out` before any work: not one of the run's inputs (it would be replaced), nothing but a

@@ -3,7 +3,6 @@
 
 use std::path::PathBuf;
 
-use ubapp::mechanism::Release;
 use ubapp::Result;
 
 use super::trust::TrustArgs;
@@ -37,15 +36,7 @@ pub fn run(args: Args) -> Result<()> {
         } else {
             format!("certified ε = {} ≤ eps = {}", m.certified_eps(), m.eps())
         };
-        let form = match &m {
-            Release::Dense(d) => format!("total 2^{}", d.total().trailing_zeros()),
-            Release::Compact(c) => format!(
-                "compact: geometric noise ε' = {} / 2^{}, then a remap of {} runs",
-                c.noise().numerator,
-                c.noise().log2_denominator,
-                c.runs().len()
-            ),
-        };
+        let form = m.form_words();
         outln!(
             "{}: OK, {claim} (model {}, |Y| = {}, |Θ̃| = {}, {form}, Bayes risk {:.10e})",
             file.display(),

@@ -128,7 +128,7 @@ fn field(field: &str, problem: String) -> ArtifactErrorKind {
 impl CompactMechanism {
     /// The compact mechanism of a solve that took the compact chain route
     /// ([`Solution::compact`]), its risk re-measured as sampled (at ε').
-    pub fn from_solution(model: &Model, solution: &Solution) -> Result<CompactMechanism> {
+    pub(crate) fn from_solution(model: &Model, solution: &Solution) -> Result<CompactMechanism> {
         let Some(g) = solution.compact() else {
             return Err(crate::solve::SolveError::NotApplicable {
                 choice: crate::solve::SolverChoice::Chain,

@@ -196,7 +196,7 @@ impl Mechanism {
     /// `model` at target `eps` (and the model's δ): every repair method for that δ is tried
     /// ([`RepairMethod::for_delta`]), each quantised to total 2^52 and checked exactly, and the one
     /// with the lowest Bayes risk is kept.
-    pub fn certify_from_float(model: &Model, eps: f64, p: &Array2<f64>) -> Result<Mechanism> {
+    pub(crate) fn certify_from_float(model: &Model, eps: f64, p: &Array2<f64>) -> Result<Mechanism> {
         let expected = (model.outputs.len(), model.family.observation_count());
         if p.dim() != expected {
             return Err(crate::certify::CertifyError::Shape { found: p.dim(), expected }.into());
@@ -211,7 +211,7 @@ impl Mechanism {
     /// The mechanism a solve releases: the release [`crate::solve::solve_model`] already repaired,
     /// priced and certified on the LP path (no second repair), or the chain solver's exact P
     /// repaired here, with the solver recorded in the provenance.
-    pub fn from_solution(model: &Model, solution: &Solution) -> Result<Mechanism> {
+    pub(crate) fn from_solution(model: &Model, solution: &Solution) -> Result<Mechanism> {
         let cost = cost_matrix(model, MemoryBudget::from_env())?;
         let release = match solution.repaired() {
             Some(r) => r.clone(),
@@ -256,7 +256,7 @@ impl Mechanism {
     /// Build from integer weights `columns[i][k]` at target `eps` and the model's δ, checking
     /// everything [`Mechanism::from_json_str`] checks about the weights (shape, totals, exact
     /// certificate). Input errors name the field.
-    pub fn from_weights(model: Model, eps: f64, total: u64, columns: Vec<Vec<u64>>) -> Result<Mechanism> {
+    pub(crate) fn from_weights(model: Model, eps: f64, total: u64, columns: Vec<Vec<u64>>) -> Result<Mechanism> {
         let cert = check_weights(&model, eps, model.delta, total, &columns)
             .map_err(|kind| ArtifactError::new(model.name().to_string(), kind))?;
         let carried = check_carried(&model, &columns, total, None)
@@ -428,7 +428,8 @@ impl Mechanism {
 
     /// Parse and verify a mechanism file's text; `origin` names it in messages. Re-derives the
     /// certificate from the weights alone (the stored `certified_eps` is only compared against it).
-    pub fn from_json_str(text: &str, origin: &str) -> Result<Mechanism> {
+    #[cfg(test)]
+    pub(crate) fn from_json_str(text: &str, origin: &str) -> Result<Mechanism> {
         let shape = shape_of(text, origin)?;
         Mechanism::parse(text, &shape).map_err(|kind| ArtifactError::new(origin, kind).into())
     }
@@ -530,12 +531,6 @@ impl Mechanism {
         let mut m = Mechanism::assemble(model, cert, file.total, columns, risk, file.provenance);
         m.constraints = carried;
         Ok(m)
-    }
-
-    /// Read and verify a mechanism file (input errors name the file).
-    pub fn load(path: &Path) -> Result<Mechanism> {
-        let (origin, text) = read_artifact(path)?;
-        Mechanism::from_json_str(&text, &origin)
     }
 
     /// Write the artifact atomically (temporary file + rename), only once its text reads back

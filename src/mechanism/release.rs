@@ -9,11 +9,11 @@ use serde_json::Value;
 
 use super::error::Result;
 use super::{
-    ArtifactError, ArtifactErrorKind, CompactMechanism, Mechanism, PrivacyCertificate, Provenance, FORMAT_NAME,
+    ArtifactError, ArtifactErrorKind, Batch, CompactMechanism, Mechanism, PrivacyCertificate, Provenance, FORMAT_NAME,
     FORMAT_VERSION, FORMAT_VERSION_COMPACT, FORMAT_VERSION_PACKED, FORMAT_VERSION_PURE, KIND_GEOMETRIC_REMAP,
 };
 use crate::model::Model;
-use crate::solve::Solution;
+use crate::solve::{Solution, Status};
 
 /// The released mechanism: the dense integer weights (format versions 1–2, and 4 with the weights
 /// packed) or the compact geometric + remap (version 3). What `solve --out` and `report` write, what `verify`, `sample`
@@ -66,6 +66,82 @@ impl Release {
             CompactMechanism::from_solution(model, solution).map(Release::Compact)
         } else {
             Mechanism::from_solution(model, solution).map(Release::Dense)
+        }
+    }
+
+    /// A dense release from integer weights `columns[i][k]` (each observation's weights summing to
+    /// `total`) at target `eps` and the model's δ, checked as a loaded file is (shape, totals, the
+    /// exact certificate, the model's `[constraints]`); input errors name the field.
+    pub fn from_weights(model: Model, eps: f64, total: u64, columns: Vec<Vec<u64>>) -> Result<Release> {
+        Mechanism::from_weights(model, eps, total, columns).map(Release::Dense)
+    }
+
+    /// A dense release certified from a float P found by any other means (|Θ̃| × |Y|,
+    /// `p[k,i] = Pr(θ̃_k | y_i)`) at target `eps` and the model's δ: every repair method for that δ
+    /// tried, each quantised and checked exactly, the one of least Bayes risk kept.
+    pub fn certify_float(model: &Model, eps: f64, p: &Array2<f64>) -> Result<Release> {
+        Mechanism::certify_from_float(model, eps, p).map(Release::Dense)
+    }
+
+    /// The dense form's integer weights (the exact posterior reads them), `None` for the compact
+    /// form.
+    pub fn dense(&self) -> Option<&Mechanism> {
+        match self {
+            Release::Dense(m) => Some(m),
+            Release::Compact(_) => None,
+        }
+    }
+
+    /// The form in words (`verify`'s line): the dense weights' total (`total 2^52`), or the compact
+    /// form's noise ε' and the length of its remap.
+    pub fn form_words(&self) -> String {
+        match self {
+            Release::Dense(d) => format!("total 2^{}", d.total().trailing_zeros()),
+            Release::Compact(c) => format!(
+                "compact: geometric noise ε' = {} / 2^{}, then a remap of {} runs",
+                c.noise().numerator,
+                c.noise().log2_denominator,
+                c.runs().len()
+            ),
+        }
+    }
+
+    /// What was written, in words (`solve --out`'s line after the file's name): the certified
+    /// claim, the Bayes risk as sampled and what the repair and quantisation (dense) or sampling at
+    /// ε' (compact) cost beyond the LP's optimum; for a dense design that `status` does not call
+    /// optimal, its certified gap; the `[constraints]` its weights carry.
+    pub fn written_words(&self, status: Status) -> String {
+        let cost = self.provenance().repair_risk_cost.unwrap_or(f64::NAN);
+        match self {
+            Release::Dense(m) => {
+                let claim = if m.delta() > 0.0 {
+                    format!("certified (ε, δ) = ({}, {}) (target δ {})", m.eps(), m.certified_delta(), m.delta())
+                } else {
+                    eps_claim(m.certified_eps(), m.eps())
+                };
+                let carried = m.constraints().map_or(String::new(), |c| {
+                    format!("; carries the constraints {} (checked on its integer weights)", c.names.label())
+                });
+                let gap = match (status, m.provenance.optimality_gap) {
+                    (Status::Optimal, _) => String::new(),
+                    (status, Some(g)) => format!("; {status}: within a certified gap of {g:.2e} of the optimum"),
+                    (status, None) => format!("; {status}: no certified gap"),
+                };
+                format!(
+                    "{claim}, Bayes risk {:.10e} (repair and quantisation cost {:+.3e}, {:+.2e} relative){gap}{carried}",
+                    m.bayes_risk(),
+                    cost,
+                    cost / m.bayes_risk(),
+                )
+            }
+            Release::Compact(m) => format!(
+                "compact geometric + remap ({} runs), {}, Bayes risk {:.10e} (sampling at ε' costs {:+.3e}, {:+.2e} relative)",
+                m.runs().len(),
+                eps_claim(m.certified_eps(), m.eps()),
+                m.bayes_risk(),
+                cost,
+                cost / m.bayes_risk()
+            ),
         }
     }
 
@@ -276,5 +352,22 @@ impl Release {
     /// `n` independent draws for observation index `i`.
     pub fn sample_batch<R: Rng + ?Sized>(&self, i: usize, n: usize, rng: &mut R) -> Vec<usize> {
         (0..n).map(|_| self.sample(i, rng)).collect()
+    }
+
+    /// `n` independent draws for observation index `i`, with the privacy they spend together
+    /// ([`Release::composed`]).
+    pub fn sample_spending<R: Rng + ?Sized>(&self, i: usize, n: usize, rng: &mut R) -> Batch {
+        let (eps_spent, delta_spent) = self.composed(n as u64);
+        Batch { indices: self.sample_batch(i, n, rng), eps_spent, delta_spent }
+    }
+}
+
+/// `ε = 1 (certified: 0.9999999999999978 ≤ 1)`: the target a reader asked for first, the exact
+/// certified value after it.
+fn eps_claim(certified: f64, target: f64) -> String {
+    if certified == target {
+        format!("ε = {target} (certified)")
+    } else {
+        format!("ε = {target} (certified: {certified} ≤ {target})")
     }
 }

@@ -15,11 +15,12 @@ use pyo3::prelude::*;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 
+use crate::analysis::{plan_eps, plan_trials, PLAN_TARGET};
 use crate::bindings;
 use crate::mechanism::{audit, AuditError, AuditJudgement, AuditOptions, Release};
 use crate::model::Model;
 use crate::report::{check_report_dir, Report, ReportOptions};
-use crate::solve::{plan_eps, plan_trials, Solution, SolveOptions, SolverChoice, PLAN_TARGET};
+use crate::solve::{Solution, SolveOptions, SolverChoice};
 use crate::Error;
 
 /// The Python exceptions (named `Error` and `InputError` in Python, hence their own module).

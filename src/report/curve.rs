@@ -5,8 +5,9 @@ use std::path::Path;
 
 use super::plot::{write_line_plot, Formats, LinePlot, Reference, Series};
 use super::Result;
+use crate::analysis::CurvePoint;
 use crate::output::{write_atomic, write_dir_atomic};
-use crate::solve::{CurvePoint, ReferenceRisks};
+use crate::solve::ReferenceRisks;
 
 /// What a risk-vs-ε curve shows.
 #[derive(Debug, Clone)]

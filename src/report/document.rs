@@ -12,16 +12,14 @@ use super::comparison_plots::{comparison_plots, PlotKind};
 use super::mechanism_heatmap_svg;
 use super::plot::{heatmap_svg, line_plot_svg, LinePlot, Reference, Series, Shade};
 use super::Result;
+use crate::analysis::{risk_profile, robustness, robustness_warning, Robustness};
 use crate::compare::parties::{compare_parties_solved, PartyComparison, PartyOptions};
 use crate::compare::{compare_solved, BaselineOptions, CompareOptions, CompareRoute, Comparison, Design, Heatmap};
 use crate::eval::prior_shape;
 use crate::mechanism::Release;
 use crate::model::{Model, Objective};
 use crate::parties::RiskOptions;
-use crate::solve::{
-    reference_risks, risk_profile, robustness, robustness_warning, solve_model, ReferenceRisks, Robustness, Solution,
-    SolveOptions,
-};
+use crate::solve::{reference_risks, solve_model, ReferenceRisks, Solution, SolveOptions};
 
 /// Largest |Θ̃|·|Y| drawn as a heat map (a cell per entry).
 const MAX_HEATMAP_CELLS: usize = 200_000;

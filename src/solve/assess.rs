@@ -19,7 +19,7 @@ pub const CHECK_TOLERANCE: f64 = 1e-7;
 /// our checks accept in a solution called optimal. Solver tolerances are 1e-10 on the scaled LP; a
 /// point infeasible by more can sit measurably below the true optimum (seen: 4e-9 violations with a
 /// risk 3e-7 below the certified optimum).
-pub const FEASIBILITY_TOLERANCE: f64 = 1e-9;
+pub(crate) const FEASIBILITY_TOLERANCE: f64 = 1e-9;
 
 /// What our checks measure of a returned P.
 #[derive(Debug, Clone, Copy)]

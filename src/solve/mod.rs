@@ -22,22 +22,19 @@ mod good_lp;
 #[cfg(feature = "highs")]
 pub(crate) mod highs;
 pub(crate) mod outputs;
-mod plan;
 pub(crate) mod polish;
 mod progress;
 pub(crate) mod reprice;
-mod robust;
 mod solution;
 mod status;
 mod strategy;
 pub(crate) mod structured;
-mod summary;
 mod timing;
 
 use std::sync::Arc;
 use std::time::Instant;
 
-pub use assess::{Checks, CHECK_TOLERANCE, FEASIBILITY_TOLERANCE};
+pub use assess::{Checks, CHECK_TOLERANCE};
 pub use backend::Limits;
 pub(crate) use backend::{LpSolver, Producer, RawSolution};
 pub use chain::{solve_model_compact, ChainSolution, ChainTimings, DualCertificate, GeometricRemap};
@@ -46,17 +43,9 @@ pub(crate) use choice::lp_order;
 pub use choice::{Reason, Route, SolverChoice};
 pub use error::{Library, SolveError};
 pub use estimate::{estimate, Estimate};
-pub use plan::{
-    log_spaced, plan_eps, plan_trials, risk_vs_eps, CurvePoint, Plan, TrialsPlan, PLAN_MAX_EPS, PLAN_MAX_TRIALS,
-    PLAN_TARGET,
-};
 pub use progress::{Event, Phase, Progress, ProgressSink};
-pub use robust::{
-    risk_profile, robustness, robustness_warning, Robustness, MAX_PROFILE_WORK, WORST_CASE_FACTOR, WORST_CASE_TIE,
-};
 pub use solution::{LpSize, Solution};
 pub use status::Status;
-pub use summary::{RowSummary, SolveSummary};
 pub use timing::{PhaseTime, PhaseTimes, Timings};
 
 use crate::lp::{cost_matrix, MemoryBudget, Problem, Program, Symmetry};
@@ -284,7 +273,7 @@ fn infeasible_constraints(e: SolveError, model: &Model, eps: f64) -> SolveError 
 
 /// The check of a list of privacy levels given for a solve (finite, > 0, at least one), as an
 /// argument error naming `--eps`; [`solve_model`] makes it first, a caller may make it earlier.
-pub fn check_epsilons(eps: &[f64]) -> Result<()> {
+pub(crate) fn check_epsilons(eps: &[f64]) -> Result<()> {
     crate::model::validate_epsilons(eps, crate::guard::Parameter::Eps.spelled()).map_err(|e| match e.kind {
         crate::model::ModelErrorKind::Invalid { field, problem } => SolveError::argument(field, problem),
         _ => e.into(),
@@ -301,7 +290,7 @@ pub fn check_solve(model: &Model, epsilons: &[f64], options: &SolveOptions) -> R
 }
 
 /// A target gap, when given, in (0, 1) (an argument error naming `gap`).
-pub fn check_gap(gap: Option<f64>) -> Result<()> {
+pub(crate) fn check_gap(gap: Option<f64>) -> Result<()> {
     match gap {
         Some(g) if !(g > 0.0 && g < 1.0) => {
             Err(SolveError::argument("gap", format!("must lie in (0, 1), a relative gap such as 1e-3 (got {g})")))

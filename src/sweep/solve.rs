@@ -9,8 +9,9 @@ use serde::{Deserialize, Serialize};
 
 use super::Result;
 use super::{cases_of, Shard, SweepCase, SweepFile, SweepGrid};
+use crate::analysis::SolveSummary;
 use crate::model::Model;
-use crate::solve::{solve_model_each, Solution, SolveOptions, SolveSummary};
+use crate::solve::{solve_model_each, Solution, SolveOptions};
 
 /// The options of a solve sweep, as each shard records them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

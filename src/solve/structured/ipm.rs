@@ -29,9 +29,9 @@ use std::ops::Range;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use super::dense_cholesky::DenseCholesky;
-use super::double_double::{DoubleDouble, Real};
-use super::sparse_cholesky::{Symbolic, PIVOT_FLOOR, WIDTH};
+use crate::numeric::dense_cholesky::DenseCholesky;
+use crate::numeric::double_double::{DoubleDouble, Real};
+use crate::numeric::sparse_cholesky::{SparseCholesky, Symbolic, PIVOT_FLOOR, WIDTH};
 
 /// The LP in the interior point's terms (costs normalised so that max |c| = 1).
 pub(crate) struct BlockLp {
@@ -204,28 +204,77 @@ pub(crate) fn worker_threads(outputs: usize) -> usize {
     std::thread::available_parallelism().map_or(1, |t| t.get()).min(outputs.max(1))
 }
 
-/// Solve `lp` from the standard interior start.
+/// Solve `lp` from the standard interior start: each iteration measures the residuals (and
+/// keeps the best iterate), factorises the Newton system, takes Mehrotra's predictor-corrector
+/// direction with Gondzio's correctors, and steps; a factorisation or Newton solve that gives out
+/// raises the pivot floor and retries the iteration.
 pub(crate) fn solve(lp: &BlockLp, settings: &Settings) -> IpmResult {
     let (m, n, ne) = (lp.m, lp.n, lp.rows.len());
     let pattern = Pattern::new(n, &lp.rows);
     let symbolic = Symbolic::analyse(n, &pattern.col_ptr, &pattern.row_idx);
-    let perm = symbolic.perm();
     let threads = settings.threads.clamp(1, m.max(1));
+    let mut p = starting_point(lp);
 
-    let g = |x: &[f64], out: &mut [f64]| {
-        for (e, &(a, b)) in lp.rows.iter().enumerate() {
-            out[e] = x[a] - lp.rho * x[b];
+    let count = (m * (n + ne)) as f64;
+    let mut best: Option<(f64, IpmResult)> = None;
+    let mut since_best = 0;
+    let mut iteration = 0;
+    let mut pivot_floor = PIVOT_FLOOR;
+    let mut times = KernelTimes::default();
+    let mut iteration_seconds = settings.first_iteration_seconds;
+    let mut iteration_began = Instant::now();
+    let ending = loop {
+        let r = residuals(lp, &p, count);
+        if best.as_ref().is_none_or(|(b, _)| r.merit < *b) {
+            best = Some((r.merit, r.iterate(&p, iteration)));
+            since_best = 0;
+        } else {
+            since_best += 1;
         }
-    };
-    let gt_add = |l: &[f64], out: &mut [f64]| {
-        for (e, &(a, b)) in lp.rows.iter().enumerate() {
-            out[a] += l[e];
-            out[b] -= lp.rho * l[e];
+        if let Some(ending) = stopped(settings, &r, since_best, iteration, iteration_seconds) {
+            break ending;
         }
+        let direction = factorise(lp, &pattern, &symbolic, &p, pivot_floor, threads, &mut times).and_then(|f| {
+            let newton = Newton { lp, p: &p, f: &f, perm: symbolic.perm(), threads, mu: r.mu };
+            newton.direction(&r, count)
+        });
+        let Some(dir) = direction else {
+            if raise_floor(&mut pivot_floor) {
+                continue;
+            }
+            break Ending::Stalled;
+        };
+        take_step(&mut p, &dir);
+        iteration += 1;
+        iteration_seconds = iteration_began.elapsed().as_secs_f64();
+        iteration_began = Instant::now();
+        (settings.on_iteration)(iteration);
     };
+    let (_, mut result) = best.expect("the first iterate is always recorded");
+    result.ending = ending;
+    result.times = times;
+    result
+}
 
-    // Start: the uniform mechanism is strictly feasible; the duals start small and below every
-    // column's least cost, then both sides are shifted off the boundary (Mehrotra 1992, §7).
+/// G x for one output's block: `out[e] = x[a] − ρ x[b]` for each DP row e = (a, b).
+fn apply_g(lp: &BlockLp, x: &[f64], out: &mut [f64]) {
+    for (e, &(a, b)) in lp.rows.iter().enumerate() {
+        out[e] = x[a] - lp.rho * x[b];
+    }
+}
+
+/// `out += Gᵀ l` for one output's block.
+fn add_gt(lp: &BlockLp, l: &[f64], out: &mut [f64]) {
+    for (e, &(a, b)) in lp.rows.iter().enumerate() {
+        out[a] += l[e];
+        out[b] -= lp.rho * l[e];
+    }
+}
+
+/// The start: the uniform mechanism is strictly feasible; the duals start small and below every
+/// column's least cost, then both sides are shifted off the boundary (Mehrotra 1992, §7).
+fn starting_point(lp: &BlockLp) -> Point {
+    let (m, n, ne) = (lp.m, lp.n, lp.rows.len());
     let mut p = Point {
         x: vec![1.0 / m as f64; m * n],
         z: vec![0.0; m * n],
@@ -235,11 +284,11 @@ pub(crate) fn solve(lp: &BlockLp, settings: &Settings) -> IpmResult {
     };
     let mut t = lp.c.clone();
     for k in 0..m {
-        g(&p.x[k * n..(k + 1) * n], &mut p.s[k * ne..(k + 1) * ne]);
+        apply_g(lp, &p.x[k * n..(k + 1) * n], &mut p.s[k * ne..(k + 1) * ne]);
         for v in &mut p.s[k * ne..(k + 1) * ne] {
             *v = -*v;
         }
-        gt_add(&p.lambda[k * ne..(k + 1) * ne], &mut t[k * n..(k + 1) * n]);
+        add_gt(lp, &p.lambda[k * ne..(k + 1) * ne], &mut t[k * n..(k + 1) * n]);
     }
     let (t_min, t_max) = t.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
     for k in 0..m {
@@ -259,232 +308,294 @@ pub(crate) fn solve(lp: &BlockLp, settings: &Settings) -> IpmResult {
     let shift = 0.5 * xz / (p.x.iter().sum::<f64>() + p.s.iter().sum::<f64>());
     p.lambda.iter_mut().for_each(|v| *v += shift);
     p.z.iter_mut().for_each(|v| *v += shift);
+    p
+}
 
-    let count = (m * (n + ne)) as f64;
-    let mut best: Option<(f64, IpmResult)> = None;
-    let mut since_best = 0;
-    let mut iteration = 0;
-    let mut pivot_floor = PIVOT_FLOOR;
-    let mut times = KernelTimes::default();
-    let mut iteration_seconds = settings.first_iteration_seconds;
-    let mut iteration_began = Instant::now();
-    let ending = loop {
-        // Residuals.
-        let mut rp = vec![0.0; m * ne];
-        let mut rd = vec![0.0; m * n];
-        let mut rl = vec![1.0; n];
-        for k in 0..m {
-            let (xk, sk) = (&p.x[k * n..(k + 1) * n], &p.s[k * ne..(k + 1) * ne]);
-            let rpk = &mut rp[k * ne..(k + 1) * ne];
-            g(xk, rpk);
-            for e in 0..ne {
-                rpk[e] = -(rpk[e] + sk[e]);
-            }
-            let rdk = &mut rd[k * n..(k + 1) * n];
-            rdk.copy_from_slice(&lp.c[k * n..(k + 1) * n]);
-            gt_add(&p.lambda[k * ne..(k + 1) * ne], rdk);
-            for i in 0..n {
-                rdk[i] = -(rdk[i] - p.nu[i] - p.z[k * n + i]);
-                rl[i] -= xk[i];
-            }
+/// An iterate's residuals — the DP rows' (r_p), the column sums' (r_l), the dual rows' (r_d) —
+/// and what the loop judges it by: μ, the relative gap, the infeasibilities and their merit.
+struct Residuals {
+    rp: Vec<f64>,
+    rd: Vec<f64>,
+    rl: Vec<f64>,
+    mu: f64,
+    gap: f64,
+    pinf: f64,
+    dinf: f64,
+    merit: f64,
+}
+
+/// The residuals of `p`; `count` is the number of complementarity pairs.
+fn residuals(lp: &BlockLp, p: &Point, count: f64) -> Residuals {
+    let (m, n, ne) = (lp.m, lp.n, lp.rows.len());
+    let mut rp = vec![0.0; m * ne];
+    let mut rd = vec![0.0; m * n];
+    let mut rl = vec![1.0; n];
+    for k in 0..m {
+        let (xk, sk) = (&p.x[k * n..(k + 1) * n], &p.s[k * ne..(k + 1) * ne]);
+        let rpk = &mut rp[k * ne..(k + 1) * ne];
+        apply_g(lp, xk, rpk);
+        for e in 0..ne {
+            rpk[e] = -(rpk[e] + sk[e]);
         }
-        let mu = (dot(&p.x, &p.z) + dot(&p.s, &p.lambda)) / count;
-        let pobj = dot(&lp.c, &p.x);
-        let dobj: f64 = p.nu.iter().sum();
-        let gap = (pobj - dobj).abs() / pobj.abs().max(1e-12);
-        let pinf = max_abs(&rp).max(max_abs(&rl));
-        let dinf = max_abs(&rd);
-        // (f64::max would pass over a NaN.)
-        let merit = if gap.is_nan() || pinf.is_nan() || dinf.is_nan() { f64::NAN } else { gap.max(pinf).max(dinf) };
-        if best.as_ref().is_none_or(|(b, _)| merit < *b) {
-            best = Some((
-                merit,
-                IpmResult {
-                    x: p.x.clone(),
-                    lambda: p.lambda.clone(),
-                    ending: Ending::Stalled,
-                    iterations: iteration,
-                    gap,
-                    primal_residual: pinf,
-                    dual_residual: dinf,
-                    times: KernelTimes::default(),
-                },
-            ));
-            since_best = 0;
+        let rdk = &mut rd[k * n..(k + 1) * n];
+        rdk.copy_from_slice(&lp.c[k * n..(k + 1) * n]);
+        add_gt(lp, &p.lambda[k * ne..(k + 1) * ne], rdk);
+        for i in 0..n {
+            rdk[i] = -(rdk[i] - p.nu[i] - p.z[k * n + i]);
+            rl[i] -= xk[i];
+        }
+    }
+    let mu = (dot(&p.x, &p.z) + dot(&p.s, &p.lambda)) / count;
+    let pobj = dot(&lp.c, &p.x);
+    let dobj: f64 = p.nu.iter().sum();
+    let gap = (pobj - dobj).abs() / pobj.abs().max(1e-12);
+    let pinf = max_abs(&rp).max(max_abs(&rl));
+    let dinf = max_abs(&rd);
+    // (f64::max would pass over a NaN.)
+    let merit = if gap.is_nan() || pinf.is_nan() || dinf.is_nan() { f64::NAN } else { gap.max(pinf).max(dinf) };
+    Residuals { rp, rd, rl, mu, gap, pinf, dinf, merit }
+}
+
+impl Residuals {
+    /// The iterate `p` as a result, should it stay the best.
+    fn iterate(&self, p: &Point, iteration: u32) -> IpmResult {
+        IpmResult {
+            x: p.x.clone(),
+            lambda: p.lambda.clone(),
+            ending: Ending::Stalled,
+            iterations: iteration,
+            gap: self.gap,
+            primal_residual: self.pinf,
+            dual_residual: self.dinf,
+            times: KernelTimes::default(),
+        }
+    }
+}
+
+/// Why the loop ends before this iteration, if it does: converged, no better iterate for
+/// [`PATIENCE`] iterations (or a non-finite one), the iteration limit, or a deadline the next
+/// iteration (as long as the last) would pass.
+fn stopped(
+    settings: &Settings,
+    r: &Residuals,
+    since_best: u32,
+    iteration: u32,
+    iteration_seconds: f64,
+) -> Option<Ending> {
+    if r.gap <= settings.gap_tolerance
+        && r.pinf <= settings.feasibility_tolerance
+        && r.dinf <= settings.feasibility_tolerance
+    {
+        return Some(Ending::Converged);
+    }
+    if since_best > PATIENCE || !r.merit.is_finite() {
+        return Some(Ending::Stalled);
+    }
+    if iteration >= settings.max_iterations {
+        return Some(Ending::IterationLimit);
+    }
+    if settings.deadline.is_some_and(|d| d.saturating_duration_since(Instant::now()).as_secs_f64() < iteration_seconds)
+    {
+        return Some(Ending::TimeLimit);
+    }
+    None
+}
+
+/// The Newton system factorised at a point: the scalings W = Λ S⁻¹ and D, every output's block
+/// factor and the factorised Schur complement on the column sums.
+struct Factored<'s> {
+    w: Vec<f64>,
+    d: Vec<f64>,
+    factors: Vec<SparseCholesky<'s>>,
+    schur: DenseCholesky,
+}
+
+/// Factorise every block and form and factorise the Schur complement (the kernels' times added
+/// to `times`); `None` where a block is not positive definite at `pivot_floor` or nothing is left
+/// of the Schur complement.
+fn factorise<'s>(
+    lp: &BlockLp,
+    pattern: &Pattern,
+    symbolic: &'s Symbolic,
+    p: &Point,
+    pivot_floor: f64,
+    threads: usize,
+    times: &mut KernelTimes,
+) -> Option<Factored<'s>> {
+    let (m, n, ne) = (lp.m, lp.n, lp.rows.len());
+    let w: Vec<f64> = p.lambda.iter().zip(&p.s).map(|(l, s)| l / s).collect();
+    let d: Vec<f64> = p.x.iter().zip(&p.z).map(|(x, z)| (x / (z + PRIMAL_REGULARISATION * x)).sqrt()).collect();
+    let clock = Instant::now();
+    let factors = per_output(m, threads, |k| {
+        let (wk, dk) = (&w[k * ne..(k + 1) * ne], &d[k * n..(k + 1) * n]);
+        // I + D Gᵀ W G D ⪰ I: every pivot is ≥ 1.
+        if heaviest_row(lp, wk, dk) > DOUBLE_DOUBLE_ABOVE {
+            symbolic.factorise(&block_values::<DoubleDouble>(lp, pattern, wk, dk), 1.0, pivot_floor).ok()
         } else {
-            since_best += 1;
+            symbolic.factorise(&block_values::<f64>(lp, pattern, wk, dk), 1.0, pivot_floor).ok()
         }
-        if gap <= settings.gap_tolerance
-            && pinf <= settings.feasibility_tolerance
-            && dinf <= settings.feasibility_tolerance
-        {
-            break Ending::Converged;
-        }
-        if since_best > PATIENCE || !merit.is_finite() {
-            break Ending::Stalled;
-        }
-        if iteration >= settings.max_iterations {
-            break Ending::IterationLimit;
-        }
-        if settings
-            .deadline
-            .is_some_and(|d| d.saturating_duration_since(Instant::now()).as_secs_f64() < iteration_seconds)
-        {
-            break Ending::TimeLimit;
-        }
+    });
+    times.block_factorisations += clock.elapsed().as_secs_f64();
+    if factors.iter().any(Option::is_none) {
+        return None;
+    }
+    let factors: Vec<_> = factors.into_iter().map(|f| f.expect("checked")).collect();
+    let clock = Instant::now();
+    let schur = form_schur(&factors, symbolic, &d, threads);
+    times.schur_forming += clock.elapsed().as_secs_f64();
+    let clock = Instant::now();
+    let schur = DenseCholesky::factorise(n, schur, threads);
+    times.schur_factorisation += clock.elapsed().as_secs_f64();
+    if schur.dropped == n {
+        // Nothing left of the Schur complement (its entries overflowed): the end of the road.
+        return None;
+    }
+    Some(Factored { w, d, factors, schur })
+}
 
-        // Factorise every block and form the Schur complement.
-        let w: Vec<f64> = p.lambda.iter().zip(&p.s).map(|(l, s)| l / s).collect();
-        let d: Vec<f64> = p.x.iter().zip(&p.z).map(|(x, z)| (x / (z + PRIMAL_REGULARISATION * x)).sqrt()).collect();
-        let clock = Instant::now();
-        let factors = per_output(m, threads, |k| {
-            let (wk, dk) = (&w[k * ne..(k + 1) * ne], &d[k * n..(k + 1) * n]);
-            // I + D Gᵀ W G D ⪰ I: every pivot is ≥ 1.
-            if heaviest_row(lp, wk, dk) > DOUBLE_DOUBLE_ABOVE {
-                symbolic.factorise(&block_values::<DoubleDouble>(lp, &pattern, wk, dk), 1.0, pivot_floor).ok()
-            } else {
-                symbolic.factorise(&block_values::<f64>(lp, &pattern, wk, dk), 1.0, pivot_floor).ok()
-            }
+/// Solves of the whole Newton system at the point `p` through its factorisation `f`.
+struct Newton<'a, 's> {
+    lp: &'a BlockLp,
+    p: &'a Point,
+    f: &'a Factored<'s>,
+    /// The blocks' (and so the Schur complement's) order of the observations.
+    perm: &'a [usize],
+    threads: usize,
+    mu: f64,
+}
+
+impl Newton<'_, '_> {
+    /// H_k⁻¹ v = D M⁻¹ D v.
+    fn h_solve(&self, k: usize, v: &[f64]) -> Vec<f64> {
+        let n = self.lp.n;
+        let dk = &self.f.d[k * n..(k + 1) * n];
+        let scaled: Vec<f64> = v.iter().zip(dk).map(|(a, b)| a * b).collect();
+        let mut y = self.f.factors[k].solve(&scaled);
+        y.iter_mut().zip(dk).for_each(|(a, b)| *a *= b);
+        y
+    }
+
+    /// One solve of the Newton system for right-hand sides (r_p, r_l, r_d, r_xz, r_sλ):
+    /// b = r_p − r_sλ/λ, g_k = r_d + r_xz/x + Gᵀ(W b), Δν = S⁻¹(r_l − Σ H_k⁻¹g_k),
+    /// Δx_k = H_k⁻¹(g_k + Δν), Δλ = W(GΔx − b), Δs and Δz from the complementarity rows.
+    fn reduced(&self, rhs: &Rhs) -> Direction {
+        let (lp, p, w) = (self.lp, self.p, &self.f.w);
+        let (m, n, ne, threads) = (lp.m, lp.n, lp.rows.len(), self.threads);
+        let b: Vec<f64> = (0..m * ne).map(|j| rhs.p[j] - rhs.sl[j] / p.lambda[j]).collect();
+        let h = per_output(m, threads, |k| {
+            let mut gk: Vec<f64> = (0..n).map(|i| rhs.d[k * n + i] + rhs.xz[k * n + i] / p.x[k * n + i]).collect();
+            let wb: Vec<f64> = (0..ne).map(|e| w[k * ne + e] * b[k * ne + e]).collect();
+            add_gt(lp, &wb, &mut gk);
+            self.h_solve(k, &gk)
         });
-        times.block_factorisations += clock.elapsed().as_secs_f64();
-        if factors.iter().any(Option::is_none) {
-            if raise_floor(&mut pivot_floor) {
-                continue;
+        let mut sum_h = vec![0.0; n];
+        for hk in &h {
+            for i in 0..n {
+                sum_h[i] += hk[i];
             }
-            break Ending::Stalled;
         }
-        let factors: Vec<_> = factors.into_iter().map(|f| f.expect("checked")).collect();
-        let clock = Instant::now();
-        let schur = form_schur(&factors, &symbolic, &d, threads);
-        times.schur_forming += clock.elapsed().as_secs_f64();
-        let clock = Instant::now();
-        let schur = DenseCholesky::factorise(n, schur, threads);
-        times.schur_factorisation += clock.elapsed().as_secs_f64();
-        if schur.dropped == n {
-            // Nothing left of the Schur complement (its entries overflowed): the end of the road.
-            if raise_floor(&mut pivot_floor) {
-                continue;
-            }
-            break Ending::Stalled;
+        // The Schur complement is factorised in the blocks' order.
+        let mut permuted: Vec<f64> = self.perm.iter().map(|&i| rhs.l[i] - sum_h[i]).collect();
+        self.f.schur.solve(&mut permuted);
+        let mut dnu = vec![0.0; n];
+        for (new, &old) in self.perm.iter().enumerate() {
+            dnu[old] = permuted[new];
         }
+        let dx_parts = per_output(m, threads, |k| {
+            let mut dxk = self.h_solve(k, &dnu);
+            for i in 0..n {
+                dxk[i] += h[k][i];
+            }
+            dxk
+        });
+        let dx: Vec<f64> = dx_parts.concat();
+        let mut dlambda = vec![0.0; m * ne];
+        for k in 0..m {
+            let gdx = &mut dlambda[k * ne..(k + 1) * ne];
+            apply_g(lp, &dx[k * n..(k + 1) * n], gdx);
+            for e in 0..ne {
+                let j = k * ne + e;
+                gdx[e] = w[j] * (gdx[e] - b[j]);
+            }
+        }
+        let ds = (0..m * ne).map(|j| (rhs.sl[j] - p.s[j] * dlambda[j]) / p.lambda[j]).collect();
+        let dz = (0..m * n).map(|j| (rhs.xz[j] - p.z[j] * dx[j]) / p.x[j]).collect();
+        Direction { x: dx, z: dz, s: ds, lambda: dlambda, nu: dnu }
+    }
 
-        // H_k⁻¹ v = D M⁻¹ D v.
-        let h_solve = |k: usize, v: &[f64]| -> Vec<f64> {
-            let dk = &d[k * n..(k + 1) * n];
-            let scaled: Vec<f64> = v.iter().zip(dk).map(|(a, b)| a * b).collect();
-            let mut y = factors[k].solve(&scaled);
-            y.iter_mut().zip(dk).for_each(|(a, b)| *a *= b);
-            y
-        };
-        // One solve of the Newton system for right-hand sides (r_p, r_l, r_d, r_xz, r_sλ):
-        // b = r_p − r_sλ/λ, g_k = r_d + r_xz/x + Gᵀ(W b), Δν = S⁻¹(r_l − Σ H_k⁻¹g_k),
-        // Δx_k = H_k⁻¹(g_k + Δν), Δλ = W(GΔx − b), Δs and Δz from the complementarity rows.
-        let reduced = |rhs: &Rhs| -> Direction {
-            let b: Vec<f64> = (0..m * ne).map(|j| rhs.p[j] - rhs.sl[j] / p.lambda[j]).collect();
-            let h = per_output(m, threads, |k| {
-                let mut gk: Vec<f64> = (0..n).map(|i| rhs.d[k * n + i] + rhs.xz[k * n + i] / p.x[k * n + i]).collect();
-                let wb: Vec<f64> = (0..ne).map(|e| w[k * ne + e] * b[k * ne + e]).collect();
-                gt_add(&wb, &mut gk);
-                h_solve(k, &gk)
-            });
-            let mut sum_h = vec![0.0; n];
-            for hk in &h {
-                for i in 0..n {
-                    sum_h[i] += hk[i];
-                }
+    /// What a direction leaves of the whole (unreduced) Newton system's right-hand side.
+    fn leftover(&self, rhs: &Rhs, dir: &Direction) -> Rhs {
+        let (lp, p) = (self.lp, self.p);
+        let (m, n, ne) = (lp.m, lp.n, lp.rows.len());
+        let mut out =
+            Rhs { p: rhs.p.clone(), l: rhs.l.clone(), d: rhs.d.clone(), xz: rhs.xz.clone(), sl: rhs.sl.clone() };
+        let mut tmp = vec![0.0; ne];
+        for k in 0..m {
+            apply_g(lp, &dir.x[k * n..(k + 1) * n], &mut tmp);
+            for e in 0..ne {
+                let j = k * ne + e;
+                out.p[j] -= tmp[e] + dir.s[j];
+                out.sl[j] -= p.lambda[j] * dir.s[j] + p.s[j] * dir.lambda[j];
             }
-            // The Schur complement is factorised in the blocks' order.
-            let mut permuted: Vec<f64> = perm.iter().map(|&i| rhs.l[i] - sum_h[i]).collect();
-            schur.solve(&mut permuted);
-            let mut dnu = vec![0.0; n];
-            for (new, &old) in perm.iter().enumerate() {
-                dnu[old] = permuted[new];
+            let mut gl = vec![0.0; n];
+            add_gt(lp, &dir.lambda[k * ne..(k + 1) * ne], &mut gl);
+            for i in 0..n {
+                let j = k * n + i;
+                out.l[i] -= dir.x[j];
+                out.d[j] -= gl[i] - dir.nu[i] - dir.z[j];
+                out.xz[j] -= p.z[j] * dir.x[j] + p.x[j] * dir.z[j];
             }
-            let dx_parts = per_output(m, threads, |k| {
-                let mut dxk = h_solve(k, &dnu);
-                for i in 0..n {
-                    dxk[i] += h[k][i];
-                }
-                dxk
-            });
-            let dx: Vec<f64> = dx_parts.concat();
-            let mut dlambda = vec![0.0; m * ne];
-            for k in 0..m {
-                let gdx = &mut dlambda[k * ne..(k + 1) * ne];
-                g(&dx[k * n..(k + 1) * n], gdx);
-                for e in 0..ne {
-                    let j = k * ne + e;
-                    gdx[e] = w[j] * (gdx[e] - b[j]);
-                }
-            }
-            let ds = (0..m * ne).map(|j| (rhs.sl[j] - p.s[j] * dlambda[j]) / p.lambda[j]).collect();
-            let dz = (0..m * n).map(|j| (rhs.xz[j] - p.z[j] * dx[j]) / p.x[j]).collect();
-            Direction { x: dx, z: dz, s: ds, lambda: dlambda, nu: dnu }
-        };
-        // What a direction leaves of the whole (unreduced) Newton system's right-hand side.
-        let leftover = |rhs: &Rhs, dir: &Direction| -> Rhs {
-            let mut out =
-                Rhs { p: rhs.p.clone(), l: rhs.l.clone(), d: rhs.d.clone(), xz: rhs.xz.clone(), sl: rhs.sl.clone() };
-            let mut tmp = vec![0.0; ne];
-            for k in 0..m {
-                g(&dir.x[k * n..(k + 1) * n], &mut tmp);
-                for e in 0..ne {
-                    let j = k * ne + e;
-                    out.p[j] -= tmp[e] + dir.s[j];
-                    out.sl[j] -= p.lambda[j] * dir.s[j] + p.s[j] * dir.lambda[j];
-                }
-                let mut gl = vec![0.0; n];
-                gt_add(&dir.lambda[k * ne..(k + 1) * ne], &mut gl);
-                for i in 0..n {
-                    let j = k * n + i;
-                    out.l[i] -= dir.x[j];
-                    out.d[j] -= gl[i] - dir.nu[i] - dir.z[j];
-                    out.xz[j] -= p.z[j] * dir.x[j] + p.x[j] * dir.z[j];
-                }
-            }
-            out
-        };
-        // Size of a leftover: feasibility rows absolutely, complementarity rows relative to x∘z, s∘λ.
-        let size = |r: &Rhs| -> f64 {
-            let compl_x = (0..m * n).map(|j| r.xz[j].abs() / (p.x[j] * p.z[j])).fold(0.0, f64::max);
-            let compl_s = (0..m * ne).map(|j| r.sl[j].abs() / (p.s[j] * p.lambda[j])).fold(0.0, f64::max);
-            max_abs(&r.p).max(max_abs(&r.l)).max(max_abs(&r.d)).max(compl_x * mu).max(compl_s * mu)
-        };
-        // The reduced solve, then iterative refinement on the whole system while it helps.
-        let solve_full = |rhs: &Rhs| -> (Direction, f64) {
-            let mut dir = reduced(rhs);
-            let mut left = leftover(rhs, &dir);
-            let mut error = size(&left);
-            for _ in 0..REFINEMENTS {
-                if error <= REFINE_ABOVE * mu {
-                    break;
-                }
-                let correction = reduced(&left);
-                let candidate = dir.plus(&correction);
-                let candidate_left = leftover(rhs, &candidate);
-                let candidate_error = size(&candidate_left);
-                if !(candidate_error < 0.5 * error) {
-                    break;
-                }
-                (dir, left, error) = (candidate, candidate_left, candidate_error);
-            }
-            (dir, error)
-        };
-        let newton = |rxz: &[f64], rsl: &[f64]| -> (Direction, f64) {
-            solve_full(&Rhs { p: rp.clone(), l: rl.clone(), d: rd.clone(), xz: rxz.to_vec(), sl: rsl.to_vec() })
-        };
+        }
+        out
+    }
 
-        // Predictor (affine scaling), then Mehrotra's corrector.
+    /// Size of a leftover: feasibility rows absolutely, complementarity rows relative to x∘z, s∘λ.
+    fn size(&self, r: &Rhs) -> f64 {
+        let (p, mu) = (self.p, self.mu);
+        let (m, n, ne) = (self.lp.m, self.lp.n, self.lp.rows.len());
+        let compl_x = (0..m * n).map(|j| r.xz[j].abs() / (p.x[j] * p.z[j])).fold(0.0, f64::max);
+        let compl_s = (0..m * ne).map(|j| r.sl[j].abs() / (p.s[j] * p.lambda[j])).fold(0.0, f64::max);
+        max_abs(&r.p).max(max_abs(&r.l)).max(max_abs(&r.d)).max(compl_x * mu).max(compl_s * mu)
+    }
+
+    /// The reduced solve, then iterative refinement on the whole system while it helps.
+    fn solve_full(&self, rhs: &Rhs) -> (Direction, f64) {
+        let mut dir = self.reduced(rhs);
+        let mut left = self.leftover(rhs, &dir);
+        let mut error = self.size(&left);
+        for _ in 0..REFINEMENTS {
+            if error <= REFINE_ABOVE * self.mu {
+                break;
+            }
+            let correction = self.reduced(&left);
+            let candidate = dir.plus(&correction);
+            let candidate_left = self.leftover(rhs, &candidate);
+            let candidate_error = self.size(&candidate_left);
+            if !(candidate_error < 0.5 * error) {
+                break;
+            }
+            (dir, left, error) = (candidate, candidate_left, candidate_error);
+        }
+        (dir, error)
+    }
+
+    /// The Newton step for the residuals `r` and complementarity right-hand sides `rxz`, `rsl`.
+    fn newton(&self, r: &Residuals, rxz: &[f64], rsl: &[f64]) -> (Direction, f64) {
+        self.solve_full(&Rhs { p: r.rp.clone(), l: r.rl.clone(), d: r.rd.clone(), xz: rxz.to_vec(), sl: rsl.to_vec() })
+    }
+
+    /// The step's direction: the predictor (affine scaling), Mehrotra's corrector, then Gondzio's
+    /// centrality correctors; `None` where a Newton solve leaves too large an error.
+    fn direction(&self, r: &Residuals, count: f64) -> Option<Direction> {
+        let (p, mu) = (self.p, self.mu);
+        let (m, n, ne) = (self.lp.m, self.lp.n, self.lp.rows.len());
         let rxz: Vec<f64> = p.x.iter().zip(&p.z).map(|(a, b)| -a * b).collect();
         let rsl: Vec<f64> = p.s.iter().zip(&p.lambda).map(|(a, b)| -a * b).collect();
-        let (affine, error) = newton(&rxz, &rsl);
+        let (affine, error) = self.newton(r, &rxz, &rsl);
         if !(error <= NEWTON_ERROR_LIMIT) {
-            if raise_floor(&mut pivot_floor) {
-                continue;
-            }
-            break Ending::Stalled;
+            return None;
         }
-        let (ap, ad) = steps(&p, &affine);
+        let (ap, ad) = steps(p, &affine);
         let mu_affine =
             (p.x.iter()
                 .zip(&affine.x)
@@ -502,19 +613,21 @@ pub(crate) fn solve(lp: &BlockLp, settings: &Settings) -> IpmResult {
         let rxz: Vec<f64> = (0..m * n).map(|j| sigma * mu - p.x[j] * p.z[j] - affine.x[j] * affine.z[j]).collect();
         let rsl: Vec<f64> =
             (0..m * ne).map(|j| sigma * mu - p.s[j] * p.lambda[j] - affine.s[j] * affine.lambda[j]).collect();
-        let (mut dir, error) = newton(&rxz, &rsl);
+        let (dir, error) = self.newton(r, &rxz, &rsl);
         if !(error <= NEWTON_ERROR_LIMIT) {
-            if raise_floor(&mut pivot_floor) {
-                continue;
-            }
-            break Ending::Stalled;
+            return None;
         }
-        // Gondzio's multiple centrality correctors (Gondzio 1996; Colombo & Gondzio 2008): aim a
-        // longer trial step, push the complementarity products that would leave [0.1, 10]·σμ
-        // back into it, and keep the corrected direction while the steps grow.
-        let target = sigma * mu;
+        Some(self.centrality_correctors(dir, sigma * mu))
+    }
+
+    /// Gondzio's multiple centrality correctors (Gondzio 1996; Colombo & Gondzio 2008): aim a
+    /// longer trial step, push the complementarity products that would leave [0.1, 10]·σμ
+    /// (`target` = σμ) back into it, and keep the corrected direction while the steps grow.
+    fn centrality_correctors(&self, mut dir: Direction, target: f64) -> Direction {
+        let p = self.p;
+        let (m, n, ne) = (self.lp.m, self.lp.n, self.lp.rows.len());
         for _ in 0..CENTRALITY_CORRECTORS {
-            let (ap, ad) = steps(&p, &dir);
+            let (ap, ad) = steps(p, &dir);
             let (tp, td) = ((ap + 0.2).min(1.0), (ad + 0.2).min(1.0));
             let push = |v: f64| {
                 if v < 0.1 * target {
@@ -529,30 +642,28 @@ pub(crate) fn solve(lp: &BlockLp, settings: &Settings) -> IpmResult {
             let tsl: Vec<f64> =
                 (0..m * ne).map(|j| push((p.s[j] + tp * dir.s[j]) * (p.lambda[j] + td * dir.lambda[j]))).collect();
             let (correction, error) =
-                solve_full(&Rhs { p: vec![0.0; m * ne], l: vec![0.0; n], d: vec![0.0; m * n], xz: txz, sl: tsl });
+                self.solve_full(&Rhs { p: vec![0.0; m * ne], l: vec![0.0; n], d: vec![0.0; m * n], xz: txz, sl: tsl });
             let candidate = dir.plus(&correction);
-            let (cp, cd) = steps(&p, &candidate);
+            let (cp, cd) = steps(p, &candidate);
             if !(error <= NEWTON_ERROR_LIMIT) || cp + cd < 1.01 * (ap + ad) {
                 break;
             }
             dir = candidate;
         }
-        let (ap, ad) = steps(&p, &dir);
-        let (ap, ad) = ((STEP_FRACTION * ap).min(1.0), (STEP_FRACTION * ad).min(1.0));
-        axpy(ap, &dir.x, &mut p.x);
-        axpy(ap, &dir.s, &mut p.s);
-        axpy(ad, &dir.z, &mut p.z);
-        axpy(ad, &dir.lambda, &mut p.lambda);
-        axpy(ad, &dir.nu, &mut p.nu);
-        iteration += 1;
-        iteration_seconds = iteration_began.elapsed().as_secs_f64();
-        iteration_began = Instant::now();
-        (settings.on_iteration)(iteration);
-    };
-    let (_, mut result) = best.expect("the first iterate is always recorded");
-    result.ending = ending;
-    result.times = times;
-    result
+        dir
+    }
+}
+
+/// Step along `dir`: the longest steps that keep the point interior, cut to [`STEP_FRACTION`]
+/// of them (at most 1), primal and dual apart.
+fn take_step(p: &mut Point, dir: &Direction) {
+    let (ap, ad) = steps(p, dir);
+    let (ap, ad) = ((STEP_FRACTION * ap).min(1.0), (STEP_FRACTION * ad).min(1.0));
+    axpy(ap, &dir.x, &mut p.x);
+    axpy(ap, &dir.s, &mut p.s);
+    axpy(ad, &dir.z, &mut p.z);
+    axpy(ad, &dir.lambda, &mut p.lambda);
+    axpy(ad, &dir.nu, &mut p.nu);
 }
 
 /// Raise the pivot floor one step; false when it is already at [`MAX_PIVOT_FLOOR`].
@@ -617,12 +728,7 @@ fn block_values<R: Real>(lp: &BlockLp, pattern: &Pattern, w: &[f64], d: &[f64]) 
 /// (|Y| × [`WIDTH`]) that stays in cache, the outputs split over the threads; the strip is then
 /// written into the matrix once. Summing output by output into the whole matrix instead read and
 /// wrote all of it once per output (14 GB an iteration at |Y| = 5151).
-fn form_schur(
-    factors: &[super::sparse_cholesky::SparseCholesky<'_>],
-    symbolic: &Symbolic,
-    d: &[f64],
-    threads: usize,
-) -> Vec<f64> {
+fn form_schur(factors: &[SparseCholesky<'_>], symbolic: &Symbolic, d: &[f64], threads: usize) -> Vec<f64> {
     let (n, m) = (symbolic.n(), factors.len());
     let perm = symbolic.perm();
     // D in the factors' order, output by output.

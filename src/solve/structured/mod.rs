@@ -9,11 +9,7 @@
 //!
 //! Plain (Bayes, pure ε) programs only; the whole LP (a symmetric model's orbit LP is HiGHS's).
 
-mod cpu;
-mod dense_cholesky;
-mod double_double;
 pub(crate) mod ipm;
-mod sparse_cholesky;
 
 use std::time::{Duration, Instant};
 
@@ -21,6 +17,7 @@ use super::backend::{Limits, LpSolver, RawSolution};
 use super::progress::{Event, Progress};
 use super::{SolveError, SolverChoice, Status, CHECK_TOLERANCE};
 use crate::lp::Problem;
+use crate::numeric::sparse_cholesky;
 
 /// Bytes the block interior point needs on an LP of `n_obs` observations and `n_out` outputs: the
 /// dense Schur complement (one |Y| × |Y| matrix, formed and factorised in place), each worker

@@ -8,8 +8,8 @@
 use ndarray::{Array2, ArrayView1};
 use serde::Serialize;
 
-use super::ReferenceRisks;
 use crate::model::{Loss, Model};
+use crate::solve::ReferenceRisks;
 
 /// Largest |Θ|·|Y|·|Θ̃| for which [`risk_profile`] runs (about a second of multiply-adds).
 pub const MAX_PROFILE_WORK: f64 = 1e9;

@@ -4,7 +4,7 @@
 //!
 //! The block interior point factorises a Newton block in it where the block's DP rows are stiff
 //! enough that f64 would cancel away the identity the block is built on (see
-//! [`super::ipm`]); [`Real`] lets one factorisation routine serve both precisions.
+//! `crate::solve::structured::ipm`); [`Real`] lets one factorisation routine serve both precisions.
 
 /// The operations a sparse factorisation needs, in f64 or in double-double.
 pub(crate) trait Real: Copy + Default + Send + Sync {

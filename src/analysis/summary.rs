@@ -3,9 +3,10 @@
 //! (see `docs/statistics.md`). One place builds the `solve --json` rows, so the command line and
 //! the Python package print the same fields from the same serialisation.
 
-use super::{reference_risks, robustness, robustness_warning, PhaseTimes, ReferenceRisks, Robustness, Solution};
+use super::{robustness, robustness_warning, Robustness};
 use crate::lp::MemoryBudget;
 use crate::model::{Model, Objective};
+use crate::solve::{reference_risks, PhaseTimes, ReferenceRisks, Solution};
 
 /// The reference risks and the robustness of each solution of one `solve` run.
 #[derive(Debug, Clone)]
@@ -66,7 +67,7 @@ impl SolveSummary {
     }
 
     /// Each row with where its time went: `timings` holds one entry per solution, in order (what
-    /// [`super::Timings::finished`] returns after the solve).
+    /// [`crate::solve::Timings::finished`] returns after the solve).
     pub fn with_timings(mut self, timings: Vec<PhaseTimes>) -> SolveSummary {
         for (row, t) in self.rows.iter_mut().zip(timings) {
             row.timings = Some(t);

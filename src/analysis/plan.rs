@@ -6,9 +6,10 @@
 
 use serde::Serialize;
 
-use super::error::Result;
-use super::SolveError;
-use super::{reference_risks, solve_model, SolveOptions};
+use crate::solve::{reference_risks, solve_model, SolveError, SolveOptions};
+
+/// A plan's result: its failures are the solves' own.
+type Result<T> = std::result::Result<T, SolveError>;
 use crate::model::{Model, Objective};
 
 /// The answer of [`plan_eps`].

@@ -429,7 +429,7 @@ mod tests {
     /// f64, to 1e-15. (From t ≈ 1e12 on, the f64 solves with the rounded factor lose it too.)
     #[test]
     fn double_double_keeps_the_direction_stiff_rows_leave_free() {
-        use crate::solve::structured::double_double::DoubleDouble;
+        use crate::numeric::double_double::DoubleDouble;
         let (n, t): (usize, f64) = (40, 1e10);
         let mut col_ptr = vec![0];
         let mut row_idx = Vec::new();
