@@ -219,12 +219,13 @@ pub(crate) fn exact_support_bound(
                     let at_a = edges[e].0 as usize == i;
                     let (first, kept) = support.pairs_of(e);
                     for (p, &(sa, sb)) in (first..).zip(kept) {
-                        let (slot, row_own, row_other) = if at_a { (sa, 2 * p, 2 * p + 1) } else { (sb, 2 * p + 1, 2 * p) };
+                        let (slot, row_own, row_other) =
+                            if at_a { (sa, 2 * p, 2 * p + 1) } else { (sb, 2 * p + 1, 2 * p) };
                         let k = outputs[slot as usize] as usize;
                         add_dp_rows(&mut reduced[k], multiplier(row_own), multiplier(row_other), e_up);
                     }
                 }
-                                let column = reduced.iter().copied().fold(f64::INFINITY, f64::min);
+                let column = reduced.iter().copied().fold(f64::INFINITY, f64::min);
                 (next_down(sum + column), reduced)
             },
         )

@@ -4,8 +4,12 @@
 //!
 //! An ε-DP mechanism's row k decays at most by ρ = e^ε a hop (P\[k,a\] ≥ ρ^(−1) P\[k,b\]), and an
 //! optimal one spends its probability near where output k is the non-private Bayes choice: a
-//! distance of `reach` hops from there weighs a row by ρ^(−reach) at most. Output k is kept at
-//! observation i where i is within `reach` hops of an observation whose cheapest output is k.
+//! distance of `reach` hops from there weighs a row by ρ^(−reach) against it. Output k is kept
+//! at observation i where i is within `reach` hops of an observation whose cheapest output is k;
+//! an output that is nowhere the cheapest in a component of the graph is kept throughout it. This is a choice of where to
+//! iterate, not a theorem: an optimum that uses an output far from its region is approached
+//! only as far as the repair's lift of the truncated tails allows, and the certified gap shows
+//! it.
 //! The rows kept are those of an edge whose two ends both keep k; a row with one end outside is
 //! dropped (the iterate is a relaxation there, and its tails are filled in by the certification's
 //! lift). Nothing certified depends on the support: the bound prices every output, the
@@ -21,6 +25,35 @@ use ndarray::Array2;
 use rayon::prelude::*;
 
 use super::Incidence;
+
+/// The observations of each connected component of `incidence`'s graph.
+fn components(incidence: &Incidence) -> Vec<Vec<u32>> {
+    let n = incidence.n_obs();
+    let mut seen = vec![false; n];
+    let mut components = Vec::new();
+    for root in 0..n {
+        if seen[root] {
+            continue;
+        }
+        seen[root] = true;
+        let mut members = vec![root as u32];
+        let mut next = 0;
+        while next < members.len() {
+            let i = members[next] as usize;
+            next += 1;
+            for &(own, _) in incidence.at(i) {
+                let (a, b) = incidence.edges()[own as usize / 2];
+                let j = if a as usize == i { b } else { a };
+                if !seen[j as usize] {
+                    seen[j as usize] = true;
+                    members.push(j);
+                }
+            }
+        }
+        components.push(members);
+    }
+    components
+}
 
 /// The outputs kept at each observation and the DP rows between them.
 #[derive(Debug, Clone)]
@@ -39,6 +72,7 @@ pub(crate) struct Support {
 
 impl Support {
     /// Every output at every observation (the whole program's rows).
+    #[cfg(test)]
     pub(crate) fn full(incidence: &Incidence, n_out: usize) -> Option<Support> {
         let n = incidence.n_obs();
         let lists: Vec<Vec<u32>> = vec![(0..n_out as u32).collect(); n];
@@ -46,7 +80,7 @@ impl Support {
     }
 
     /// Output k kept at the observations within `reach` hops (over `incidence`) of one whose
-    /// cheapest output under `cost` (C\[i, k\]) is k; `None` when the slots cannot be indexed by
+    /// cheapest output under `cost` (C\[i, k\]) is k (throughout a component where it is nowhere the cheapest); `None` when the slots cannot be indexed by
     /// 32 bits.
     pub(crate) fn near_rule(cost: &Array2<f64>, incidence: &Incidence, reach: usize) -> Option<Support> {
         let (n, n_out) = cost.dim();
@@ -57,6 +91,19 @@ impl Support {
         let mut sources: Vec<Vec<u32>> = vec![Vec::new(); n_out];
         for (i, &k) in rule.iter().enumerate() {
             sources[k as usize].push(i as u32);
+        }
+        // An output that is nowhere the cheapest in a component of the graph (a compromise a
+        // private mechanism may still use throughout it) is kept throughout that component.
+        let components = components(incidence);
+        let mut present = vec![false; n_out];
+        for members in &components {
+            present.fill(false);
+            for &i in members {
+                present[rule[i as usize] as usize] = true;
+            }
+            for (k, _) in present.iter().enumerate().filter(|(_, &p)| !p) {
+                sources[k].extend_from_slice(members);
+            }
         }
         // Breadth first from each output's region, `reach` hops (a stamp per observation, one
         // array per worker).
@@ -150,11 +197,6 @@ impl Support {
         Some(Support { n_out, start, output, pair_start, pairs })
     }
 
-    /// |Θ̃|.
-    pub(crate) fn n_out(&self) -> usize {
-        self.n_out
-    }
-
     /// The slots (kept entries) in all.
     pub(crate) fn slots(&self) -> usize {
         self.output.len()
@@ -186,6 +228,7 @@ impl Support {
     }
 
     /// Every pair (slot at a, slot at b), edge by edge.
+    #[cfg(test)]
     pub(crate) fn pairs(&self) -> &[(u32, u32)] {
         &self.pairs
     }
@@ -204,6 +247,24 @@ impl Support {
             column.fill(0.0);
             for s in self.column(i) {
                 column[self.output[s] as usize] = values[s];
+            }
+        });
+    }
+
+    /// The kept rows' values `values` spread over every DP row (block-major with |Θ̃| per block,
+    /// the incidence's order), zero where nothing is kept.
+    #[cfg(test)]
+    pub(crate) fn spread_rows(&self, incidence: &Incidence, values: &[f32], out: &mut [f32]) {
+        let m = self.n_out;
+        out.par_chunks_mut(2 * m).enumerate().for_each(|(e, blocks)| {
+            blocks.fill(0.0);
+            let (first, kept) = self.pairs_of(e);
+            let a = incidence.edges()[e].0 as usize;
+            for (p, &(sa, _)) in (first..).zip(kept) {
+                let k = self.output[sa as usize] as usize;
+                debug_assert!(self.column(a).contains(&(sa as usize)));
+                blocks[k] = values[2 * p];
+                blocks[m + k] = values[2 * p + 1];
             }
         });
     }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use rand::{rngs::StdRng, RngExt, SeedableRng};
 
-use crate::lp::{cost_matrix, Incidence, MemoryBudget, Problem};
+use crate::lp::{cost_matrix, Incidence, MemoryBudget, Problem, Support};
 use crate::mechanism::Release;
 use crate::model::Neighbours;
 use crate::solve::anytime::pieces;
@@ -73,7 +73,12 @@ fn random_graphs_bracket_the_whole_optimum_and_an_early_stop_still_does() {
         let full = anytime(&cost, &neighbours, eps, &SolveOptions { gap: Some(1e-4), ..SolveOptions::default() });
         contains(&what, interval(&full), exact);
         assert_eq!(full.status, Status::CertifiedGap, "{what}: {}", full.solver_detail);
-        assert!(full.checks.relative_gap.unwrap() <= 1e-4, "{what}: {}", full.solver_detail);
+        assert!(
+            full.checks.relative_gap.unwrap() <= 1e-4,
+            "{what}: gap {} ({})",
+            full.checks.relative_gap.unwrap(),
+            full.solver_detail
+        );
         assert!(full.checks.max_dp_violation <= 0.0, "{what}: the release violates DP");
 
         // A hundred iterations: a wider interval, still around the optimum.
@@ -223,6 +228,55 @@ fn one_piece_per_component_with_every_output_nominated_is_the_whole_lp() {
         let risk: f64 = (0..n_obs).map(|i| (0..3).map(|k| cost[[i, k]] * x[i * 3 + k] as f64).sum::<f64>()).sum();
         assert!((risk - upper).abs() <= 1e-5 * upper, "{what}: the pieces' point has risk {risk}, the optimum {upper}");
     }
+}
+
+#[test]
+fn the_support_bound_is_the_whole_bound_of_its_rows_spread() {
+    // Any multipliers on the kept rows, spread over every DP row with zeros elsewhere: the
+    // support's proven bound and the whole program's are the same theorem with the same
+    // roundings, so the same float; a reach beyond the diameter keeps every output.
+    let mut rng = StdRng::seed_from_u64(77);
+    for case in 0..8 {
+        let (cost, neighbours, eps) = random_case(&mut rng, case);
+        let (n_obs, n_out) = cost.dim();
+        let incidence = Incidence::new(&neighbours).unwrap();
+        let whole = Support::full(&incidence, n_out).unwrap();
+        let wide = Support::near_rule(&cost, &incidence, n_obs).unwrap();
+        assert_eq!(wide.outputs(), whole.outputs(), "case {case}: reach {n_obs} keeps every output");
+        assert_eq!(wide.pairs(), whole.pairs(), "case {case}");
+        for reach in [0, 1, 2] {
+            let support = Support::near_rule(&cost, &incidence, reach).unwrap();
+            assert!(support.slots() >= n_obs && support.slots() <= n_obs * n_out, "case {case}");
+            let lam: Vec<f32> = (0..support.rows()).map(|_| rng.random_range(-0.2f32..1.0) * 0.05).collect();
+            let mut dense = vec![0f32; 2 * incidence.n_edges() * n_out];
+            support.spread_rows(&incidence, &lam, &mut dense);
+            let sparse = crate::certify::exact_support_bound(&cost, &incidence, &support, eps, &lam, 1.0);
+            let spread = crate::certify::exact_plain_bound(&cost, &incidence, eps, &dense, 1.0);
+            assert_eq!(sparse.to_bits(), spread.to_bits(), "case {case}, reach {reach}: {sparse} vs {spread}");
+        }
+    }
+}
+
+#[test]
+fn a_chain_whose_support_leaves_most_outputs_out_is_still_bracketed() {
+    // 80 observations on a path, 16 outputs, costs that make each output the non-private choice
+    // on a stretch of about five observations, ε = 3 (the support's reach ln(10⁶)/3: 5 hops):
+    // each column keeps a few outputs, the bound and the repair still range over all of them.
+    let (n_obs, n_out, eps) = (80, 16, 3.0);
+    let weight = |i: usize| 1.0 + 0.5 * ((i as f64) * 0.37).sin();
+    let cost = Arc::new(ndarray::Array2::from_shape_fn((n_obs, n_out), |(i, k)| {
+        let (y, t) = (i as f64 / (n_obs - 1) as f64, k as f64 / (n_out - 1) as f64);
+        weight(i) * ((y - t).powi(2) + 0.01) / n_obs as f64
+    }));
+    let neighbours = Neighbours::Graph { len: n_obs, edges: (1..n_obs).map(|i| (i - 1, i)).collect() };
+    let incidence = Incidence::new(&neighbours).unwrap();
+    let support = Support::near_rule(&cost, &incidence, 5).unwrap();
+    assert!(support.slots() < n_obs * n_out / 2, "the support keeps {} of {}", support.slots(), n_obs * n_out);
+    let exact = reference(&cost, &neighbours, eps);
+    let s = anytime(&cost, &neighbours, eps, &SolveOptions { gap: Some(1e-4), ..SolveOptions::default() });
+    contains("the chain", interval(&s), exact);
+    assert!(s.checks.relative_gap.unwrap() <= 1e-4, "{}", s.solver_detail);
+    assert!(s.checks.max_dp_violation <= 0.0, "the release violates DP");
 }
 
 #[test]

@@ -10,10 +10,13 @@
 //! - **Upper bound:** the current primal point, made exactly ε-DP by the lift of every row, mixing
 //!   and quantisation (`certify::repair::repair_far`), checked exactly on the integer weights and
 //!   priced with every rounding upwards. It is the mechanism `--out` writes.
+//! - **Support:** the iteration keeps output k only within ln(10⁶)/ε hops of where k is the
+//!   non-private choice (`lp::Support`; 40 % of the pairs on the poll of 100, 11 % on the poll
+//!   of 300, 3.6 % on the poll of 1000); the bound and the repair still range over every output.
 //! - **Decomposition** ([`pieces`]): where the time left affords fewer than
-//!   [`DECOMPOSE_BELOW_ITERATIONS`] iterations (the first ten timed), the bound is raised first by
-//!   exact LPs on pieces of the observations near the non-private rule's boundaries, the rows
-//!   crossing the pieces fixed.
+//!   [`DECOMPOSE_BELOW_ITERATIONS_PER_HOP`] iterations per hop across the graph (the first ten
+//!   timed), the bound is raised first by exact LPs on pieces of the observations near the
+//!   non-private rule's boundaries, the rows crossing the pieces fixed.
 //! - **Coarse to fine:** none yet for general graphs; the first point is the non-private Bayes
 //!   rule, the first multipliers zero (whose bound is the non-private risk).
 //!
@@ -50,11 +53,13 @@ const MIN_CHECK_EVERY: u64 = 20;
 const PROBE_ITERATIONS: u64 = 10;
 
 /// The route starts with the decomposition ([`pieces`]) where the time left affords fewer
-/// iterations than this. Measured (docs/design/anytime.md): on the poll of 300 (45,451
-/// observations) 1,610 iterations in 150 s proved 1.985e-3 where two rounds of the decomposition
-/// proved 1.916e-3; on the poll of 1000 (501,501), 211 iterations in 300 s proved no more than
-/// the non-private risk 2.993e-5, one round of the decomposition 3.411e-5.
-const DECOMPOSE_BELOW_ITERATIONS: f64 = 1000.0;
+/// iterations than this per hop of the graph's diameter: a first-order iteration moves
+/// information one hop, so with few iterations per hop the multipliers far from where they
+/// started have not settled. Measured (docs/design/anytime.md): the poll of 1000 (diameter
+/// 1000) affords about 7 a hop in 10 minutes, and 1,207 iterations proved no more than the
+/// non-private risk 2.993e-5 where two rounds of the decomposition proved 3.499e-5; the poll of
+/// 100 in 30 s (75 a hop) and the poll of 300 in 150 s (about 40) prove more by the iterations.
+const DECOMPOSE_BELOW_ITERATIONS_PER_HOP: f64 = 20.0;
 
 /// The share of the time limit the decomposition's rounds may use; the iterations (which find
 /// the mechanism) have the rest.
@@ -69,22 +74,25 @@ pub(crate) const SOLVER_NAME: &str = "anytime";
 
 /// What the anytime route needs in memory for a model of `n_obs` observations, `n_out` outputs,
 /// `n_theta` parameter points and `edges` undirected neighbour pairs (bytes): the cost matrix and
-/// the likelihood it is built from (f64), the iterate in single precision (cost, x, its anchor
-/// and x̂; λ and its anchor per DP row), the incidence, and the certificate's copies (P in f64,
-/// the integer weights, the released probabilities), the decomposition's copies of λ and x, and
-/// the packed artifact.
+/// the likelihood it is built from (f64), the iterate in single precision on its support, priced
+/// as if every output were kept (cost, x, its anchor, x̂ and 2x̂ − x; λ and its anchor per DP row;
+/// the support's indices), the incidence, x̂ spread over every output, the certificate's copies
+/// (P in f64, the integer weights, the released probabilities), the decomposition's copies of λ
+/// and x, and the packed artifact.
 pub(crate) fn memory_bytes(n_obs: u128, n_out: u128, n_theta: u128, edges: u128) -> u128 {
     let n_vars = n_obs * n_out;
     let n_dp = 2 * edges * n_out;
     let cost = 8 * n_vars + 8 * n_obs * n_theta;
-    let iterate = 4 * 4 * n_vars + 2 * 4 * n_dp;
+    let iterate = 5 * 4 * n_vars + 2 * 4 * n_dp;
+    let support = Support::bytes(n_obs, edges, n_vars, n_dp / 2);
     let incidence = Incidence::bytes(n_obs as usize, edges as usize);
+    let spread = 4 * n_vars;
     let certificate = 3 * 8 * n_vars + 48 * n_obs;
     // The decomposition's multipliers and stitched point (f32), beside the iterate.
     let decomposition = 4 * n_vars + 4 * n_dp;
     // The artifact `--out` writes, packed: at most 10 varint bytes a weight in base64 (4/3).
     let artifact = 14 * n_vars;
-    cost + iterate + incidence + certificate + decomposition + artifact
+    cost + iterate + support + incidence + spread + certificate + decomposition + artifact
 }
 
 /// Solve `model` for each ε by the anytime route; `each` sees every solution as it is finished.
@@ -159,7 +167,7 @@ pub(crate) fn solve_eps(
     let progress = &options.progress;
 
     // The iteration keeps the outputs near where each is the non-private choice (`lp::Support`).
-    let reach = std::env::var("UBAPP_EXP_REACH").ok().and_then(|v| v.parse().ok()).unwrap_or(support_reach(eps, n_obs));
+    let reach = support_reach(eps, n_obs);
     let support = Support::near_rule(cost, incidence, reach).ok_or(SolveError::NoBackend)?;
     // The start: the non-private Bayes rule, zero multipliers (whose bound is the non-private
     // risk).
@@ -179,7 +187,6 @@ pub(crate) fn solve_eps(
         (sum / cost.len().max(1) as f64, squares.sqrt())
     };
     let lam = vec![0f32; support.rows()];
-    eprintln!("EXP reach {reach}: slots {} ({:.3}), rows {} ({:.3})", support.slots(), support.slots() as f64 / (n_obs * m) as f64, support.rows(), support.rows() as f64 / (2 * incidence.n_edges() * m) as f64);
 
     // The bound at zero multipliers, the non-private risk, holds from the start; the best
     // constant release (0-DP: every column the output of least prior risk) is the first mechanism.
@@ -203,7 +210,8 @@ pub(crate) fn solve_eps(
     let mut decomposition = String::new();
     if let Some(end) = limit_at {
         let left = end.saturating_duration_since(Instant::now()).as_secs_f64();
-        if left / per_iteration.max(1e-12) < DECOMPOSE_BELOW_ITERATIONS {
+        let hops = pieces::hops_across(incidence).max(1) as f64;
+        if left / per_iteration.max(1e-12) < DECOMPOSE_BELOW_ITERATIONS_PER_HOP * hops {
             let share = left * DECOMPOSITION_SHARE;
             let partition = pieces::Partition::new(cost, incidence, eps, 0, pieces::PIECE_SIZE);
             let estimate = partition.round_seconds(cost);
@@ -308,8 +316,7 @@ pub(crate) fn solve_eps(
 }
 
 /// The decomposition's rounds ([`pieces`]) until `deadline`, the first on partition `first`
-/// (expected to take `estimate` seconds):
-/// each proves a bound and certifies the pieces' stitched mechanism into `best`. A later round is
+/// (expected to take `estimate` seconds): each proves a bound into `best`. A later round is
 /// started only if the last one's time fits before the deadline. Returns the words for the
 /// solution's detail.
 fn decompose(
@@ -323,6 +330,9 @@ fn decompose(
 ) -> String {
     let (n_obs, m) = cost.dim();
     let mut lam = vec![0f32; 2 * incidence.n_edges() * m];
+    // The pieces' stitched point is not certified: it is ε-DP within the pieces only, and its
+    // repair across the cuts cost more than the iterations' point's (measured: 3.06e-3 against
+    // 2.03e-3 on the poll of 300, 1.04e-4 against 3.8e-5 on the poll of 1000).
     let mut x = vec![0f32; n_obs * m];
     let mut round_seconds: Option<f64> = None;
     let mut first_seconds = 0.0;
@@ -345,7 +355,6 @@ fn decompose(
         let lower = certify::exact_plain_bound(cost, incidence, eps, &lam, 1.0);
         proven = proven.max(lower);
         best.lower = best.lower.max(lower);
-        certify_primal(cost, incidence, eps, &x, Some(deadline), best);
         rounds += 1;
         round_seconds = Some(t.elapsed().as_secs_f64());
         if round == 0 {

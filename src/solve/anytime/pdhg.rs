@@ -107,9 +107,8 @@ impl<'a> Pdhg<'a> {
         // s_e = √(w_a w_b) before Pock–Chambolle's diagonal steps (α = 1) are taken:
         // σ_e = s_e/(1+ρ) for λ, τ_i = 1/((1+ρ) Σ_{e ∋ i} s_e).
         let floor = (1e-3 * mean).max(1e-30) as f32;
-        let weight: Vec<f32> = (0..n)
-            .map(|i| cost[support.column(i)].iter().copied().fold(f32::INFINITY, f32::min).max(floor))
-            .collect();
+        let weight: Vec<f32> =
+            (0..n).map(|i| cost[support.column(i)].iter().copied().fold(f32::INFINITY, f32::min).max(floor)).collect();
         let sigma_base: Vec<f32> = incidence
             .edges()
             .iter()
@@ -280,7 +279,7 @@ impl<'a> Pdhg<'a> {
         residual
     }
 
-/// cuPDLPx's restart criteria on the fixed-point residual (the primal weight stays fixed).
+    /// cuPDLPx's restart criteria on the fixed-point residual (the primal weight stays fixed).
     fn maybe_restart(&mut self, residual: f64) {
         if !self.residual_at_restart.is_finite() {
             self.residual_at_restart = residual;
