@@ -249,8 +249,9 @@ impl<'a> Pdhg<'a> {
                 let mut res = 0f64;
                 let first_edge = chunk * CHUNK;
                 let offset = self.row_chunks[chunk];
-                for e in first_edge..(first_edge + CHUNK).min(n_edges) {
-                    let sigma = sigma_scale * sigma_base[e];
+                let last_edge = (first_edge + CHUNK).min(n_edges);
+                for (e, &base) in (first_edge..last_edge).zip(&sigma_base[first_edge..last_edge]) {
+                    let sigma = sigma_scale * base;
                     let (p0, kept) = support.pairs_of(e);
                     let rows = &mut lam_chunk[2 * p0 - offset..2 * (p0 + kept.len()) - offset];
                     let anchors = &lam0[2 * p0..2 * (p0 + kept.len())];
