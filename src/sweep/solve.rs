@@ -11,7 +11,7 @@ use super::Result;
 use super::{cases_of, Shard, SweepCase, SweepFile, SweepGrid};
 use crate::analysis::SolveSummary;
 use crate::model::Model;
-use crate::solve::{solve_model_each, Solution, SolveOptions};
+use crate::solve::{Solution, SolveOptions, SolvePlan};
 
 /// The options of a solve sweep, as each shard records them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -93,13 +93,17 @@ pub fn solve_shard(
     let grid = SolveGrid { eps: eps.to_vec(), solver: options.solver.to_string(), max_seconds: options.limits.seconds };
     let mine = shard_eps(eps, shard);
     debug_assert_eq!(mine.len(), cases_of(&grid, shard).len());
-    let memory = options.memory;
-    let solutions = if mine.is_empty() { Vec::new() } else { solve_model_each(model, Some(&mine), options, each)? };
+    if mine.is_empty() {
+        return Ok(SolveShardFile::new(model, grid, shard, Vec::new()));
+    }
+    // One plan for the slice: its solve and every row's reference risks read one cost matrix.
+    let plan = SolvePlan::checked(model, Some(&mine), options)?;
+    let solutions = plan.solve_each(each)?;
     let cases = solutions
         .iter()
         .map(|s| {
             // Summarised alone: a row of `solve --json` depends on its own solution only.
-            let summary = SolveSummary::of(model, std::slice::from_ref(s), memory);
+            let summary = SolveSummary::of_plan(&plan, std::slice::from_ref(s));
             let row = summary.json_rows(std::slice::from_ref(s)).remove(0);
             SolveCase { eps: s.eps, row, warnings: summary.warnings }
         })
