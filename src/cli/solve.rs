@@ -5,9 +5,7 @@ use std::path::{Path, PathBuf};
 use ubapp::analysis::SolveSummary;
 use ubapp::mechanism::Release;
 use ubapp::model::{Model, Objective};
-use ubapp::solve::{
-    estimate, Estimate, LpSize, Solution, SolveError, SolveOptions, SolvePlan, SolverChoice, Status, Timings,
-};
+use ubapp::solve::{Estimate, LpSize, Solution, SolveError, SolveOptions, SolvePlan, SolverChoice, Status, Timings};
 
 use super::progress::{seconds, Shown, SolveProgress};
 use ubapp::{Error, MemoryBudget, Result};
@@ -303,13 +301,18 @@ fn run_shard(a: Args) -> Result<()> {
     let name_file = |e: Error| super::common::name_model_file(e, model_path);
     let eps_list: Vec<f64> = eps.map_or_else(|| model.epsilons().to_vec(), <[f64]>::to_vec);
     let limits = ubapp::solve::Limits { seconds: max_seconds, ..Default::default() };
-    let mut options = SolveOptions { solver, memory: memory_budget(), limits, ..SolveOptions::default() };
+    let options = SolveOptions { solver, memory: memory_budget(), limits, ..SolveOptions::default() };
+    // Every ε of the list is checked, whichever slice this is; the slice's own are planned.
     ubapp::solve::check_solve(&model, &eps_list, &options)?;
     let mine = ubapp::sweep::solve::shard_eps(&eps_list, shard);
-    let est = estimate(&model, &mine, &options).map_err(Error::from).map_err(name_file)?;
+    let planning = std::time::Instant::now();
+    let mut plan = SolvePlan::new(&model, Some(&mine), options.clone()).map_err(Error::from).map_err(name_file)?;
+    // The time limit covers the planning too.
+    plan.set_time_limit(max_seconds.map(|s| (s - planning.elapsed().as_secs_f64()).max(0.0)));
+    let est = plan.estimate();
     let estimated = est.seconds_per_eps * mine.len() as f64;
-    if !est.fits {
-        return Err(name_file(Error::TooLarge(est.size_error())));
+    if let Some(size) = plan.refusal() {
+        return Err(name_file(Error::TooLarge(size)));
     }
     if max_seconds.is_none() && estimated > DEFAULT_TIME_BUDGET_SECONDS {
         let fields = est.fields.clone();
@@ -324,8 +327,8 @@ fn run_shard(a: Args) -> Result<()> {
     }
     let mut progress = SolveProgress::new(mine.len(), Some(estimated), shown);
     progress.set_limits(options.limits, options.gap);
-    options.progress = progress.handle();
-    let file = ubapp::sweep::solve::solve_shard(&model, &eps_list, options, shard, &mut |_| {})
+    plan.set_progress(progress.handle());
+    let file = ubapp::sweep::solve::solve_shard(&plan, &eps_list, max_seconds, shard, &mut |_| {})
         .map_err(Error::from)
         .map_err(name_file)?;
     progress.finish();
