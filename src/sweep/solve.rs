@@ -103,7 +103,7 @@ pub fn solve_shard(
         .iter()
         .map(|s| {
             // Summarised alone: a row of `solve --json` depends on its own solution only.
-            let summary = SolveSummary::of_plan(&plan, std::slice::from_ref(s));
+            let summary = SolveSummary::of_plan(plan, std::slice::from_ref(s));
             let row = summary.json_rows(std::slice::from_ref(s)).remove(0);
             SolveCase { eps: s.eps, row, warnings: summary.warnings }
         })
