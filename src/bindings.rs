@@ -24,7 +24,7 @@ use crate::mechanism::{DeploymentMode, OutputMatch, Posterior, Release, REQUIRE_
 use crate::model::{Model, ModelErrorKind, ModelSpec};
 use crate::parties::RiskOptions;
 use crate::report::{check_report_dir, write_comparison, write_party_comparison};
-use crate::solve::{solve_model, Solution, SolveOptions, SolverChoice};
+use crate::solve::{Solution, SolveOptions, SolvePlan, SolverChoice};
 use crate::{Error, MemoryBudget, Result};
 
 /// A message with the command line's flags it quotes renamed to the bindings' keyword arguments,
@@ -135,8 +135,10 @@ pub fn solve_rows(
     check_limits(max_seconds, gap)?;
     let limits = crate::solve::Limits { seconds: max_seconds, ..Default::default() };
     let options = SolveOptions { solver, memory: memory_budget(), limits, gap, ..SolveOptions::default() };
-    let solutions = solve_model(model, eps, options.clone())?;
-    let rows = SolveSummary::of(model, &solutions, options.memory).json_rows(&solutions);
+    // One plan for the solve and its summary (the reference risks read the solve's cost matrix).
+    let plan = SolvePlan::checked(model, eps, options)?;
+    let solutions = plan.solve_each(&mut |_| {})?;
+    let rows = SolveSummary::of_plan(&plan, &solutions).json_rows(&solutions);
     Ok(solutions.into_iter().zip(rows).map(|(s, row)| (s, row.to_string())).collect())
 }
 

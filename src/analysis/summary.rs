@@ -6,7 +6,7 @@
 use super::{robustness, robustness_warning, Robustness};
 use crate::lp::MemoryBudget;
 use crate::model::{Model, Objective};
-use crate::solve::{reference_risks, PhaseTimes, ReferenceRisks, Solution};
+use crate::solve::{reference_risks, PhaseTimes, ReferenceRisks, Solution, SolvePlan};
 
 /// The reference risks and the robustness of each solution of one `solve` run.
 #[derive(Debug, Clone)]
@@ -35,8 +35,17 @@ pub struct RowSummary {
 impl SolveSummary {
     /// Summarise `solutions` of `model` (reference risks within `memory`).
     pub fn of(model: &Model, solutions: &[Solution], memory: MemoryBudget) -> SolveSummary {
+        SolveSummary::with_refs(model, solutions, reference_risks(model, memory).ok())
+    }
+
+    /// Summarise the solutions of `plan` (reference risks from the plan's cost matrix, the one its
+    /// solve read).
+    pub fn of_plan(plan: &SolvePlan<'_>, solutions: &[Solution]) -> SolveSummary {
+        SolveSummary::with_refs(plan.model(), solutions, plan.reference_risks().ok())
+    }
+
+    fn with_refs(model: &Model, solutions: &[Solution], refs: Option<ReferenceRisks>) -> SolveSummary {
         let mut warnings = Vec::new();
-        let refs = reference_risks(model, memory).ok();
         if refs.is_none() {
             warnings.push(
                 "note: prior_risk and non_private_risk skipped: the cost matrix exceeds the memory budget".to_string(),

@@ -5,9 +5,7 @@ use std::path::{Path, PathBuf};
 use ubapp::analysis::SolveSummary;
 use ubapp::mechanism::Release;
 use ubapp::model::{Model, Objective};
-use ubapp::solve::{
-    estimate, solve_model_each, Estimate, LpSize, Solution, SolveError, SolveOptions, SolverChoice, Status, Timings,
-};
+use ubapp::solve::{Estimate, LpSize, Solution, SolveError, SolveOptions, SolvePlan, SolverChoice, Status, Timings};
 
 use super::progress::{seconds, Shown, SolveProgress};
 use ubapp::{Error, MemoryBudget, Result};
@@ -128,11 +126,6 @@ impl Args {
 }
 
 impl Request {
-    /// The ε to solve: `--eps`, else the model's list.
-    fn eps_list(&self) -> Vec<f64> {
-        self.eps.clone().unwrap_or_else(|| self.model.epsilons().to_vec())
-    }
-
     fn n_eps(&self) -> usize {
         self.eps.as_ref().map_or(self.model.epsilons().len(), Vec::len)
     }
@@ -143,41 +136,39 @@ impl Request {
     }
 }
 
-/// Run the command: the flags checked and the model loaded, every input check of the solve made
-/// before the header, the solve (rows streamed as each ε is solved), the certified release
-/// written.
+/// Run the command: the flags checked and the model loaded, the solve's plan made once (route,
+/// estimate, cost matrix) with every input check of the solve before the header, the solve (rows
+/// streamed as each ε is solved), the certified release written; `--dry-run`, the refusal, the
+/// solve, the reference risks and the certification all read the one plan.
 pub fn run(args: Args) -> Result<()> {
     if args.shard.is_some() {
         return run_shard(args);
     }
     let started = std::time::Instant::now();
-    let mut r = args.validate()?;
+    let r = args.validate()?;
     if r.dry_run {
-        let est = estimate(&r.model, &r.eps_list(), &r.options).map_err(|e| r.name_file(e))?;
-        print_estimate(&r.model, &est, r.n_eps(), r.json);
+        let plan = SolvePlan::new(&r.model, r.eps.as_deref(), r.options.clone()).map_err(|e| r.name_file(e))?;
+        print_estimate(&r.model, plan.estimate(), r.n_eps(), r.json);
         return Ok(());
     }
-    let est = check_before_header(&r)?;
+    let mut plan = check_before_header(&r)?;
     // --max-seconds caps the whole command: the solve gets what the checks before it left of
     // SOLVE_SHARE of it, the rest is for the work after it (the summary, the artifact) — or,
-    // where the cost matrix is costly to build, what rebuilding it takes: once for the summary,
-    // twice more for the artifact (certified, then read back and verified).
-    let limit = r.options.limits.seconds;
-    if let Some(s) = limit {
-        let after = est.cost_matrix_seconds * if r.out.is_some() { 3.0 } else { 1.0 };
+    // where the cost matrix is costly to build, what rebuilding it takes: the summary and the
+    // certified artifact read the plan's, the artifact's check as read back builds its own.
+    if let Some(s) = r.options.limits.seconds {
+        let after = if r.out.is_some() { plan.estimate().cost_matrix_seconds } else { 0.0 };
         let reserve = ((1.0 - SOLVE_SHARE) * s).max(after);
-        r.options.limits.seconds = Some((s - reserve - started.elapsed().as_secs_f64()).max(0.0));
+        plan.set_time_limit(Some((s - reserve - started.elapsed().as_secs_f64()).max(0.0)));
     }
-    let solved = solve_and_stream(&mut r, &est);
-    r.options.limits.seconds = limit;
-    let (solutions, streaming) = solved?;
+    let (solutions, streaming) = solve_and_stream(&r, &mut plan)?;
     // The certified mechanism (repaired, quantised, checked exactly; or the compact one) is built
     // before anything is written, so a failure leaves no file behind.
     let built = match r.out {
         None => None,
-        Some(_) => Some(Release::certify(&r.model, &solutions[0])?),
+        Some(_) => Some(Release::certify_planned(&plan, &solutions[0])?),
     };
-    print_results(&r, &solutions, streaming);
+    print_results(&r, &plan, &solutions, streaming);
     match (&r.out, built) {
         (Some(path), Some(release)) => write_release(&r, path, &release, &solutions[0]),
         _ => Ok(()),
@@ -185,39 +176,39 @@ pub fn run(args: Args) -> Result<()> {
 }
 
 /// Bad input answers before the header (nothing on stdout for a refused run): the ε list, the
-/// route, the size and the default time budget, priced by the same estimate as `--dry-run`.
-/// Returns the estimate (the header's sizes, the ETA).
-fn check_before_header(r: &Request) -> Result<Estimate> {
-    let eps_list = r.eps_list();
-    ubapp::solve::check_solve(&r.model, &eps_list, &r.options)?;
-    let est = estimate(&r.model, &eps_list, &r.options).map_err(|e| r.name_file(e))?;
+/// route, the size and the default time budget, priced by the plan's estimate (the one
+/// `--dry-run` prints). Returns the plan (the header's sizes, the ETA, the solve).
+fn check_before_header(r: &Request) -> Result<SolvePlan<'_>> {
+    let plan = SolvePlan::checked(&r.model, r.eps.as_deref(), r.options.clone())?;
+    let est = plan.estimate();
     let estimated = est.seconds_per_eps * r.n_eps() as f64;
-    if !est.fits {
-        return Err(r.name_file(Error::TooLarge(est.size_error())));
+    if let Some(size) = plan.refusal() {
+        return Err(r.name_file(Error::TooLarge(size)));
     }
     if r.options.limits.seconds.is_none() && estimated > DEFAULT_TIME_BUDGET_SECONDS {
         return Err(r.name_file(SolveError::TooSlow {
             estimated_seconds: estimated,
             limit_seconds: DEFAULT_TIME_BUDGET_SECONDS,
-            fields: est.fields,
+            fields: est.fields.clone(),
         }));
     }
-    Ok(est)
+    Ok(plan)
 }
 
-/// The header, then the solve with progress on stderr. Rows of the plain program are printed as
-/// each ε is solved (returned `true`); the (ε, δ) and minimax tables (small programs, extra lines
-/// first) are printed once all are.
-fn solve_and_stream(r: &mut Request, est: &Estimate) -> Result<(Vec<Solution>, bool)> {
+/// The header, then the plan's solve with progress on stderr. Rows of the plain program are
+/// printed as each ε is solved (returned `true`); the (ε, δ) and minimax tables (small programs,
+/// extra lines first) are printed once all are.
+fn solve_and_stream(r: &Request, plan: &mut SolvePlan<'_>) -> Result<(Vec<Solution>, bool)> {
     let streaming = !r.json && r.model.objective() == Objective::Bayes && r.model.delta() == 0.0;
+    let est = plan.estimate();
     if !r.json {
         print_header(&r.model, &est.size);
     }
     let shown = if r.json { Shown::Silent } else { Shown::for_stderr(r.quiet) };
     let estimated = est.seconds_per_eps * r.n_eps() as f64;
     let mut progress = SolveProgress::new(r.n_eps(), Some(estimated), shown);
-    progress.set_limits(r.options.limits, r.options.gap);
-    r.options.progress = progress.handle().with_timings(r.timings.clone());
+    progress.set_limits(plan.options().limits, plan.options().gap);
+    plan.set_progress(progress.handle().with_timings(r.timings.clone()));
     let mut printed = 0usize;
     let mut each = |s: &Solution| {
         if streaming {
@@ -230,16 +221,15 @@ fn solve_and_stream(r: &mut Request, est: &Estimate) -> Result<(Vec<Solution>, b
         }
         printed += 1;
     };
-    let solutions =
-        solve_model_each(&r.model, r.eps.as_deref(), r.options.clone(), &mut each).map_err(|e| r.name_file(e))?;
+    let solutions = plan.solve_each(&mut each).map_err(|e| r.name_file(e))?;
     progress.finish();
     Ok((solutions, streaming))
 }
 
 /// The results: JSON rows, or the table with its references; the warnings, the time-limit note
 /// and the parties note.
-fn print_results(r: &Request, solutions: &[Solution], streaming: bool) {
-    let context = SolveSummary::of(&r.model, solutions, r.options.memory).with_timings(r.timings.finished());
+fn print_results(r: &Request, plan: &SolvePlan<'_>, solutions: &[Solution], streaming: bool) {
+    let context = SolveSummary::of_plan(plan, solutions).with_timings(r.timings.finished());
     if r.json {
         let rows = context.json_rows(solutions);
         outln!("{}", serde_json::to_string_pretty(&rows).expect("solutions serialise"));
@@ -311,13 +301,18 @@ fn run_shard(a: Args) -> Result<()> {
     let name_file = |e: Error| super::common::name_model_file(e, model_path);
     let eps_list: Vec<f64> = eps.map_or_else(|| model.epsilons().to_vec(), <[f64]>::to_vec);
     let limits = ubapp::solve::Limits { seconds: max_seconds, ..Default::default() };
-    let mut options = SolveOptions { solver, memory: memory_budget(), limits, ..SolveOptions::default() };
+    let options = SolveOptions { solver, memory: memory_budget(), limits, ..SolveOptions::default() };
+    // Every ε of the list is checked, whichever slice this is; the slice's own are planned.
     ubapp::solve::check_solve(&model, &eps_list, &options)?;
     let mine = ubapp::sweep::solve::shard_eps(&eps_list, shard);
-    let est = estimate(&model, &mine, &options).map_err(Error::from).map_err(name_file)?;
+    let planning = std::time::Instant::now();
+    let mut plan = SolvePlan::new(&model, Some(&mine), options.clone()).map_err(Error::from).map_err(name_file)?;
+    // The time limit covers the planning too.
+    plan.set_time_limit(max_seconds.map(|s| (s - planning.elapsed().as_secs_f64()).max(0.0)));
+    let est = plan.estimate();
     let estimated = est.seconds_per_eps * mine.len() as f64;
-    if !est.fits {
-        return Err(name_file(Error::TooLarge(est.size_error())));
+    if let Some(size) = plan.refusal() {
+        return Err(name_file(Error::TooLarge(size)));
     }
     if max_seconds.is_none() && estimated > DEFAULT_TIME_BUDGET_SECONDS {
         let fields = est.fields.clone();
@@ -332,8 +327,8 @@ fn run_shard(a: Args) -> Result<()> {
     }
     let mut progress = SolveProgress::new(mine.len(), Some(estimated), shown);
     progress.set_limits(options.limits, options.gap);
-    options.progress = progress.handle();
-    let file = ubapp::sweep::solve::solve_shard(&model, &eps_list, options, shard, &mut |_| {})
+    plan.set_progress(progress.handle());
+    let file = ubapp::sweep::solve::solve_shard(&plan, &eps_list, max_seconds, shard, &mut |_| {})
         .map_err(Error::from)
         .map_err(name_file)?;
     progress.finish();

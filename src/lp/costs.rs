@@ -6,8 +6,22 @@ use ndarray::Array2;
 use super::{MemoryBudget, SizeError};
 use crate::model::{Grid, Loss, Model};
 
+#[cfg(test)]
+thread_local! {
+    /// How many cost matrices this thread began to build (tests count them per solve).
+    static BUILDS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// The cost matrices this thread began to build since the last call.
+#[cfg(test)]
+pub(crate) fn take_builds() -> usize {
+    BUILDS.with(|b| b.replace(0))
+}
+
 /// C[i, k] = c[k, i], |Y| × |Θ̃|, computed as the matrix product (Q diag(π)) L.
 pub(crate) fn cost_matrix(model: &Model, budget: MemoryBudget) -> Result<Array2<f64>, SizeError> {
+    #[cfg(test)]
+    BUILDS.with(|b| b.set(b.get() + 1));
     let (n_obs, m, n_out) = (model.family.observation_count(), model.theta.len(), model.outputs.len());
     if let Some(exact) = &model.exact {
         // No parameter grid: closed-form integrals against the conjugate prior (see model::exact).

@@ -56,6 +56,8 @@ pub enum LpError {
 pub(crate) use crate::model::size_fields;
 pub(crate) use constraints::{constraint_row_count, constraint_rows, LpConstraints};
 pub(crate) use costs::cost_matrix;
+#[cfg(test)]
+pub(crate) use costs::take_builds;
 pub(crate) use incidence::Incidence;
 pub(crate) use support::Support;
 pub(crate) use symmetry::Symmetry;

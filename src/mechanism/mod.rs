@@ -213,6 +213,12 @@ impl Mechanism {
     /// repaired here, with the solver recorded in the provenance.
     pub(crate) fn from_solution(model: &Model, solution: &Solution) -> Result<Mechanism> {
         let cost = cost_matrix(model, MemoryBudget::from_env())?;
+        Mechanism::from_solution_priced(model, solution, &cost)
+    }
+
+    /// [`Mechanism::from_solution`] priced by `cost`, the model's cost matrix (a solve plan's,
+    /// built once for the solve).
+    pub(crate) fn from_solution_priced(model: &Model, solution: &Solution, cost: &Array2<f64>) -> Result<Mechanism> {
         let release = match solution.repaired() {
             Some(r) => r.clone(),
             None if solution.status.has_solution() => {
@@ -225,7 +231,7 @@ impl Mechanism {
                 )
             }
         };
-        let mut m = Mechanism::from_release(model.clone(), release, &cost, solution.bayes_risk);
+        let mut m = Mechanism::from_release(model.clone(), release, cost, solution.bayes_risk);
         m.provenance.solver = Some(SolverInfo {
             name: solution.solver.clone(),
             status: solution.status,

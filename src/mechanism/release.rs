@@ -13,7 +13,7 @@ use super::{
     FORMAT_VERSION, FORMAT_VERSION_COMPACT, FORMAT_VERSION_PACKED, FORMAT_VERSION_PURE, KIND_GEOMETRIC_REMAP,
 };
 use crate::model::Model;
-use crate::solve::{Solution, Status};
+use crate::solve::{Solution, SolvePlan, Status};
 
 /// The released mechanism: the dense integer weights (format versions 1–2, and 4 with the weights
 /// packed) or the compact geometric + remap (version 3). What `solve --out` and `report` write, what `verify`, `sample`
@@ -66,6 +66,18 @@ impl Release {
             CompactMechanism::from_solution(model, solution).map(Release::Compact)
         } else {
             Mechanism::from_solution(model, solution).map(Release::Dense)
+        }
+    }
+
+    /// [`Release::certify`] of a solution of `plan`, the dense form priced by the plan's cost
+    /// matrix (the one the solve and its reference risks read, built once) rather than a new one.
+    pub fn certify_planned(plan: &SolvePlan<'_>, solution: &Solution) -> Result<Release> {
+        let model = plan.model();
+        if solution.compact().is_some() {
+            CompactMechanism::from_solution(model, solution).map(Release::Compact)
+        } else {
+            let cost = plan.cost()?;
+            Mechanism::from_solution_priced(model, solution, &cost).map(Release::Dense)
         }
     }
 

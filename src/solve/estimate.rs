@@ -2,11 +2,10 @@
 //! time, from the model's sizes alone (no cost matrix, no neighbour list, no LP), so that a model
 //! too large for the machine is refused in well under a second, naming the model's own fields.
 
-use std::sync::Arc;
-
 use serde::Serialize;
 
 use super::chain;
+use super::plan::Shared;
 use super::{LpSize, Route, SolveOptions, SolverChoice};
 use crate::lp::{size_fields, SizeError};
 use crate::model::{Family, Model};
@@ -155,10 +154,10 @@ const SHARE_MAX_WORK: f64 = 3e8;
 
 /// The share of the outputs output generation starts from, one per ε (the outputs of the
 /// geometric mechanism + Bayes remap, closed under the symmetries: [`super::outputs`]); on the
-/// measured models the optimum used exactly those. Computed from the cost matrix (built once for
-/// every ε) where that is cheap (at most [`SHARE_MAX_VARIABLES`] variables and
+/// measured models the optimum used exactly those. Computed from the plan's cost matrix (built
+/// once, for every ε and the solve after) where that is cheap (at most [`SHARE_MAX_VARIABLES`] variables and
 /// [`SHARE_MAX_WORK`]); empty otherwise (the whole LP).
-fn restricted_shares(model: &Model, epsilons: &[f64], options: &SolveOptions) -> Vec<f64> {
+fn restricted_shares(model: &Model, epsilons: &[f64], options: &SolveOptions, shared: &Shared) -> Vec<f64> {
     let (n_obs, n_out) = (model.family.observation_count(), model.outputs.len());
     let epsilons: Vec<f64> = epsilons.iter().copied().filter(|&e| crate::lp::check_lp_eps(e).is_ok()).collect();
     if epsilons.is_empty()
@@ -177,13 +176,9 @@ fn restricted_shares(model: &Model, epsilons: &[f64], options: &SolveOptions) ->
             return Vec::new();
         }
     }
-    let Ok(cost) = crate::lp::cost_matrix(model, options.memory) else { return Vec::new() };
-    let cost = Arc::new(cost);
+    let Ok(cost) = shared.cost(model, options.memory) else { return Vec::new() };
     let neighbours = model.family.neighbours();
-    let symmetry = (symmetry_order(model) > 1.0)
-        .then(|| crate::lp::Symmetry::find(&cost, &model.family.observations(), &model.outputs, &neighbours))
-        .flatten()
-        .map(Arc::new);
+    let symmetry = (symmetry_order(model) > 1.0).then(|| shared.symmetry(model, &cost, &neighbours)).flatten();
     epsilons
         .iter()
         .map(|&eps| {
@@ -303,32 +298,36 @@ fn symmetry_order(model: &Model) -> f64 {
 /// Where output generation applies and the LP is small enough, the time is the restricted LP's
 /// (the outputs it starts from, found from the cost matrix: up to about a second); else the
 /// whole LP's, from the sizes alone.
+/// The estimate of a [`super::SolvePlan`] made for it, which a caller that goes on to solve keeps
+/// instead.
 pub fn estimate(model: &Model, epsilons: &[f64], options: &SolveOptions) -> super::error::Result<Estimate> {
-    Ok(plan_route(model, options, Some(epsilons))?.1)
+    Ok(super::SolvePlan::new(model, Some(epsilons), options.clone())?.estimate().clone())
 }
 
 /// The one decision of the route a solve takes and its price: [`Route::for_model`]'s route for
 /// `options.solver`; under `auto`, where that exact route's estimate does not fit the memory
 /// budget — or, without a time limit, exceeds the default time budget — and the program is the
 /// plain one, the anytime route instead, which answers at any size with a certified gap (where
-/// it fits memory and its own time).
-pub(crate) fn plan_route(
+/// it fits memory and its own time). [`super::SolvePlan::new`] makes it, once per solve; the cost
+/// matrix it builds (to find the outputs output generation starts from) stays in `shared`.
+pub(super) fn plan_route(
     model: &Model,
     options: &SolveOptions,
     epsilons: Option<&[f64]>,
+    shared: &Shared,
 ) -> super::error::Result<(Route, Estimate)> {
     let route = Route::for_model(model, options.solver)?;
     let may_move =
         options.solver == SolverChoice::Auto && model.is_plain_program() && !matches!(route, Route::Chain { .. });
     if !may_move {
-        return Ok((route.clone(), estimate_route(model, &route, options, epsilons)));
+        return Ok((route.clone(), estimate_route(model, &route, options, epsilons, shared)));
     }
     // The memory from the sizes alone first: a model too large for the exact route is not
     // priced further (the refined time needs its cost matrix).
-    let sized = estimate_route(model, &route, options, None);
+    let sized = estimate_route(model, &route, options, None, shared);
     let n_eps = epsilons.map_or(model.epsilons.len(), <[f64]>::len).max(1) as f64;
     let reason = if sized.fits {
-        let planned = if epsilons.is_some() { estimate_route(model, &route, options, epsilons) } else { sized };
+        let planned = if epsilons.is_some() { estimate_route(model, &route, options, epsilons, shared) } else { sized };
         // An exact solve estimated beyond the time budget (`--max-seconds`, else the default)
         // would be refused, or stopped with little more than a constant release: the anytime
         // route answers instead, with a certified gap that closes as it runs.
@@ -345,28 +344,29 @@ pub(crate) fn plan_route(
     // clipped Poisson sum's likelihood alone can take longer): else the exact route's estimate
     // stands, and its refusal.
     let anytime = Route::Anytime { reason: super::choice::Reason::Auto(reason) };
-    let estimate = estimate_route(model, &anytime, options, epsilons);
+    let estimate = estimate_route(model, &anytime, options, epsilons, shared);
     let budget = options.limits.seconds.unwrap_or(super::DEFAULT_TIME_BUDGET_SECONDS);
     if !estimate.fits || estimate.seconds_per_eps * n_eps > budget * 1.01 {
-        return Ok((route.clone(), estimate_route(model, &route, options, epsilons)));
+        return Ok((route.clone(), estimate_route(model, &route, options, epsilons, shared)));
     }
     Ok((anytime, estimate))
 }
 
 /// [`estimate`] on `route`; `epsilons` `None`: from the sizes alone (the whole LP's time), as the
 /// memory check before a solve needs.
-pub(crate) fn estimate_route(
+fn estimate_route(
     model: &Model,
     route: &Route,
     options: &SolveOptions,
     epsilons: Option<&[f64]>,
+    shared: &Shared,
 ) -> Estimate {
     let output_generation = matches!(route, Route::Lp { .. })
         && options.output_generation
         && super::outputs::applies_to(model.is_plain_program(), model.outputs.len());
     // The share of outputs the restricted LP starts from, averaged over the ε.
     let shares: Vec<f64> = match epsilons {
-        Some(eps) if output_generation => restricted_shares(model, eps, options),
+        Some(eps) if output_generation => restricted_shares(model, eps, options, shared),
         _ => Vec::new(),
     };
     let share = if shares.is_empty() { 1.0 } else { shares.iter().sum::<f64>() / shares.len() as f64 };

@@ -22,6 +22,7 @@ mod good_lp;
 #[cfg(feature = "highs")]
 pub(crate) mod highs;
 pub(crate) mod outputs;
+mod plan;
 pub(crate) mod polish;
 mod progress;
 pub(crate) mod reprice;
@@ -43,13 +44,14 @@ pub(crate) use choice::lp_order;
 pub use choice::{Reason, Route, SolverChoice};
 pub use error::{Library, SolveError};
 pub use estimate::{estimate, Estimate};
+pub use plan::SolvePlan;
 pub use progress::{Event, Phase, Progress, ProgressSink};
 pub use solution::{LpSize, Solution};
 pub use status::Status;
 pub use timing::{PhaseTime, PhaseTimes, Timings};
 
-use crate::lp::{cost_matrix, MemoryBudget, Problem, Program, Symmetry};
-use crate::model::{Model, Neighbours, Objective};
+use crate::lp::{cost_matrix, MemoryBudget, Problem, SizeError};
+use crate::model::{Model, Neighbours};
 use error::Result;
 
 /// The time a solve may take when the caller sets no limit (seconds): `auto` takes the anytime
@@ -113,149 +115,27 @@ pub(crate) fn take_solves() -> Vec<f64> {
 }
 
 /// Solve a model for each ε in `epsilons` (the model's own list when `None`) along the route
-/// [`Route::for_model`] picks for `options.solver`.
+/// its [`SolvePlan`] takes for `options.solver`.
 pub fn solve_model(model: &Model, epsilons: Option<&[f64]>, options: impl Into<SolveOptions>) -> Result<Vec<Solution>> {
     solve_model_each(model, epsilons, options, &mut |_| {})
 }
 
 /// [`solve_model`], passing each ε's [`Solution`] to `each` as soon as it is solved (so a caller
-/// can print rows or show progress while later ε are still being solved).
+/// can print rows or show progress while later ε are still being solved): the plan
+/// ([`SolvePlan::checked`]), then its solve ([`SolvePlan::solve_each`]).
 pub fn solve_model_each(
     model: &Model,
     epsilons: Option<&[f64]>,
     options: impl Into<SolveOptions>,
     each: &mut dyn FnMut(&Solution),
 ) -> Result<Vec<Solution>> {
-    let mut options: SolveOptions = options.into();
-    let planning = Instant::now();
-    let eps_list = epsilons.unwrap_or(&model.epsilons);
-    check_epsilons(eps_list)?;
-    check_gap(options.gap)?;
     // Answer before working: the route and its price from the sizes alone, before any allocation.
-    let (route, planned) = estimate::plan_route(model, &options, Some(eps_list))?;
-    // The time limit covers the planning too (it may build the cost matrix to find the outputs
-    // output generation starts from).
-    options.limits.seconds = options.limits.remaining_after(planning.elapsed());
-    check_route_eps(&route, eps_list)?;
-    if !planned.fits {
-        return Err(planned.size_error().into());
-    }
-    #[cfg(test)]
-    SOLVES.with(|s| s.borrow_mut().extend_from_slice(eps_list));
-
-    let fields = || crate::lp::size_fields(model);
-    let progress = options.progress.clone();
-    let count = eps_list.len();
-    let mut solved = 0;
-    // Each solution is reported, then passed on; the next ε is announced.
-    // What no phase of the route's claims: the chain and anytime routes time themselves as one.
-    let rest = match &route {
-        Route::Anytime { .. } => "anytime route",
-        Route::Chain { .. } => "chain solver",
-        Route::Lp { .. } => "other",
-    };
-    let timings = progress.timings().cloned();
-    let mut each = |s: &Solution| {
-        if let Some(t) = &timings {
-            t.finish_eps(s.eps, rest);
-        }
-        progress.report(Event::Solved { eps: s.eps, status: s.status, gap: s.checks.relative_gap });
-        each(s);
-        solved += 1;
-        if let Some(&eps) = eps_list.get(solved) {
-            if let Some(t) = &timings {
-                t.begin_eps();
-            }
-            progress.report(Event::Eps { eps, index: solved, count });
-        }
-    };
-    if let Some(&eps) = eps_list.first() {
-        if let Some(t) = &timings {
-            t.begin_eps();
-        }
-        progress.report(Event::Eps { eps, index: 0, count });
-    }
-    let started = Instant::now();
-    let mut run = || -> Result<Vec<Solution>> {
-        match &route {
-            Route::Anytime { reason } => {
-                anytime::solve_model(model, eps_list, &reason.to_string(), &options, &mut each)
-            }
-            Route::Chain { fallback, reason } => {
-                progress.phase(Phase::Chain);
-                // The route, not the chain solver, runs the LP when the chain cannot certify.
-                let lp =
-                    |problem: &Problem, why: &str, assembly: f64| solve_lp(problem, fallback, why, &options, assembly);
-                chain::solve_model(model, eps_list, &reason.to_string(), &options, &lp, &mut each)
-            }
-            Route::Lp { backends, reason } => {
-                progress.phase(Phase::Assembling);
-                let assembling = progress.time("assembly");
-                let start = Instant::now();
-                let cost = Arc::new(cost_matrix(model, options.memory)?);
-                if cost.iter().any(|c| !c.is_finite()) {
-                    let fields = match model.spec.parameter.grid {
-                        crate::model::spec::GridSpec::Explicit { .. } => "parameter.grid, output.grid",
-                        _ => "parameter.lower, parameter.upper",
-                    };
-                    return Err(SolveError::NonFiniteCosts { fields: fields.to_string() });
-                }
-                if model.objective == Objective::Minimax {
-                    let (n_obs, n_out) = cost.dim();
-                    options.memory.check_dense(&[(model.theta.len(), n_obs * n_out)], 0)?;
-                }
-                let program = Program::for_model(model);
-                let neighbours = model.family.neighbours();
-                // Symmetry pays only on the plain program (the δ and minimax rows are not reduced), and
-                // only HiGHS solves the orbit LP: no search on a route without it.
-                let highs = backends.iter().any(|c| c.is_highs());
-                let symmetry = (highs && program.is_plain()).then(|| {
-                    Symmetry::find(&cost, &model.family.observations(), &model.outputs, &neighbours).map(Arc::new)
-                });
-                let cost_seconds = start.elapsed().as_secs_f64();
-                drop(assembling);
-                eps_list
-                    .iter()
-                    .enumerate()
-                    .map(|(index, &eps)| {
-                        // The time limit is the whole solve's: each ε gets an equal share of
-                        // what is left.
-                        let share = options
-                            .limits
-                            .remaining_after(started.elapsed())
-                            .map(|left| left / (eps_list.len() - index) as f64);
-                        let options =
-                            SolveOptions { limits: Limits { seconds: share, ..options.limits }, ..options.clone() };
-                        let t = Instant::now();
-                        let assembling = options.progress.time("assembly");
-                        let mut problem = Problem::try_with_program(
-                            cost.clone(),
-                            neighbours.clone(),
-                            eps,
-                            program.clone(),
-                            options.memory,
-                        )?;
-                        problem.symmetry = symmetry.clone().flatten();
-                        let assembly = cost_seconds + t.elapsed().as_secs_f64();
-                        drop(assembling);
-                        let s = solve_lp(&problem, backends, &reason.to_string(), &options, assembly)
-                            .map_err(|e| infeasible_constraints(e, model, eps))?;
-                        each(&s);
-                        Ok(s)
-                    })
-                    .collect()
-            }
-        }
-    };
-    run().map_err(|e| match e {
-        SolveError::TooLarge(size) => size.with_fields(fields()).into(),
-        other => other,
-    })
+    SolvePlan::checked(model, epsilons, options.into())?.solve_each(each)
 }
 
 /// Every backend found a constrained model's LP infeasible: the model's input to fix (its
 /// `[constraints]` at this ε and output grid), not a solver failure.
-fn infeasible_constraints(e: SolveError, model: &Model, eps: f64) -> SolveError {
+pub(super) fn infeasible_constraints(e: SolveError, model: &Model, eps: f64) -> SolveError {
     match e {
         SolveError::NoSolution { status: Status::Infeasible, .. } if !model.constraints().is_empty() => {
             crate::model::ModelError::invalid(
@@ -300,7 +180,7 @@ pub(crate) fn check_gap(gap: Option<f64>) -> Result<()> {
 }
 
 /// On the LP and anytime routes, every ε within what the LP's coefficients represent faithfully.
-fn check_route_eps(route: &Route, epsilons: &[f64]) -> Result<()> {
+pub(super) fn check_route_eps(route: &Route, epsilons: &[f64]) -> Result<()> {
     if let Route::Lp { .. } | Route::Anytime { .. } = route {
         epsilons.iter().try_for_each(|&e| crate::lp::check_lp_eps(e))?;
     }
@@ -318,13 +198,23 @@ pub struct ReferenceRisks {
 }
 
 /// [`ReferenceRisks`] of a model: from the squared-loss moments where the chain solver has them
-/// (O(|Y| + |Θ̃|)), else from one dense cost matrix (refused beyond `memory`).
+/// (O(|Y| + |Θ̃|)), else from one dense cost matrix (refused beyond `memory`);
+/// [`SolvePlan::reference_risks`] reads its plan's matrix instead.
 pub fn reference_risks(model: &Model, memory: MemoryBudget) -> Result<ReferenceRisks> {
+    reference_risks_with(model, || cost_matrix(model, memory).map(Arc::new))
+}
+
+/// [`reference_risks`] on the cost matrix `cost` gives, asked for only where the moments do not
+/// answer.
+pub(super) fn reference_risks_with(
+    model: &Model,
+    cost: impl FnOnce() -> std::result::Result<Arc<ndarray::Array2<f64>>, SizeError>,
+) -> Result<ReferenceRisks> {
     if let Some(moments) = chain::squared_moments(model) {
         let (prior_risk, non_private_risk) = moments.reference_risks();
         return Ok(ReferenceRisks { prior_risk, non_private_risk });
     }
-    let cost = cost_matrix(model, memory)?;
+    let cost = cost()?;
     Ok(ReferenceRisks {
         prior_risk: crate::lp::best_constant_risk(&cost),
         non_private_risk: crate::lp::non_private_risk(&cost),

@@ -10,8 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::Result;
 use super::{cases_of, Shard, SweepCase, SweepFile, SweepGrid};
 use crate::analysis::SolveSummary;
-use crate::model::Model;
-use crate::solve::{solve_model_each, Solution, SolveOptions};
+use crate::solve::{Solution, SolvePlan};
 
 /// The options of a solve sweep, as each shard records them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -81,25 +80,30 @@ pub fn shard_eps(eps: &[f64], shard: Shard) -> Vec<f64> {
     eps.iter().copied().filter(|&e| shard.holds_key(&solve_case_key(e))).collect()
 }
 
-/// Solve the ε of slice `shard` of `eps` for `model` (`each` receives each solution as it is
-/// solved) and return the shard file to write.
+/// Solve the ε of slice `shard` of `eps` by `plan`, the plan of those ε ([`shard_eps`]; its solve
+/// and every row's reference risks read its one cost matrix), recording the list's `max_seconds`
+/// (`each` receives each solution as it is solved), and return the shard file to write.
 pub fn solve_shard(
-    model: &Model,
+    plan: &SolvePlan<'_>,
     eps: &[f64],
-    options: SolveOptions,
+    max_seconds: Option<f64>,
     shard: Shard,
     each: &mut dyn FnMut(&Solution),
 ) -> Result<SolveShardFile> {
-    let grid = SolveGrid { eps: eps.to_vec(), solver: options.solver.to_string(), max_seconds: options.limits.seconds };
+    let model = plan.model();
+    let grid = SolveGrid { eps: eps.to_vec(), solver: plan.options().solver.to_string(), max_seconds };
     let mine = shard_eps(eps, shard);
     debug_assert_eq!(mine.len(), cases_of(&grid, shard).len());
-    let memory = options.memory;
-    let solutions = if mine.is_empty() { Vec::new() } else { solve_model_each(model, Some(&mine), options, each)? };
+    debug_assert_eq!(mine, plan.epsilons(), "the plan is the slice's");
+    if mine.is_empty() {
+        return Ok(SolveShardFile::new(model, grid, shard, Vec::new()));
+    }
+    let solutions = plan.solve_each(each)?;
     let cases = solutions
         .iter()
         .map(|s| {
             // Summarised alone: a row of `solve --json` depends on its own solution only.
-            let summary = SolveSummary::of(model, std::slice::from_ref(s), memory);
+            let summary = SolveSummary::of_plan(plan, std::slice::from_ref(s));
             let row = summary.json_rows(std::slice::from_ref(s)).remove(0);
             SolveCase { eps: s.eps, row, warnings: summary.warnings }
         })

@@ -22,4 +22,5 @@ mod polish;
 mod probes;
 mod refine;
 mod reprice;
+mod solve_plan;
 mod symmetry;

@@ -34,7 +34,7 @@ use ndarray::Array2;
 use super::assess::Residuals;
 use super::{Checks, Event, LpSize, Phase, Solution, SolveError, SolveOptions, Status};
 use crate::certify::{self, PrivacyCertificate, Repaired, DEFAULT_TOTAL};
-use crate::lp::{cost_matrix, Incidence, Support};
+use crate::lp::{Incidence, Support};
 use crate::model::Model;
 
 /// The certified gap the anytime route stops at when the caller sets none.
@@ -101,11 +101,11 @@ pub(crate) fn solve_model(
     eps_list: &[f64],
     reason: &str,
     options: &SolveOptions,
+    cost: Arc<Array2<f64>>,
     each: &mut dyn FnMut(&Solution),
 ) -> Result<Vec<Solution>, SolveError> {
     let started = Instant::now();
     options.progress.phase(Phase::Assembling);
-    let cost = Arc::new(cost_matrix(model, options.memory)?);
     if cost.iter().any(|c| !c.is_finite()) {
         return Err(SolveError::NonFiniteCosts { fields: "parameter.grid, output.grid".to_string() });
     }

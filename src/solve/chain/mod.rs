@@ -39,7 +39,7 @@ pub use mechanism::GeometricRemap;
 
 use super::assess::{Checks, Residuals};
 use super::{LpSize, LpSolver, RawSolution, Solution, SolveError, SolveOptions, SolverChoice, Status};
-use crate::lp::{cost_matrix, MemoryBudget, Problem};
+use crate::lp::{MemoryBudget, Problem};
 use crate::model::{Family, Loss, Model, Neighbours};
 use crate::solve::error::Result;
 
@@ -159,7 +159,7 @@ pub(crate) struct DenseChain {
     pub detail: String,
 }
 
-/// Solve the chain LP for the dense cost matrix C\[i, k\] = c\[k, i\] of [`cost_matrix`]: geometric +
+/// Solve the chain LP for the dense cost matrix C\[i, k\] = c\[k, i\] of [`crate::lp::cost_matrix`]: geometric +
 /// remap, then column generation if that is not certified.
 pub(crate) fn solve_dense(cost: &Array2<f64>, eps: f64) -> DenseChain {
     let costs = DenseCosts::new(cost);
@@ -260,13 +260,15 @@ impl LpSolver for ChainSolver {
 /// A model whose costs have the compact squared-loss form ([`compact_applies`]) is solved without
 /// any |Θ̃| × |Y| matrix when it is large (more than [`COMPACT_ABOVE`] entries of P) or the dense
 /// route would not fit in `options.memory`; each [`Solution`] then carries its
-/// [`GeometricRemap`] ([`Solution::compact`]). Every solution is passed to `each` as soon as it
+/// [`GeometricRemap`] ([`Solution::compact`]). The dense route asks `cost` for the cost matrix
+/// (the plan's, built once) after pricing itself. Every solution is passed to `each` as soon as it
 /// is solved.
 pub(crate) fn solve_model(
     model: &Model,
     eps_list: &[f64],
     reason: &str,
     options: &SolveOptions,
+    cost: &dyn Fn() -> std::result::Result<Arc<Array2<f64>>, crate::lp::SizeError>,
     fallback: &LpFallback<'_>,
     each: &mut dyn FnMut(&Solution),
 ) -> Result<Vec<Solution>> {
@@ -278,7 +280,7 @@ pub(crate) fn solve_model(
     // Priced in full before anything is allocated: the cost matrix's pipeline, its transposed
     // copy and P.
     options.memory.check_dense(&[], dense_bytes(model))?;
-    let cost = Arc::new(cost_matrix(model, options.memory)?);
+    let cost = cost()?;
     let assembly = start.elapsed().as_secs_f64();
     eps_list
         .iter()
