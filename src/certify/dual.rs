@@ -193,49 +193,20 @@ pub(crate) fn exact_support_bound(
     lam: &[f32],
     scale: f64,
 ) -> f64 {
-    use rayon::prelude::*;
     assert_eq!(lam.len(), support.rows(), "one multiplier per kept DP row");
-    let e_up = exp_upper(eps);
-    if !e_up.is_finite() {
-        return f64::NEG_INFINITY;
-    }
-    let multiplier = |r: usize| {
-        let m = lam[r] as f64 * scale;
-        if m > 0.0 {
-            m
-        } else {
-            0.0
-        }
-    };
     let (edges, outputs) = (incidence.edges(), support.outputs());
-    let bound = (0..incidence.n_obs())
-        .into_par_iter()
-        .fold(
-            || (0.0f64, vec![0.0f64; cost.ncols()]),
-            |(sum, mut reduced), i| {
-                reduced.copy_from_slice(cost.row(i).as_slice().expect("a standard-layout cost matrix"));
-                for &(own, _) in incidence.at(i) {
-                    let e = own as usize / 2;
-                    let at_a = edges[e].0 as usize == i;
-                    let (first, kept) = support.pairs_of(e);
-                    for (p, &(sa, sb)) in (first..).zip(kept) {
-                        let (slot, row_own, row_other) =
-                            if at_a { (sa, 2 * p, 2 * p + 1) } else { (sb, 2 * p + 1, 2 * p) };
-                        let k = outputs[slot as usize] as usize;
-                        add_dp_rows(&mut reduced[k], multiplier(row_own), multiplier(row_other), e_up);
-                    }
-                }
-                let column = reduced.iter().copied().fold(f64::INFINITY, f64::min);
-                (next_down(sum + column), reduced)
-            },
-        )
-        .map(|(sum, _)| sum)
-        .reduce(|| 0.0, |a, b| next_down(a + b));
-    if bound.is_nan() {
-        f64::NEG_INFINITY
-    } else {
-        bound
-    }
+    proven_column_sum(cost, incidence, eps, lam, scale, |i, reduced, multiplier, e_up| {
+        for &(own, _) in incidence.at(i) {
+            let e = own as usize / 2;
+            let at_a = edges[e].0 as usize == i;
+            let (first, kept) = support.pairs_of(e);
+            for (p, &(sa, sb)) in (first..).zip(kept) {
+                let (slot, row_own, row_other) = if at_a { (sa, 2 * p, 2 * p + 1) } else { (sb, 2 * p + 1, 2 * p) };
+                let k = outputs[slot as usize] as usize;
+                add_dp_rows(&mut reduced[k], multiplier(row_own), multiplier(row_other), e_up);
+            }
+        }
+    })
 }
 
 /// [`exact_lagrangian_bound`] of the plain program (Bayes risk, pure ε) without the LP: costs
@@ -244,9 +215,31 @@ pub(crate) fn exact_support_bound(
 /// theorem and the same directed rounding, column by column on every core (each partial sum is
 /// rounded down, and so is their sum). −∞ when nothing can be proven.
 pub(crate) fn exact_plain_bound(cost: &Array2<f64>, incidence: &Incidence, eps: f64, lam: &[f32], scale: f64) -> f64 {
-    use rayon::prelude::*;
     let n_out = cost.ncols();
     assert_eq!(lam.len(), 2 * incidence.n_edges() * n_out, "one multiplier per DP row");
+    proven_column_sum(cost, incidence, eps, lam, scale, |i, reduced, multiplier, e_up| {
+        for &(own, other) in incidence.at(i) {
+            let (own, other) = (own as usize * n_out, other as usize * n_out);
+            for (k, r) in reduced.iter_mut().enumerate() {
+                add_dp_rows(r, multiplier(own + k), multiplier(other + k), e_up);
+            }
+        }
+    })
+}
+
+/// Σ_i min_k of lower bounds of column i's reduced costs, every partial sum rounded down, on every
+/// core: `adjust(i, reduced, multiplier, e_up)` lowers column i's costs (given in `reduced`) by
+/// its DP rows, `multiplier(r)` being μ_r = `scale`·λ_r clipped at 0 and `e_up` ≥ e^ε. −∞ when
+/// nothing can be proven.
+fn proven_column_sum(
+    cost: &Array2<f64>,
+    incidence: &Incidence,
+    eps: f64,
+    lam: &[f32],
+    scale: f64,
+    adjust: impl Fn(usize, &mut [f64], &dyn Fn(usize) -> f64, f64) + Sync,
+) -> f64 {
+    use rayon::prelude::*;
     let e_up = exp_upper(eps);
     if !e_up.is_finite() {
         return f64::NEG_INFINITY;
@@ -262,11 +255,11 @@ pub(crate) fn exact_plain_bound(cost: &Array2<f64>, incidence: &Incidence, eps: 
     let bound = (0..incidence.n_obs())
         .into_par_iter()
         .fold(
-            || (0.0f64, vec![0.0f64; n_out]),
+            || (0.0f64, vec![0.0f64; cost.ncols()]),
             |(sum, mut reduced), i| {
                 reduced.copy_from_slice(cost.row(i).as_slice().expect("a standard-layout cost matrix"));
-                let blocks = incidence.at(i).iter().map(|&(o, t)| (o as usize, t as usize));
-                let column = column_minimum(&mut reduced, blocks, &multiplier, n_out, e_up);
+                adjust(i, &mut reduced, &multiplier, e_up);
+                let column = reduced.iter().copied().fold(f64::INFINITY, f64::min);
                 (next_down(sum + column), reduced)
             },
         )

@@ -234,7 +234,8 @@ fn one_piece_per_component_with_every_output_nominated_is_the_whole_lp() {
 fn the_support_bound_is_the_whole_bound_of_its_rows_spread() {
     // Any multipliers on the kept rows, spread over every DP row with zeros elsewhere: the
     // support's proven bound and the whole program's are the same theorem with the same
-    // roundings, so the same float; a reach beyond the diameter keeps every output.
+    // roundings per column (the columns' sum, on every core, may be added in another order: a
+    // few units in the last place); a reach beyond the diameter keeps every output.
     let mut rng = StdRng::seed_from_u64(77);
     for case in 0..8 {
         let (cost, neighbours, eps) = random_case(&mut rng, case);
@@ -252,7 +253,10 @@ fn the_support_bound_is_the_whole_bound_of_its_rows_spread() {
             support.spread_rows(&incidence, &lam, &mut dense);
             let sparse = crate::certify::exact_support_bound(&cost, &incidence, &support, eps, &lam, 1.0);
             let spread = crate::certify::exact_plain_bound(&cost, &incidence, eps, &dense, 1.0);
-            assert_eq!(sparse.to_bits(), spread.to_bits(), "case {case}, reach {reach}: {sparse} vs {spread}");
+            assert!(
+                (sparse - spread).abs() <= 1e-12 * spread.abs(),
+                "case {case}, reach {reach}: {sparse} vs {spread}"
+            );
         }
     }
 }
