@@ -13,6 +13,7 @@ mod attempt;
 mod backend;
 pub(crate) mod chain;
 mod choice;
+pub(crate) mod compact;
 #[cfg(feature = "clarabel")]
 pub(crate) mod clarabel;
 mod error;
@@ -38,7 +39,8 @@ use std::time::Instant;
 pub use assess::{Checks, CHECK_TOLERANCE};
 pub use backend::Limits;
 pub(crate) use backend::{LpSolver, Producer, RawSolution};
-pub use chain::{solve_model_compact, ChainSolution, ChainTimings, DualCertificate, GeometricRemap};
+pub use chain::{solve_model_compact, ChainSolution, ChainTimings, DualCertificate};
+pub use compact::GeometricRemap;
 #[cfg(test)]
 pub(crate) use choice::lp_order;
 pub use choice::{Reason, Route, SolverChoice};

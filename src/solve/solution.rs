@@ -4,7 +4,7 @@ use ndarray::Array2;
 use serde::Serialize;
 
 use super::assess::Checks;
-use super::chain::GeometricRemap;
+use super::compact::GeometricRemap;
 use super::strategy::Judged;
 use super::Status;
 use crate::certify::Repaired;
