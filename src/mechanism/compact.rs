@@ -54,8 +54,8 @@ use super::{ArtifactError, ArtifactErrorKind, Provenance, SolverInfo, FORMAT_NAM
 use crate::model::{Model, ModelSpec};
 use crate::output::grid_json;
 use crate::solve::chain::geometric::run_values;
-use crate::solve::compact::{GeometricRemap, Kernel};
 use crate::solve::chain::{compact_applies, squared_moments};
+use crate::solve::compact::{GeometricRemap, Kernel};
 use crate::solve::Solution;
 
 /// The format version of compact (geometric + remap) files.

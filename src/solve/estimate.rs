@@ -343,7 +343,7 @@ pub(super) fn plan_route(
     // The anytime route only where it fits memory and answers within the budget itself (a
     // clipped Poisson sum's likelihood alone can take longer): else the exact route's estimate
     // stands, and its refusal.
-    let anytime = Route::Anytime { reason: super::choice::Reason::Auto(reason) };
+    let anytime = Route::Anytime { reason: super::route::Reason::Auto(reason) };
     let estimate = estimate_route(model, &anytime, options, epsilons, shared);
     let budget = options.limits.seconds.unwrap_or(super::DEFAULT_TIME_BUDGET_SECONDS);
     if !estimate.fits || estimate.seconds_per_eps * n_eps > budget * 1.01 {

@@ -13,9 +13,9 @@ mod attempt;
 mod backend;
 pub(crate) mod chain;
 mod choice;
-pub(crate) mod compact;
 #[cfg(feature = "clarabel")]
 pub(crate) mod clarabel;
+pub(crate) mod compact;
 mod error;
 pub(crate) mod estimate;
 #[cfg(feature = "good_lp")]
@@ -27,9 +27,10 @@ mod plan;
 pub(crate) mod polish;
 mod progress;
 pub(crate) mod reprice;
+mod route;
 mod solution;
 mod status;
-mod strategy;
+pub(crate) mod strategy;
 pub(crate) mod structured;
 mod timing;
 
@@ -40,14 +41,15 @@ pub use assess::{Checks, CHECK_TOLERANCE};
 pub use backend::Limits;
 pub(crate) use backend::{LpSolver, Producer, RawSolution};
 pub use chain::{solve_model_compact, ChainSolution, ChainTimings, DualCertificate};
+pub use choice::SolverChoice;
 pub use compact::GeometricRemap;
-#[cfg(test)]
-pub(crate) use choice::lp_order;
-pub use choice::{Reason, Route, SolverChoice};
 pub use error::{Library, SolveError};
 pub use estimate::{estimate, Estimate};
 pub use plan::SolvePlan;
 pub use progress::{Event, Phase, Progress, ProgressSink};
+#[cfg(test)]
+pub(crate) use route::lp_order;
+pub use route::{Reason, Route};
 pub use solution::{LpSize, Solution};
 pub use status::Status;
 pub use timing::{PhaseTime, PhaseTimes, Timings};

@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use super::assess::{Assessment, CHECK_TOLERANCE};
-use super::backend::{Limits, Producer, RawSolution};
+use super::backend::{Limits, LpSolver, Producer, RawSolution};
 use super::progress::Progress;
 use super::{polish, reprice, SolveError, SolverChoice, Status};
 use crate::lp::Problem;
@@ -41,6 +41,77 @@ pub(crate) const CLARABEL_REGULARISATION: [f64; 3] = [1e-13, 1e-10, 1e-8];
 /// 6.5e-9), so starting there saves two interior points.
 #[cfg(feature = "clarabel")]
 pub(crate) const CLARABEL_REGULARISATION_GRAPH: [f64; 3] = [1e-8, 1e-10, 1e-13];
+
+/// The backend of an LP choice (not `Auto`), reporting its iterations to `progress` where the
+/// solver offers a callback.
+pub(crate) fn lp_solver(
+    choice: SolverChoice,
+    limits: Limits,
+    progress: &Progress,
+) -> Result<Box<dyn LpSolver>, SolveError> {
+    SolveError::check_available(choice)?;
+    #[allow(unreachable_code, unused_variables)]
+    let backend: Box<dyn LpSolver> = match choice {
+        SolverChoice::Auto => {
+            return Err(SolveError::NotApplicable {
+                choice,
+                requirement: "is a route, not a backend (Route::for_model resolves it)",
+                model: "this LP".into(),
+            })
+        }
+        SolverChoice::Chain => Box::new(super::chain::ChainSolver),
+        SolverChoice::Anytime => {
+            return Err(SolveError::NotApplicable {
+                choice,
+                requirement: "is a route of its own, not an LP backend",
+                model: "this LP".into(),
+            })
+        }
+        SolverChoice::BlockIpm => Box::new(super::structured::BlockIpmSolver { limits, progress: progress.clone() }),
+        #[cfg(feature = "highs")]
+        SolverChoice::Highs => Box::new(super::highs::HighsSolver {
+            method: super::highs::HighsAlgorithm::Choose,
+            limits,
+            progress: progress.clone(),
+        }),
+        #[cfg(feature = "highs")]
+        SolverChoice::HighsSimplex => Box::new(super::highs::HighsSolver {
+            method: super::highs::HighsAlgorithm::Simplex,
+            limits,
+            progress: progress.clone(),
+        }),
+        #[cfg(feature = "highs")]
+        SolverChoice::HighsIpm => Box::new(super::highs::HighsSolver {
+            method: super::highs::HighsAlgorithm::Ipm,
+            limits,
+            progress: progress.clone(),
+        }),
+        #[cfg(feature = "clarabel")]
+        SolverChoice::Clarabel => Box::new(super::clarabel::ClarabelSolver {
+            progress: progress.clone(),
+            ..super::clarabel::ClarabelSolver::with_limits(limits)
+        }),
+        #[cfg(feature = "good_lp")]
+        SolverChoice::GoodLp => {
+            Box::new(super::good_lp::GoodLpSolver { backend: super::good_lp::Backend::preferred(), limits })
+        }
+        #[cfg(all(feature = "good_lp", feature = "highs"))]
+        SolverChoice::GoodLpHighs => {
+            Box::new(super::good_lp::GoodLpSolver { backend: super::good_lp::Backend::Highs, limits })
+        }
+        #[cfg(all(feature = "good_lp", feature = "clarabel"))]
+        SolverChoice::GoodLpClarabel => {
+            Box::new(super::good_lp::GoodLpSolver { backend: super::good_lp::Backend::Clarabel, limits })
+        }
+        #[cfg(feature = "good_lp")]
+        SolverChoice::GoodLpMicrolp => {
+            Box::new(super::good_lp::GoodLpSolver { backend: super::good_lp::Backend::Microlp, limits })
+        }
+        #[allow(unreachable_patterns)]
+        other => return Err(SolveError::NotCompiled { choice: other, feature: "?" }),
+    };
+    Ok(backend)
+}
 
 /// Judge a backend's answer with no polish.
 pub(crate) fn assess(problem: &Problem, raw: RawSolution, solver: Producer) -> Judged {
@@ -95,7 +166,7 @@ pub(crate) fn run_whole(
                 let started = Instant::now();
                 let raw = {
                     let _iterations = progress.time("iterations");
-                    super::LpSolver::solve(&backend, problem)?
+                    LpSolver::solve(&backend, problem)?
                 };
                 let budget = polish_budget(SolverChoice::Clarabel, started.elapsed(), limits);
                 let repair = if polish { Repair::RepriceAndPolish(budget) } else { Repair::None };
@@ -119,7 +190,7 @@ pub(crate) fn run_whole(
             Ok(best)
         }
         SolverChoice::HighsIpm if polish => {
-            let backend = choice.backend(limits, progress)?;
+            let backend = lp_solver(choice, limits, progress)?;
             let started = Instant::now();
             let raw = {
                 let _iterations = progress.time("iterations");
@@ -141,7 +212,7 @@ pub(crate) fn run_whole(
             second_vertex(problem, first, budget.saturating_sub(repairs.elapsed()), progress)
         }
         other => {
-            let backend = other.backend(limits, progress)?;
+            let backend = lp_solver(other, limits, progress)?;
             let started = Instant::now();
             let raw = {
                 let _iterations = progress.time("iterations");
@@ -203,7 +274,7 @@ fn second_vertex(
     let started = Instant::now();
     let _second = progress.time("second vertex (dual simplex)");
     let limits = Limits { seconds: Some(budget.as_secs_f64()), iterations: None };
-    let simplex = SolverChoice::HighsSimplex.backend(limits, progress)?;
+    let simplex = lp_solver(SolverChoice::HighsSimplex, limits, progress)?;
     let gap = |j: &Judged| j.assessment.checks.relative_gap.unwrap_or(f64::INFINITY);
     let solved = {
         let _iterations = progress.time("iterations");
