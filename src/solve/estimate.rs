@@ -134,17 +134,7 @@ fn lp_seconds(model: &Model, nnz: f64, share: f64) -> f64 {
 /// 40 and 60 and the 2-D grid table model (docs/benchmarks.md).
 fn block_ipm_seconds(n_obs: f64, n_out: f64) -> f64 {
     const ITERATIONS: f64 = 40.0;
-    0.3 + ITERATIONS * block_ipm_iteration_seconds(n_obs, n_out)
-}
-
-/// Seconds one iteration of the block interior point takes ([`block_ipm_seconds`]): what it
-/// expects of its first iteration under a time limit.
-pub(crate) fn block_ipm_iteration_seconds(n_obs: f64, n_out: f64) -> f64 {
-    let factor_nonzeros = 15.0 * n_obs * (n_obs / 861.0).sqrt();
-    let forming = 4.65e-11 * n_out * n_obs * factor_nonzeros + 2.1e-6 * n_out * n_obs;
-    let dense = 1.0e-11 * n_obs.powi(3);
-    let solving = 4.5e-6 * n_out * n_obs;
-    forming + dense + solving
+    0.3 + ITERATIONS * super::structured::block_ipm_iteration_seconds(n_obs, n_out)
 }
 
 /// The largest LP whose first restricted output set [`restricted_shares`] computes for the

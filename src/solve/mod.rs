@@ -256,8 +256,8 @@ pub(crate) fn solve_lp(
 ) -> Result<Solution> {
     let start = Instant::now();
     let backends = &structured::order_for(problem.symmetry.is_some(), backends);
-    let mut best: Option<strategy::Judged> = None;
-    let mut stopped: Option<strategy::Judged> = None;
+    let mut best: Option<assess::Judged> = None;
+    let mut stopped: Option<assess::Judged> = None;
     // Each attempt with who made it, so the kept producer's own is left out of the detail.
     let mut tried: Vec<(Producer, String)> = Vec::new();
     let mut last_err: Option<SolveError> = None;
@@ -338,7 +338,7 @@ pub(crate) fn solve_lp(
             }
             Ok(j) => {
                 tried.push((j.solver, format!("{}: {}", j.solver, j.status())));
-                let gap = |x: &strategy::Judged| x.assessment.checks.relative_gap.unwrap_or(f64::INFINITY);
+                let gap = |x: &assess::Judged| x.assessment.checks.relative_gap.unwrap_or(f64::INFINITY);
                 if best.as_ref().is_none_or(|b| gap(&j) < gap(b)) {
                     best = Some(j);
                 }
@@ -389,8 +389,8 @@ pub(crate) fn solve_lp(
 
 /// Keep in `kept` the candidate whose certified mechanism has the smaller objective (a candidate
 /// without one is kept only in place of nothing certified).
-fn keep_certified(kept: &mut Option<strategy::Judged>, candidate: strategy::Judged) {
-    let certified = |j: &strategy::Judged| j.assessment.checks.certified_objective.unwrap_or(f64::INFINITY);
+fn keep_certified(kept: &mut Option<assess::Judged>, candidate: assess::Judged) {
+    let certified = |j: &assess::Judged| j.assessment.checks.certified_objective.unwrap_or(f64::INFINITY);
     if kept.as_ref().is_none_or(|k| certified(&candidate) < certified(k)) {
         *kept = Some(candidate);
     }

@@ -5,31 +5,11 @@
 
 use std::time::{Duration, Instant};
 
-use super::assess::{Assessment, CHECK_TOLERANCE};
+use super::assess::{Assessment, Judged, CHECK_TOLERANCE};
 use super::backend::{Limits, LpSolver, Producer, RawSolution};
 use super::progress::Progress;
 use super::{polish, reprice, SolveError, SolverChoice, Status};
 use crate::lp::Problem;
-
-/// A backend's kept answer with our assessment of it.
-pub(crate) struct Judged {
-    /// The backend's answer (possibly the polished vertex).
-    pub raw: RawSolution,
-    /// Our checks of it.
-    pub assessment: Assessment,
-    /// Who produced it.
-    pub solver: Producer,
-}
-
-impl Judged {
-    /// The status after our checks: never "optimal" when they do not confirm it.
-    pub(crate) fn status(&self) -> Status {
-        match self.raw.status {
-            Status::Optimal if !self.assessment.confirmed => Status::NearOptimal,
-            s => s,
-        }
-    }
-}
 
 /// Clarabel's static regularisation ladder: tried in order until an attempt is confirmed.
 #[cfg(feature = "clarabel")]
@@ -130,7 +110,7 @@ pub(crate) fn run_whole(
     match choice {
         #[cfg(feature = "clarabel")]
         SolverChoice::Clarabel => {
-            let needed = clarabel_first_iteration_seconds(problem);
+            let needed = super::clarabel::first_iteration_seconds(problem);
             if let Some(left) = limits.seconds.filter(|&left| needed > left) {
                 // Clarabel checks its time limit between iterations only, and one factorisation of
                 // a graph's KKT system can outlast the limit many times over.
@@ -236,25 +216,6 @@ pub(crate) fn run_whole(
             Ok(judged)
         }
     }
-}
-
-/// Seconds Clarabel's first iteration (its first factorisation of the KKT system) may take on
-/// `problem`: on a neighbour graph the fill grows as |Θ̃|³·|Y|^1.87 (the estimate's law for an
-/// interior point on a lattice, [`super::estimate`]), a tenth of that law's whole-solve time
-/// (multinomial d = 3, K = 40: the restricted LP of 47 outputs × 861 observations ran 223 s past
-/// a 3 s limit; the law gives 22 s); on a band, a hundredth of the band's law (nonzeros^1.82:
-/// the clipped Poisson sum of 2000 records, cap 5, 12.6 million nonzeros, ran 37 s past a limit
-/// of about 15 s, where the law's whole solve is 5900 s); on a chain, 0 (its factorisations are
-/// cheap).
-pub(crate) fn clarabel_first_iteration_seconds(problem: &Problem) -> f64 {
-    if problem.neighbours.is_chain() {
-        return 0.0;
-    }
-    if matches!(problem.neighbours, crate::model::Neighbours::Band { .. }) {
-        return 1.63 * (problem.a.nnz() as f64 / 1.4e5).powf(1.82) / 100.0;
-    }
-    let (n_obs, n_out) = (problem.n_obs() as f64, problem.n_outputs() as f64);
-    7e-10 * n_out.powi(3) * n_obs.powf(1.87)
 }
 
 /// HiGHS's interior point with crossover ends at *a* vertex of an LP that has many optimal
