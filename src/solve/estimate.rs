@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use super::chain;
-use super::plan::Shared;
+use super::shared::Shared;
 use super::{LpSize, Route, SolveOptions, SolverChoice};
 use crate::lp::{size_fields, SizeError};
 use crate::model::{Family, Model};
@@ -288,12 +288,6 @@ fn symmetry_order(model: &Model) -> f64 {
 /// Where output generation applies and the LP is small enough, the time is the restricted LP's
 /// (the outputs it starts from, found from the cost matrix: up to about a second); else the
 /// whole LP's, from the sizes alone.
-/// The estimate of a [`super::SolvePlan`] made for it, which a caller that goes on to solve keeps
-/// instead.
-pub fn estimate(model: &Model, epsilons: &[f64], options: &SolveOptions) -> super::error::Result<Estimate> {
-    Ok(super::SolvePlan::new(model, Some(epsilons), options.clone())?.estimate().clone())
-}
-
 /// The one decision of the route a solve takes and its price: [`Route::for_model`]'s route for
 /// `options.solver`; under `auto`, where that exact route's estimate does not fit the memory
 /// budget — or, without a time limit, exceeds the default time budget — and the program is the
