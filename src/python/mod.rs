@@ -20,7 +20,7 @@ use crate::bindings;
 use crate::mechanism::{audit, AuditError, AuditJudgement, AuditOptions, Release};
 use crate::model::Model;
 use crate::report::{check_report_dir, Report, ReportOptions};
-use crate::solve::{Solution, SolveOptions, SolverChoice};
+use crate::solve::{SolveOptions, SolverChoice};
 use crate::Error;
 
 /// The Python exceptions (named `Error` and `InputError` in Python, hence their own module).
@@ -114,7 +114,7 @@ impl PyModel {
         let model = self.model.clone();
         let rows =
             py.detach(|| bindings::solve_rows(&model, eps.as_deref(), solver, gap, max_seconds)).map_err(py_err)?;
-        Ok(rows.into_iter().map(|(solution, row)| PySolution { model: self.model.clone(), solution, row }).collect())
+        Ok(rows.into_iter().map(|solved| PySolution { model: self.model.clone(), solved }).collect())
     }
 }
 
@@ -129,32 +129,31 @@ impl PyModel {
 #[pyclass(name = "Solution", module = "ubapp._native", frozen)]
 struct PySolution {
     model: Arc<Model>,
-    solution: Solution,
-    /// Its `solve --json` object.
-    row: String,
+    /// The solution, its `solve --json` object and the solve's cost matrix (to certify it).
+    solved: bindings::SolvedRow,
 }
 
 #[pymethods]
 impl PySolution {
     /// The `solve --json` object of this solution (text).
     fn row_json(&self) -> String {
-        self.row.clone()
+        self.solved.row.clone()
     }
 
     /// P (|Θ̃| × |Y|) as row-major values and its shape, or `None` for a compact chain solution.
     fn p(&self) -> Option<(Vec<f64>, (usize, usize))> {
-        if !self.solution.has_dense_p() {
+        if !self.solved.solution.has_dense_p() {
             return None;
         }
-        let p = &self.solution.p;
+        let p = &self.solved.solution.p;
         Some((p.iter().copied().collect(), p.dim()))
     }
 
     /// The certified mechanism: repaired, quantised to integer weights and checked exactly (the
     /// compact geometric + remap form for a large chain solution), as `solve --out` writes it.
     fn mechanism(&self, py: Python<'_>) -> PyResult<PyMechanism> {
-        let (model, solution) = (&self.model, &self.solution);
-        let artifact = py.detach(|| Release::certify(model, solution)).map_err(py_err)?;
+        let (model, solved) = (&self.model, &self.solved);
+        let artifact = py.detach(|| solved.certify(model)).map_err(py_err)?;
         // Built here from the model in hand: nothing to check it against.
         Ok(PyMechanism { artifact, trusted: true, origin: "the mechanism".to_string() })
     }

@@ -106,6 +106,13 @@ impl<'m> SolvePlan<'m> {
         self.shared.cost(self.model, self.options.memory)
     }
 
+    /// The model's cost matrix where the plan has built it already (the solve's route, the
+    /// estimate or the reference risks asked for it), without building it: what a caller that keeps
+    /// a solution beyond its plan hands to the certification ([`crate::bindings::SolvedRow`]).
+    pub(crate) fn built_cost(&self) -> Option<Arc<Array2<f64>>> {
+        self.shared.built_cost()
+    }
+
     /// The model's [`ReferenceRisks`]: from the squared-loss moments where the chain solver has
     /// them, else from the plan's cost matrix (refused beyond the memory budget).
     pub fn reference_risks(&self) -> Result<ReferenceRisks> {

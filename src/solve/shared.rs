@@ -28,6 +28,11 @@ impl Shared {
         Ok(self.cost.get_or_init(|| built).clone())
     }
 
+    /// The cost matrix, where something has built it already (`None`: nothing has).
+    pub(crate) fn built_cost(&self) -> Option<Arc<Array2<f64>>> {
+        self.cost.get().cloned()
+    }
+
     /// The symmetry of the model's LP on `cost` (the model's own cost matrix), found the first time
     /// it is asked for.
     pub(crate) fn symmetry(&self, model: &Model, cost: &Array2<f64>, neighbours: &Neighbours) -> Option<Arc<Symmetry>> {

@@ -15,7 +15,6 @@ use extendr_api::prelude::*;
 use ubapp::bindings::{self, CompareRequest};
 use ubapp::mechanism::Release;
 use ubapp::model::Model;
-use ubapp::solve::Solution;
 
 type Outcome<T> = std::result::Result<T, ubapp::Error>;
 
@@ -25,10 +24,10 @@ struct RModel {
     path: Option<PathBuf>,
 }
 
-/// One ε's solution and its model (to certify it).
+/// One ε's solution and its model, with the solve's cost matrix (to certify it).
 struct RSolution {
     model: Arc<Model>,
-    solution: Solution,
+    solved: bindings::SolvedRow,
 }
 
 /// A certified mechanism, whether it was checked against what the deployer trusts, and its origin.
@@ -191,15 +190,16 @@ fn native_solve(model: Robj, eps: Robj, solver: Robj, gap: Robj, max_seconds: Ro
         let rows = bindings::solve_rows(&m.model, eps.as_deref(), &solver, gap, max_seconds)?;
         let items: Vec<Robj> = rows
             .into_iter()
-            .map(|(solution, row)| {
-                let (values, rows, cols) = if solution.has_dense_p() {
-                    let p = &solution.p;
+            .map(|solved| {
+                let (values, rows, cols) = if solved.solution.has_dense_p() {
+                    let p = &solved.solution.p;
                     let (r, c) = p.dim();
                     (p.t().iter().copied().collect::<Vec<f64>>(), r as f64, c as f64)
                 } else {
                     (Vec::new(), 0.0, 0.0)
                 };
-                let sol = ExternalPtr::new(RSolution { model: m.model.clone(), solution });
+                let row = solved.row.clone();
+                let sol = ExternalPtr::new(RSolution { model: m.model.clone(), solved });
                 list!(row = row, p = values, p_rows = rows, p_cols = cols, solution = sol).into()
             })
             .collect();
@@ -212,7 +212,7 @@ fn native_solve(model: Robj, eps: Robj, solver: Robj, gap: Robj, max_seconds: Ro
 fn native_certify(solution: Robj) -> Robj {
     answer((|| {
         let s = pointer::<RSolution>(&solution, "solution", "a solution (a row of solve())")?;
-        let release = Release::certify(&s.model, &s.solution)?;
+        let release = s.solved.certify(&s.model)?;
         Ok(ExternalPtr::new(RMechanism { release, trusted: true, origin: "the mechanism".into() }).into())
     })())
 }
