@@ -71,51 +71,23 @@ pub(crate) fn solve_lp(
     let mut tried: Vec<(Producer, String)> = Vec::new();
     let mut last_err: Option<SolveError> = None;
     for (index, &choice) in backends.iter().enumerate() {
+        let remaining = options.limits.remaining_after(start.elapsed());
+        match not_started(problem, choice, index, remaining, options) {
+            Some(NotStarted::Stop(why)) => {
+                tried.push((Producer::Solver(choice), why));
+                break;
+            }
+            Some(NotStarted::Skip(why, e)) => {
+                last_err.get_or_insert(e);
+                tried.push((Producer::Solver(choice), why));
+                continue;
+            }
+            None => {}
+        }
         // A later backend is a fallback for an answer that is certified, only not to our
         // tolerance: it may take twice the time spent so far (at least a minute), not unbounded
         // time — Clarabel has no orbit LP, and on a symmetric poll's whole LP it runs for hours
         // where HiGHS's orbit LP answered near-optimal in seconds.
-        let remaining = options.limits.remaining_after(start.elapsed());
-        if remaining == Some(0.0) {
-            tried.push((Producer::Solver(choice), format!("{choice}: not started, the time limit was reached")));
-            break;
-        }
-        // A later backend is not started with less than a quarter of the time limit's share left
-        // (or a second, where that is less): its setup alone (HiGHS's presolve, a first
-        // factorisation) would outlast the time.
-        let share = options.limits.seconds.unwrap_or(f64::INFINITY);
-        if let Some(left) = remaining.filter(|&left| index > 0 && left < (0.25 * share).min(1.0)) {
-            tried.push((
-                Producer::Solver(choice),
-                format!("{choice}: not started, only {left:.1} s of the time limit left"),
-            ));
-            break;
-        }
-        if index > 0 {
-            // A fallback that would not fit the memory budget is not started: the answer in hand
-            // stands, with its measured gap, or the next backend is tried (the route's price is
-            // its first backend's).
-            let needed = whole_lp_bytes(problem, choice);
-            if needed > options.memory.in_bytes() as u128 {
-                let size = crate::lp::SizeError {
-                    origin: None,
-                    needed_bytes: needed,
-                    available_bytes: options.memory.in_bytes(),
-                    fields: String::new().into(),
-                    route: Some(choice.to_string().into()),
-                };
-                last_err.get_or_insert(SolveError::from(size));
-                tried.push((
-                    Producer::Solver(choice),
-                    format!(
-                        "{choice}: not started, its LP needs about {:.1} GiB, more than the {:.1} GiB memory budget",
-                        needed as f64 / 2f64.powi(30),
-                        options.memory.in_bytes() as f64 / 2f64.powi(30)
-                    ),
-                ));
-                continue;
-            }
-        }
         let remaining = match &best {
             Some(_) => {
                 let cap = (2.0 * start.elapsed().as_secs_f64()).max(FALLBACK_MIN_SECONDS);
@@ -159,31 +131,8 @@ pub(crate) fn solve_lp(
         }
     }
     if best.is_none() && options.limits.seconds.is_some() {
-        // Anytime: the time limit stopped the solve; the fallbacks that need no solver are
-        // always there: the constant release (cheap), and geometric noise with the Bayes remap
-        // where it is expected to finish within the time left.
-        options.progress.phase(Phase::Certifying);
-        let mut floor = None;
-        let left = options.limits.remaining_after(start.elapsed()).unwrap_or(0.0);
-        let geometric_fits = 2.0 * outputs::initial_seconds(problem.n_obs(), problem.n_outputs()) <= left;
-        for producer in [Producer::Constant, Producer::GeometricRemap] {
-            if producer == Producer::GeometricRemap && !geometric_fits {
-                tried.push((producer, format!("{producer}: not built, too slow for the time left ({left:.1} s)")));
-                continue;
-            }
-            let _fallback = options.progress.time(&format!("time-limit fallback ({producer})"));
-            let judged = strategy::assess(problem, fallback_release(problem, producer), producer);
-            if producer == Producer::Constant {
-                // The constant's bound (μ = 0: the non-private risk) holds for every candidate.
-                floor = judged.assessment.checks.dual_bound;
-            }
-            keep_certified(&mut stopped, judged);
-        }
-        if let Some(kept) = stopped.as_mut() {
-            // The constant's bound (μ = 0: the non-private risk) holds for every candidate.
-            kept.assessment.raise_bound(floor);
-        }
-        best = stopped;
+        // Anytime: the time limit stopped the solve.
+        best = time_limit_fallbacks(problem, options, start, stopped, &mut tried);
     }
     let Some(judged) = best else {
         return Err(last_err.unwrap_or(SolveError::NoBackend));
@@ -194,6 +143,94 @@ pub(crate) fn solve_lp(
         detail = format!("{detail} (attempts: {})", others.join("; "));
     }
     Ok(Solution::from_judged(problem, judged, detail, start.elapsed().as_secs_f64(), assembly_seconds))
+}
+
+/// Why a backend of the route is not started.
+enum NotStarted {
+    /// The time limit was reached, or too little of it is left for a later backend's setup: no
+    /// backend after it starts either.
+    Stop(String),
+    /// A fallback whose LP would not fit the memory budget (with the refusal): the next may.
+    Skip(String, SolveError),
+}
+
+/// Whether `choice`, the route's `index`-th backend, is not started with `remaining` seconds of
+/// the time limit left (`None`: no limit), and why.
+fn not_started(
+    problem: &Problem,
+    choice: SolverChoice,
+    index: usize,
+    remaining: Option<f64>,
+    options: &SolveOptions,
+) -> Option<NotStarted> {
+    if remaining == Some(0.0) {
+        return Some(NotStarted::Stop(format!("{choice}: not started, the time limit was reached")));
+    }
+    // A later backend is not started with less than a quarter of the time limit's share left
+    // (or a second, where that is less): its setup alone (HiGHS's presolve, a first
+    // factorisation) would outlast the time.
+    let share = options.limits.seconds.unwrap_or(f64::INFINITY);
+    if let Some(left) = remaining.filter(|&left| index > 0 && left < (0.25 * share).min(1.0)) {
+        return Some(NotStarted::Stop(format!("{choice}: not started, only {left:.1} s of the time limit left")));
+    }
+    if index > 0 {
+        // A fallback that would not fit the memory budget is not started: the answer in hand
+        // stands, with its measured gap, or the next backend is tried (the route's price is
+        // its first backend's).
+        let needed = whole_lp_bytes(problem, choice);
+        if needed > options.memory.in_bytes() as u128 {
+            let size = crate::lp::SizeError {
+                origin: None,
+                needed_bytes: needed,
+                available_bytes: options.memory.in_bytes(),
+                fields: String::new().into(),
+                route: Some(choice.to_string().into()),
+            };
+            let why = format!(
+                "{choice}: not started, its LP needs about {:.1} GiB, more than the {:.1} GiB memory budget",
+                needed as f64 / 2f64.powi(30),
+                options.memory.in_bytes() as f64 / 2f64.powi(30)
+            );
+            return Some(NotStarted::Skip(why, SolveError::from(size)));
+        }
+    }
+    None
+}
+
+/// The time limit stopped every backend before a usable answer: the fallbacks that need no solver
+/// are always there — the constant release (cheap), and geometric noise with the Bayes remap where
+/// it is expected to finish within the time left — each certified by our checks; the best
+/// certified of them and of `stopped` (the stopped backends' points) is kept, its bound raised to
+/// the constant's. Each fallback not built is said in `tried`.
+fn time_limit_fallbacks(
+    problem: &Problem,
+    options: &SolveOptions,
+    start: Instant,
+    mut stopped: Option<assess::Judged>,
+    tried: &mut Vec<(Producer, String)>,
+) -> Option<assess::Judged> {
+    options.progress.phase(Phase::Certifying);
+    let mut floor = None;
+    let left = options.limits.remaining_after(start.elapsed()).unwrap_or(0.0);
+    let geometric_fits = 2.0 * outputs::initial_seconds(problem.n_obs(), problem.n_outputs()) <= left;
+    for producer in [Producer::Constant, Producer::GeometricRemap] {
+        if producer == Producer::GeometricRemap && !geometric_fits {
+            tried.push((producer, format!("{producer}: not built, too slow for the time left ({left:.1} s)")));
+            continue;
+        }
+        let _fallback = options.progress.time(&format!("time-limit fallback ({producer})"));
+        let judged = strategy::assess(problem, fallback_release(problem, producer), producer);
+        if producer == Producer::Constant {
+            // The constant's bound (μ = 0: the non-private risk) holds for every candidate.
+            floor = judged.assessment.checks.dual_bound;
+        }
+        keep_certified(&mut stopped, judged);
+    }
+    if let Some(kept) = stopped.as_mut() {
+        // The constant's bound (μ = 0: the non-private risk) holds for every candidate.
+        kept.assessment.raise_bound(floor);
+    }
+    stopped
 }
 
 /// Keep in `kept` the candidate whose certified mechanism has the smaller objective (a candidate
