@@ -68,6 +68,15 @@ pub fn keyword_words(text: &str) -> String {
         .join("`")
 }
 
+/// The check of `UBAPP_MEMORY_LIMIT` the command line makes before any work
+/// ([`MemoryBudget::check_env`]): unset, or a whole number of bytes > 0; anything else is an input
+/// error naming the variable. Every binding call that reads, solves, certifies or samples makes it
+/// first, so a malformed limit is refused there too instead of giving way to the defaults (the
+/// budgets themselves never fail).
+pub fn check_memory_limit() -> Result<()> {
+    Ok(MemoryBudget::check_env()?)
+}
+
 /// A solve's memory budget, as the command line decides it ([`MemoryBudget::for_solve`]).
 pub fn memory_budget() -> MemoryBudget {
     MemoryBudget::for_solve()

@@ -6,7 +6,9 @@
 //!
 //! A failure is returned, not thrown: a character scalar of class `ubapp_failure` holding the
 //! message, with the attribute `input` (the command line's exit 2). r/R/native.R raises it as an
-//! R condition of class `ubapp_input_error` or `ubapp_error`.
+//! R condition of class `ubapp_input_error` or `ubapp_error`. Every call that reads, solves,
+//! certifies or samples first checks `UBAPP_MEMORY_LIMIT` as the command line does before any work
+//! (`bindings::check_memory_limit`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -132,6 +134,7 @@ fn flag(x: &Robj, name: &str) -> Outcome<bool> {
 #[extendr]
 fn native_model_load(path: Robj) -> Robj {
     answer((|| {
+        bindings::check_memory_limit()?;
         let path = PathBuf::from(required(string(&path, "path")?, "path")?);
         let model = Model::load(&path)?;
         Ok(ExternalPtr::new(RModel { model: Arc::new(model), path: Some(path) }).into())
@@ -142,6 +145,7 @@ fn native_model_load(path: Robj) -> Robj {
 #[extendr]
 fn native_model_from_toml(text: Robj, origin: Robj) -> Robj {
     answer((|| {
+        bindings::check_memory_limit()?;
         let text = required(string(&text, "text")?, "text")?;
         let origin = required(string(&origin, "origin")?, "origin")?;
         let model = bindings::model_from_toml(&text, &origin)?;
@@ -153,6 +157,7 @@ fn native_model_from_toml(text: Robj, origin: Robj) -> Robj {
 #[extendr]
 fn native_model_from_json(text: Robj, origin: Robj) -> Robj {
     answer((|| {
+        bindings::check_memory_limit()?;
         let text = required(string(&text, "text")?, "text")?;
         let origin = required(string(&origin, "origin")?, "origin")?;
         let model = bindings::model_from_json(&text, &origin)?;
@@ -182,6 +187,7 @@ fn native_model_info(model: Robj) -> Robj {
 #[extendr]
 fn native_solve(model: Robj, eps: Robj, solver: Robj, gap: Robj, max_seconds: Robj) -> Robj {
     answer((|| {
+        bindings::check_memory_limit()?;
         let m = pointer::<RModel>(&model, "model", "a model (ubapp_model())")?;
         let eps = numbers(&eps, "eps")?;
         let solver = required(string(&solver, "solver")?, "solver")?;
@@ -211,6 +217,7 @@ fn native_solve(model: Robj, eps: Robj, solver: Robj, gap: Robj, max_seconds: Ro
 #[extendr]
 fn native_certify(solution: Robj) -> Robj {
     answer((|| {
+        bindings::check_memory_limit()?;
         let s = pointer::<RSolution>(&solution, "solution", "a solution (a row of solve())")?;
         let release = s.solved.certify(&s.model)?;
         Ok(ExternalPtr::new(RMechanism { release, trusted: true, origin: "the mechanism".into() }).into())
@@ -222,6 +229,7 @@ fn native_certify(solution: Robj) -> Robj {
 #[extendr]
 fn native_mechanism_load(path: Robj, model: Robj, fingerprint: Robj, max_eps: Robj) -> Robj {
     answer((|| {
+        bindings::check_memory_limit()?;
         let path = PathBuf::from(required(string(&path, "path")?, "path")?);
         let model = string(&model, "model")?.map(PathBuf::from);
         let fingerprint = string(&fingerprint, "fingerprint")?;
@@ -262,6 +270,7 @@ fn native_mechanism_info(mech: Robj) -> Robj {
 #[extendr]
 fn native_mechanism_save(mech: Robj, path: Robj) -> Robj {
     answer((|| {
+        bindings::check_memory_limit()?;
         let m = mechanism(&mech)?;
         let path = required(string(&path, "path")?, "path")?;
         m.release.save(Path::new(&path))?;
@@ -280,6 +289,7 @@ fn native_mechanism_json(mech: Robj) -> Robj {
 #[extendr]
 fn native_sample(mech: Robj, y: Robj, n: Robj, seed: Robj, budget: Robj, allow_composition: Robj) -> Robj {
     answer((|| {
+        bindings::check_memory_limit()?;
         let m = mechanism(&mech)?;
         let y = required(numbers(&y, "y")?, "y")?;
         let n = required(whole(&n, "n")?, "n")?;
@@ -298,6 +308,7 @@ fn native_sample(mech: Robj, y: Robj, n: Robj, seed: Robj, budget: Robj, allow_c
 #[extendr]
 fn native_release(mech: Robj, columns: Robj, ledger: Robj, dataset: Robj, seed: Robj) -> Robj {
     answer((|| {
+        bindings::check_memory_limit()?;
         let m = mechanism(&mech)?;
         let list = columns.as_list().ok_or_else(|| input("data", "must be a vector or a data frame of records"))?;
         let columns = list
@@ -323,6 +334,7 @@ fn native_release(mech: Robj, columns: Robj, ledger: Robj, dataset: Robj, seed: 
 #[extendr]
 fn native_verify(mech: Robj, model: Robj, fingerprint: Robj) -> Robj {
     answer((|| {
+        bindings::check_memory_limit()?;
         let m = mechanism(&mech)?;
         let trusted = if model.is_null() {
             None
@@ -346,6 +358,7 @@ fn native_verify(mech: Robj, model: Robj, fingerprint: Robj) -> Robj {
 #[extendr]
 fn native_posterior(mech: Robj, releases: Robj, level: Robj) -> Robj {
     answer((|| {
+        bindings::check_memory_limit()?;
         let m = mechanism(&mech)?;
         let list = releases.as_list().ok_or_else(|| input("releases", "must be a list of numeric vectors"))?;
         let items = list
@@ -375,6 +388,7 @@ fn native_compare(
     gap: Robj,
 ) -> Robj {
     answer((|| {
+        bindings::check_memory_limit()?;
         let m = pointer::<RModel>(&model, "model", "a model (ubapp_model()) or a model file")?;
         let request = CompareRequest {
             max_seconds: number(&max_seconds, "max_seconds")?,
