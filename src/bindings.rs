@@ -11,6 +11,9 @@
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::sync::Arc;
+
+use ndarray::Array2;
 
 use rand::rngs::StdRng;
 use rand::SeedableRng;
@@ -63,6 +66,15 @@ pub fn keyword_words(text: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join("`")
+}
+
+/// The check of `UBAPP_MEMORY_LIMIT` the command line makes before any work
+/// ([`MemoryBudget::check_env`]): unset, or a whole number of bytes > 0; anything else is an input
+/// error naming the variable. Every binding call that reads, solves, certifies or samples makes it
+/// first, so a malformed limit is refused there too instead of giving way to the defaults (the
+/// budgets themselves never fail).
+pub fn check_memory_limit() -> Result<()> {
+    Ok(MemoryBudget::check_env()?)
 }
 
 /// A solve's memory budget, as the command line decides it ([`MemoryBudget::for_solve`]).
@@ -121,16 +133,42 @@ fn check_limits(max_seconds: Option<f64>, gap: Option<f64>) -> Result<()> {
     Ok(())
 }
 
+/// One ε's solution from [`solve_rows`], with its `solve --json` object and what its certification
+/// needs of the solve: the cost matrix the solve's plan built (one for every ε of the solve), so a
+/// solve then its certification builds it once.
+pub struct SolvedRow {
+    /// The solution.
+    pub solution: Solution,
+    /// Its `solve --json` object (text).
+    pub row: String,
+    /// The solve plan's cost matrix, where its route built one (not the compact chain route's,
+    /// whose releases need none).
+    cost: Option<Arc<Array2<f64>>>,
+}
+
+impl SolvedRow {
+    /// The certified mechanism of this solution of `model` (the model solved), as `solve --out`
+    /// writes it ([`Release::certify_planned`]): the dense form priced by the solve's cost matrix,
+    /// built again only where the solve built none.
+    pub fn certify(&self, model: &Model) -> Result<Release> {
+        Ok(match &self.cost {
+            Some(cost) => Release::certify_with(model, &self.solution, || Ok(cost.clone()))?,
+            None => Release::certify(model, &self.solution)?,
+        })
+    }
+}
+
 /// Solve for each ε (the model's list when `None`) with the solver named as `--solver` names it,
 /// stopping at the certified `gap` (the anytime route) or after `max_seconds` where given; each
-/// solution with its `solve --json` object (text).
+/// solution with its `solve --json` object (text) and the solve's cost matrix for its
+/// certification ([`SolvedRow::certify`]).
 pub fn solve_rows(
     model: &Model,
     eps: Option<&[f64]>,
     solver: &str,
     gap: Option<f64>,
     max_seconds: Option<f64>,
-) -> Result<Vec<(Solution, String)>> {
+) -> Result<Vec<SolvedRow>> {
     let solver = SolverChoice::from_str(solver)?;
     check_limits(max_seconds, gap)?;
     let limits = crate::solve::Limits { seconds: max_seconds, ..Default::default() };
@@ -139,7 +177,12 @@ pub fn solve_rows(
     let plan = SolvePlan::checked(model, eps, options)?;
     let solutions = plan.solve_each(&mut |_| {})?;
     let rows = SolveSummary::of_plan(&plan, &solutions).json_rows(&solutions);
-    Ok(solutions.into_iter().zip(rows).map(|(s, row)| (s, row.to_string())).collect())
+    let cost = plan.built_cost();
+    Ok(solutions
+        .into_iter()
+        .zip(rows)
+        .map(|(solution, row)| SolvedRow { solution, row: row.to_string(), cost: cost.clone() })
+        .collect())
 }
 
 /// A mechanism file read by a binding: the artifact, whether it was checked against what the

@@ -2,7 +2,9 @@
 //! of its own layer or below. A new upward import (or a new top-level module missing from the
 //! table) fails here; so does the command line's language below `src/cli/` (a `"--flag"` string or
 //! clap in a library file, outside the bindings' keyword mapping), a `Result<_, String>`, an
-//! `unsafe fn` without a `# Safety` section, and an import circle between the CLI's modules.
+//! `unsafe fn` without a `# Safety` section, and an import circle between the CLI's modules or
+//! between the solve layer's (the files and directories of src/solve/, its `mod.rs` counted as the
+//! parent that uses them).
 
 use std::path::{Path, PathBuf};
 
@@ -478,4 +480,322 @@ fn the_circle_checker_sees_a_circle() {
     let circle = find_circle(&edges(&[("compare", &["solve"]), ("solve", &["common", "compare"]), ("common", &[])]));
     assert_eq!(circle.unwrap(), ["compare", "solve", "compare"]);
     assert!(find_circle(&edges(&[("compare", &["common"]), ("solve", &["common"]), ("common", &[])])).is_none());
+}
+
+// ---------------------------------------------------------------------------------------------
+// The modules within src/solve/ import one way too. Each file or directory directly under
+// src/solve/ is one module (src/solve/anytime/ and its files are `anytime`); src/solve/mod.rs is
+// their parent: a name it re-exports (or imports) from a module counts as that module, and a name
+// it defines itself counts as `mod.rs`, a node that uses every module it names, so a module that
+// reaches up into its parent's own items closes a circle.
+
+/// The node of `src/solve/mod.rs`'s own items.
+const SOLVE_PARENT: &str = "mod.rs";
+
+/// The identifier at the start of `text` (empty where there is none).
+fn ident(text: &str) -> String {
+    text.trim_start().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect()
+}
+
+/// The top-level items of a `use` tree's brace group (`{a, b::{c, d}, e}` → `a`, `b::{c, d}`,
+/// `e`), `text` starting just after the `{`.
+fn brace_items(text: &str) -> Vec<&str> {
+    let (mut items, mut depth, mut start) = (Vec::new(), 0usize, 0usize);
+    for (i, c) in text.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => {
+                items.push(&text[start..i]);
+                break;
+            }
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items
+}
+
+/// The names a `use` tree brings into scope (`a::{b, c::d as e}` → `b`, `e`): the last segment of
+/// each leaf, or its alias.
+fn use_leaves(tree: &str) -> Vec<String> {
+    let tree = tree.trim();
+    let Some(open) = tree.find('{') else {
+        let leaf = tree.rsplit(" as ").next().unwrap_or(tree);
+        return vec![leaf.rsplit("::").next().unwrap_or(leaf).trim().to_string()];
+    };
+    brace_items(&tree[open + 1..]).into_iter().filter(|i| !i.trim().is_empty()).flat_map(use_leaves).collect()
+}
+
+/// A file's code as one string (comments dropped), with the depth of inline modules (`mod tests {`)
+/// at each line's start offset.
+fn code_with_depths(text: &str) -> (String, Vec<(usize, usize)>) {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut depth_of = vec![0usize; lines.len()];
+    for (i, line) in lines.iter().enumerate() {
+        let code = line.split("//").next().unwrap_or("").trim_end();
+        let decl = code.trim_start().trim_start_matches("pub(crate) ").trim_start_matches("pub ");
+        if !(decl.starts_with("mod ") && code.ends_with('{')) {
+            continue;
+        }
+        let indent = &line[..line.len() - line.trim_start().len()];
+        let close = format!("{indent}}}");
+        let end = lines[i + 1..].iter().position(|l| *l == close).map_or(lines.len(), |p| i + 1 + p);
+        for d in &mut depth_of[i + 1..end] {
+            *d += 1;
+        }
+    }
+    let (mut code, mut starts) = (String::new(), Vec::new());
+    for (line, depth) in lines.iter().zip(depth_of) {
+        starts.push((code.len(), depth));
+        if !line.trim_start().starts_with("//") {
+            code.push_str(line.split("//").next().unwrap_or(""));
+        }
+        code.push('\n');
+    }
+    (code, starts)
+}
+
+/// Where each name at src/solve/'s root lands: a module (a file or directory under src/solve/)
+/// by its own name; a name `mod.rs` takes from a module by `use` (re-exported or not) in that
+/// module; a name `mod.rs` defines itself in [`SOLVE_PARENT`]. A name can land in two places (a
+/// module `estimate` and a function `estimate` re-exported from another): the module first.
+fn solve_root_names(mod_rs: &str, modules: &[String]) -> std::collections::BTreeMap<String, Vec<String>> {
+    let mut names: std::collections::BTreeMap<String, Vec<String>> =
+        modules.iter().map(|m| (m.clone(), vec![m.clone()])).collect();
+    fn land(names: &mut std::collections::BTreeMap<String, Vec<String>>, name: String, module: &str) {
+        let at = names.entry(name).or_default();
+        if !at.iter().any(|m| m == module) {
+            at.push(module.to_string());
+        }
+    }
+    let (code, _) = code_with_depths(mod_rs);
+    for statement in code.split(';') {
+        let statement = statement.trim();
+        // Top-level items only: a `use` or a definition at the start of a line.
+        let decl = statement.lines().filter(|l| !l.trim_start().starts_with("#[")).collect::<Vec<_>>().join(" ");
+        let decl = decl.trim_start();
+        let decl = ["pub(crate) ", "pub(super) ", "pub "].iter().fold(decl, |d, v| d.strip_prefix(v).unwrap_or(d));
+        if let Some(tree) = decl.strip_prefix("use ") {
+            let from = ident(tree);
+            if modules.contains(&from) {
+                for leaf in use_leaves(tree) {
+                    land(&mut names, leaf, &from);
+                }
+            }
+        }
+    }
+    for line in mod_rs.lines() {
+        let code = line.split("//").next().unwrap_or("");
+        let top = !code.starts_with(char::is_whitespace) || code.trim_start().starts_with("static ");
+        let decl = code.trim_start();
+        let decl = ["pub(crate) ", "pub(super) ", "pub "].iter().fold(decl, |d, v| d.strip_prefix(v).unwrap_or(d));
+        let decl = decl.strip_prefix("const fn ").map_or(decl, |d| d);
+        for kind in ["fn ", "struct ", "enum ", "const ", "static ", "type ", "trait "] {
+            if let Some(rest) = decl.strip_prefix(kind).filter(|_| top) {
+                let name = ident(rest);
+                if !name.is_empty() {
+                    land(&mut names, name, SOLVE_PARENT);
+                }
+            }
+        }
+    }
+    names
+}
+
+/// The modules of src/solve/ that a file refers to, `at` being the file's path of modules below
+/// src/solve/ (`["estimate"]`, `["anytime", "pieces"]`; empty for mod.rs): every `super::…` that
+/// climbs to src/solve/'s root and every `crate::solve::…`, resolved by `names`; in `mod.rs`, also
+/// every path that starts with a module's name. Its own module is left out. A name that lands in
+/// two places counts as both, unless a path goes on through it (`estimate::LpShape`: the module).
+fn solve_refs(text: &str, at: &[&str], names: &std::collections::BTreeMap<String, Vec<String>>) -> Vec<String> {
+    let (code, starts) = code_with_depths(text);
+    let depth_at = |offset: usize| starts.iter().take_while(|(s, _)| *s <= offset).last().map_or(0, |(_, d)| *d);
+    let own = at.first().copied().unwrap_or(SOLVE_PARENT);
+    let mut refs: Vec<String> = Vec::new();
+    let add = |tree: &str, refs: &mut Vec<String>| {
+        let items: Vec<&str> = match tree.trim_start().strip_prefix('{') {
+            Some(list) => brace_items(list),
+            None => vec![tree],
+        };
+        for item in items {
+            let first = ident(item);
+            let Some(lands) = names.get(&first) else { continue };
+            let through = item.trim_start()[first.len()..].trim_start().starts_with("::");
+            let lands = if through && lands[0] == first { &lands[..1] } else { &lands[..] };
+            for module in lands.iter().filter(|m| m.as_str() != own) {
+                if !refs.contains(module) {
+                    refs.push(module.clone());
+                }
+            }
+        }
+    };
+    let is_path_start = |i: usize| !code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ':');
+    for (i, _) in code.match_indices("crate::solve::") {
+        add(&code[i + "crate::solve::".len()..], &mut refs);
+    }
+    let mut i = 0;
+    while let Some(found) = code[i..].find("super::") {
+        let start = i + found;
+        let mut end = start;
+        let mut ups = 0;
+        while code[end..].starts_with("super::") {
+            end += "super::".len();
+            ups += 1;
+        }
+        i = end;
+        if !is_path_start(start) {
+            continue;
+        }
+        // Where the path lands: at src/solve/'s root when it climbs exactly the file's modules and
+        // the inline modules around it.
+        if ups == at.len() + depth_at(start) && !at.is_empty() {
+            add(&code[end..], &mut refs);
+        }
+    }
+    if at.is_empty() {
+        // The parent names its modules directly (`pub use plan::SolvePlan`, `chain::squared_moments`).
+        let modules: Vec<&String> = names.iter().filter(|(n, m)| m[0] == **n).map(|(n, _)| n).collect();
+        for module in modules {
+            let path = format!("{module}::");
+            if code.match_indices(&path).any(|(i, _)| is_path_start(i)) && !refs.contains(module) {
+                refs.push(module.clone());
+            }
+        }
+    }
+    refs
+}
+
+/// Every module of src/solve/ with the modules it uses.
+fn solve_edges() -> std::collections::BTreeMap<String, Vec<String>> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/solve");
+    let mut modules: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir() || (p.extension().is_some_and(|e| e == "rs") && !p.ends_with("mod.rs")))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    modules.sort();
+    let names = solve_root_names(&std::fs::read_to_string(dir.join("mod.rs")).unwrap(), &modules);
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    let mut edges: std::collections::BTreeMap<String, Vec<String>> = std::collections::BTreeMap::new();
+    for file in files {
+        let rel = file.strip_prefix(&dir).unwrap().with_extension("");
+        let mut at: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+        if at.last().is_some_and(|l| l == "mod") {
+            at.pop();
+        }
+        let at: Vec<&str> = at.iter().map(String::as_str).collect();
+        let node = at.first().copied().unwrap_or(SOLVE_PARENT).to_string();
+        let refs = solve_refs(&std::fs::read_to_string(&file).unwrap(), &at, &names);
+        let entry = edges.entry(node).or_default();
+        for r in refs {
+            if !entry.contains(&r) {
+                entry.push(r);
+            }
+        }
+    }
+    edges
+}
+
+/// A circle through each module that lies on one (the first found from it), for the failure
+/// message.
+fn all_circles(edges: &std::collections::BTreeMap<String, Vec<String>>) -> Vec<String> {
+    let mut circles: Vec<String> = Vec::new();
+    for start in edges.keys() {
+        let mut path = vec![start.clone()];
+        if let Some(c) = circle_through(start, edges, &mut path) {
+            if !circles.contains(&c) {
+                circles.push(c);
+            }
+        }
+    }
+    circles
+}
+
+/// The first circle (depth first) from `start` back to it, as `a → b → a`.
+fn circle_through(
+    start: &str,
+    edges: &std::collections::BTreeMap<String, Vec<String>>,
+    path: &mut Vec<String>,
+) -> Option<String> {
+    let last = path.last().unwrap().clone();
+    for next in edges.get(&last).into_iter().flatten() {
+        if next == start {
+            return Some(format!("{} → {start}", path.join(" → ")));
+        }
+        if path.contains(next) {
+            continue;
+        }
+        path.push(next.clone());
+        if let Some(c) = circle_through(start, edges, path) {
+            return Some(c);
+        }
+        path.pop();
+    }
+    None
+}
+
+#[test]
+fn the_solve_modules_import_one_way() {
+    let edges = solve_edges();
+    let circles = all_circles(&edges);
+    assert!(
+        find_circle(&edges).is_none(),
+        "import circles in src/solve/ (each module's first):\n{}\n\nedges:\n{}",
+        circles.join("\n"),
+        edges.iter().map(|(m, to)| format!("{m} → {}", to.join(", "))).collect::<Vec<_>>().join("\n")
+    );
+}
+
+#[test]
+fn the_solve_circle_checker_sees_a_circle() {
+    let modules: Vec<String> =
+        ["assess", "backend", "chain", "plan", "anytime"].iter().map(|s| s.to_string()).collect();
+    let parent = "mod assess;\npub(crate) mod chain;\npub use assess::{Checks, CHECK_TOLERANCE};\n\
+        pub(crate) use backend::{LpSolver, Producer as Made};\nuse error::Result;\n\
+        pub use plan::{assess, SolvePlan};\n#[cfg(test)]\nthread_local! {\n    static SOLVES: u8 = 0;\n}\n\
+        pub struct SolveOptions {}\npub(crate) fn solve_lp() {\n    chain::squared_moments();\n}\n";
+    let names = solve_root_names(parent, &modules);
+    assert_eq!(names["Checks"], ["assess"]);
+    assert_eq!(names["Made"], ["backend"], "an alias lands where its item is defined");
+    assert_eq!(names["SolvePlan"], ["plan"]);
+    assert_eq!(names["SolveOptions"], [SOLVE_PARENT]);
+    assert_eq!(names["SOLVES"], [SOLVE_PARENT]);
+    // A module's name re-exported as another module's function lands in both; a path through it
+    // is the module's.
+    assert_eq!(names["assess"], ["assess", "plan"]);
+    assert_eq!(solve_refs("use super::assess;", &["chain"], &names), ["assess", "plan"]);
+    assert_eq!(solve_refs("use super::{assess::Checks, chain};", &["chain"], &names), ["assess"]);
+    assert!(!names.contains_key("Result"), "a name from outside src/solve/'s modules is no module");
+    // Re-exported names, multi-line lists, `super::super::` from a nested file and
+    // `crate::solve::`, each resolved; a test module's `super::` is the file's own module.
+    let file = "use super::{\n    Checks,\n    LpSolver,\n};\nuse crate::solve::{plan::Shared, Result};\n\
+        fn f() { super::SOLVES.with(|_| ()); } // super::chain\n\
+        #[cfg(test)]\nmod tests {\n    use super::{anytime, helper};\n}\n";
+    assert_eq!(solve_refs(file, &["estimate"], &names), ["plan", "assess", "backend", SOLVE_PARENT]);
+    assert_eq!(
+        solve_refs("use super::super::{chain, Checks};\nuse super::kernel;", &["anytime", "pieces"], &names),
+        ["chain", "assess"]
+    );
+    assert_eq!(
+        solve_refs("use super::{assess::Checks, chain};", &["chain"], &names),
+        ["assess"],
+        "its own module is no edge"
+    );
+    // The parent uses what it names; reaching into its own items closes a circle.
+    let parent_refs = solve_refs(parent, &[], &names);
+    assert_eq!(parent_refs, ["assess", "backend", "chain", "plan"]);
+    let edges: std::collections::BTreeMap<String, Vec<String>> = [
+        (SOLVE_PARENT.to_string(), parent_refs),
+        ("plan".to_string(), solve_refs("use super::SolveOptions;", &["plan"], &names)),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(find_circle(&edges).unwrap(), [SOLVE_PARENT, "plan", SOLVE_PARENT]);
+    assert_eq!(all_circles(&edges), ["mod.rs → plan → mod.rs", "plan → mod.rs → plan"]);
 }

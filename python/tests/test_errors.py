@@ -57,3 +57,22 @@ def test_bad_arguments_are_input_errors():
         model.solve(eps=[0.0])
     with pytest.raises(ubapp.InputError):
         ubapp.load_model("/no/such/model.toml")
+
+
+def test_a_malformed_memory_limit_is_refused_naming_it(tmp_path, cli, monkeypatch):
+    # The command line refuses UBAPP_MEMORY_LIMIT=lots before any work (exit 2); so does every
+    # call of the package that reads, solves or certifies, in the same sentence.
+    path = tmp_path / "coin.toml"
+    path.write_text(GOOD)
+    model = ubapp.Model.from_toml(GOOD)
+    monkeypatch.setenv("UBAPP_MEMORY_LIMIT", "lots")
+    code, _, err = cli("solve", path)
+    assert code == 2
+    with pytest.raises(ubapp.InputError) as e:
+        ubapp.load_model(path)
+    assert "UBAPP_MEMORY_LIMIT" in str(e.value)
+    assert str(e.value) == err.strip().removeprefix("error: ")
+    with pytest.raises(ubapp.InputError, match="UBAPP_MEMORY_LIMIT"):
+        model.solve()
+    monkeypatch.setenv("UBAPP_MEMORY_LIMIT", str(1 << 34))
+    assert model.solve()[0].status == "optimal"

@@ -52,7 +52,7 @@ use crate::eval::{bayes_risk, prior_shape, risk_curve, true_risk, Estimator, Sca
 use crate::guard::{MemoryBudget, Parameter};
 use crate::mechanism::Release;
 use crate::model::{Family, Model, Objective};
-use crate::solve::{reference_risks, solve_model, Solution, SolveOptions};
+use crate::solve::{reference_risks, Solution, SolveOptions, SolvePlan};
 use error::Result;
 
 /// What to compare.
@@ -207,23 +207,30 @@ pub fn compare_solved(
         let (lo, hi) = (setting.lower, setting.upper);
         let thetas: Vec<f64> =
             (0..opts.curve_points).map(|i| lo + (hi - lo) * i as f64 / (opts.curve_points - 1) as f64).collect();
-        let solved = if designs.is_none() && opts.methods.contains(&Method::Ubapp) {
+        // Each solve's plan stays for the certification of its designs (its cost matrix, built once).
+        let plan = if designs.is_none() && opts.methods.contains(&Method::Ubapp) {
             progress(&format!("K = {k}: solving UBaPP for {} value(s) of ε", opts.eps.len()));
-            solve_model(&m, Some(&opts.eps), opts.solve.clone())?
+            Some(SolvePlan::checked(&m, Some(&opts.eps), opts.solve.clone())?)
         } else {
-            Vec::new()
+            None
+        };
+        let solved = match &plan {
+            Some(plan) => plan.solve_each(&mut |_| {})?,
+            None => Vec::new(),
         };
         let ubapp: Vec<Design> = match designs {
             Some(given) => given.to_vec(),
             None => solved.iter().map(|solution| Design { solution, release: None }).collect(),
         };
         // The price of `[constraints]`: the same model's optimum without them.
-        let free = match m.without_constraints().filter(|_| opts.methods.contains(&Method::UbappUnconstrained)) {
+        let free_model = m.without_constraints().filter(|_| opts.methods.contains(&Method::UbappUnconstrained));
+        let free_model = free_model.transpose()?;
+        let free = match &free_model {
             Some(free) => {
-                let free = free?;
                 progress(&format!("K = {k}: solving UBaPP without [constraints] for {} value(s) of ε", opts.eps.len()));
-                let solved = solve_model(&free, Some(&opts.eps), opts.solve.clone())?;
-                Some((free, solved))
+                let plan = SolvePlan::checked(free, Some(&opts.eps), opts.solve.clone())?;
+                let solved = plan.solve_each(&mut |_| {})?;
+                Some((plan, solved))
             }
             None => None,
         };
@@ -231,8 +238,8 @@ pub fn compare_solved(
             step += 1;
             progress(&format!("[{step}/{steps}] K = {k}, ε = {eps}: evaluating {} method(s)", opts.methods.len()));
             let mut curves = Curves { eps, trials: k, thetas: thetas.clone(), series: Vec::new() };
-            let free_case = free.as_ref().map(|(f, s)| (f, &s[ei]));
-            for (est, note) in estimators(&m, eps, ubapp.get(ei).copied(), free_case, opts)? {
+            let free_case = free.as_ref().map(|(plan, s)| (plan, &s[ei]));
+            for (est, note) in estimators(&m, eps, ubapp.get(ei).copied(), plan.as_ref(), free_case, opts)? {
                 let method = est.method();
                 if method == Method::Ubapp {
                     let outputs = m.outputs.values();
@@ -306,22 +313,26 @@ pub(crate) fn check_solutions<'a>(
 
 /// The estimators of one (ε, K) case in table order, each keyed by its own [`Estimator::method`],
 /// with the note its row carries; UBaPP's is the certified release of `design`, as `solve --out`
-/// writes it (its risk is the LP's plus the certified repair cost). Methods that do not apply are
-/// left out.
+/// writes it (its risk is the LP's plus the certified repair cost), certified here when the
+/// caller did not, by `plan` (the solve's, whose cost matrix prices it) where the comparison
+/// solved it. `unconstrained`: the model without its `[constraints]`, as its solve's plan, and
+/// its design. Methods that do not apply are left out.
 fn estimators(
     model: &Model,
     eps: f64,
     design: Option<Design>,
-    unconstrained: Option<(&Model, &Solution)>,
+    plan: Option<&SolvePlan<'_>>,
+    unconstrained: Option<(&SolvePlan<'_>, &Solution)>,
     opts: &CompareOptions,
 ) -> Result<Vec<(Box<dyn Estimator>, Note)>> {
     let mut out: Vec<(Box<dyn Estimator>, Note)> = Vec::new();
     for &method in &opts.methods {
         match (method, design) {
             (Method::Ubapp, Some(Design { solution: s, release })) => {
-                let release = match release {
-                    Some(r) => r.clone(),
-                    None => Release::certify(model, s)?,
+                let release = match (release, plan) {
+                    (Some(r), _) => r.clone(),
+                    (None, Some(plan)) => Release::certify_planned(plan, s)?,
+                    (None, None) => Release::certify(model, s)?,
                 };
                 let mut note = ubapp_note(model, s, &release);
                 note.constraints = constraints_note(model, s);
@@ -329,8 +340,8 @@ fn estimators(
             }
             (Method::UbappUnconstrained, _) => {
                 if let Some((free, s)) = unconstrained {
-                    let release = Release::certify(free, s)?;
-                    let note = ubapp_note(free, s, &release);
+                    let release = Release::certify_planned(free, s)?;
+                    let note = ubapp_note(free.model(), s, &release);
                     out.push((Box::new(Unconstrained(release)), note));
                 }
             }

@@ -12,7 +12,7 @@ use crate::guard::Parameter;
 use crate::lp::cost_matrix;
 use crate::mechanism::Release;
 use crate::model::ModelSpec;
-use crate::solve::{take_solves, SolverChoice};
+use crate::solve::{solve_model, take_solves, SolverChoice};
 
 fn model_from(text: &str) -> Model {
     Model::from_spec(ModelSpec::from_toml(text, "test").unwrap()).unwrap()

@@ -10,7 +10,7 @@
 //! r: {0..n−1} → Θ̃ (as runs). [`CompactMechanism::sample`] draws, for observation index y,
 //! D ~ two-sided geometric with Pr(D = d) ∝ exp(−ε'|d|) *exactly* (Canonne, Kamath & Steinke
 //! 2020, Alg. 1–2: integer arithmetic and uniform integers only, no floating point; see
-//! `solve::chain::mechanism`), then releases r(clamp(y + D, 0, n−1)).
+//! `solve::compact`), then releases r(clamp(y + D, 0, n−1)).
 //!
 //! **Claim.** If ε' ≤ ε (checked exactly) and the model's neighbour relation is the chain on
 //! observation indices (y ~ y' iff |y − y'| = 1; checked from the embedded model), the sampled
@@ -54,9 +54,8 @@ use super::{ArtifactError, ArtifactErrorKind, Provenance, SolverInfo, FORMAT_NAM
 use crate::model::{Model, ModelSpec};
 use crate::output::grid_json;
 use crate::solve::chain::geometric::run_values;
-use crate::solve::chain::kernel::Kernel;
-use crate::solve::chain::GeometricRemap;
 use crate::solve::chain::{compact_applies, squared_moments};
+use crate::solve::compact::{GeometricRemap, Kernel};
 use crate::solve::Solution;
 
 /// The format version of compact (geometric + remap) files.

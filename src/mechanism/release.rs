@@ -1,5 +1,6 @@
-//! The released mechanism in either form, built by one [`Release::certify`] from a solution,
-//! saved and loaded through one pair of functions, sampled exactly.
+//! The released mechanism in either form, built from a solution by one decision
+//! ([`Release::certify_planned`] with the solve's plan, [`Release::certify`] without one), saved
+//! and loaded through one pair of functions, sampled exactly.
 
 use std::path::Path;
 
@@ -12,6 +13,7 @@ use super::{
     ArtifactError, ArtifactErrorKind, Batch, CompactMechanism, Mechanism, PrivacyCertificate, Provenance, FORMAT_NAME,
     FORMAT_VERSION, FORMAT_VERSION_COMPACT, FORMAT_VERSION_PACKED, FORMAT_VERSION_PURE, KIND_GEOMETRIC_REMAP,
 };
+use crate::lp::{cost_matrix, MemoryBudget};
 use crate::model::Model;
 use crate::solve::{Solution, SolvePlan, Status};
 
@@ -58,25 +60,36 @@ pub enum Release {
 }
 
 impl Release {
-    /// The mechanism a solve releases (the one place that decides between the two forms): the
-    /// compact geometric + remap when the compact chain route solved it (O(|Θ̃| + |Y|), sampled at
-    /// a dyadic ε' ≤ ε), else the dense weights — repaired, quantised and certified exactly.
+    /// The mechanism a solve releases: the compact geometric + remap when the compact chain route
+    /// solved it (O(|Θ̃| + |Y|), sampled at a dyadic ε' ≤ ε), else the dense weights — repaired,
+    /// quantised and certified exactly. A convenience for a solution without its plan
+    /// ([`crate::solve::solve_model`]'s): the dense form builds the model's cost matrix again, within
+    /// the reader's memory budget, to price it; a caller that solved through a [`SolvePlan`] calls
+    /// [`Release::certify_planned`], which reads the plan's.
     pub fn certify(model: &Model, solution: &Solution) -> Result<Release> {
-        if solution.compact().is_some() {
-            CompactMechanism::from_solution(model, solution).map(Release::Compact)
-        } else {
-            Mechanism::from_solution(model, solution).map(Release::Dense)
-        }
+        Release::certify_with(model, solution, || {
+            Ok(std::sync::Arc::new(cost_matrix(model, MemoryBudget::from_env())?))
+        })
     }
 
-    /// [`Release::certify`] of a solution of `plan`, the dense form priced by the plan's cost
-    /// matrix (the one the solve and its reference risks read, built once) rather than a new one.
+    /// The mechanism a solution of `plan` releases (the one place that decides between the two
+    /// forms, as [`Release::certify`] says), the dense form priced by the plan's cost matrix (the
+    /// one the solve and its reference risks read, built once) rather than a new one.
     pub fn certify_planned(plan: &SolvePlan<'_>, solution: &Solution) -> Result<Release> {
-        let model = plan.model();
+        Release::certify_with(plan.model(), solution, || Ok(plan.cost()?))
+    }
+
+    /// [`Release::certify`] of a solution of `model`, the dense form priced by `cost` — the model's
+    /// cost matrix, asked for only by the dense form.
+    pub(crate) fn certify_with(
+        model: &Model,
+        solution: &Solution,
+        cost: impl FnOnce() -> Result<std::sync::Arc<Array2<f64>>>,
+    ) -> Result<Release> {
         if solution.compact().is_some() {
             CompactMechanism::from_solution(model, solution).map(Release::Compact)
         } else {
-            let cost = plan.cost()?;
+            let cost = cost()?;
             Mechanism::from_solution_priced(model, solution, &cost).map(Release::Dense)
         }
     }

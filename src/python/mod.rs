@@ -20,7 +20,7 @@ use crate::bindings;
 use crate::mechanism::{audit, AuditError, AuditJudgement, AuditOptions, Release};
 use crate::model::Model;
 use crate::report::{check_report_dir, Report, ReportOptions};
-use crate::solve::{Solution, SolveOptions, SolverChoice};
+use crate::solve::{SolveOptions, SolverChoice};
 use crate::Error;
 
 /// The Python exceptions (named `Error` and `InputError` in Python, hence their own module).
@@ -48,6 +48,13 @@ fn py_err(e: impl Into<Error>) -> PyErr {
     }
 }
 
+/// `UBAPP_MEMORY_LIMIT` checked as the command line checks it before any work
+/// ([`bindings::check_memory_limit`]): every call that reads, solves, certifies or samples makes
+/// it first.
+fn limit_checked() -> PyResult<()> {
+    bindings::check_memory_limit().map_err(py_err)
+}
+
 /// The library's messages name the command line's flags where the CLI passed them; in Python the
 /// same checks name the keyword arguments (`--eps[0] must be …` → `eps[0] must be …`).
 fn python_words(text: &str) -> String {
@@ -67,6 +74,7 @@ impl PyModel {
     /// Read and validate a model file (TOML).
     #[staticmethod]
     fn load(path: PathBuf) -> PyResult<PyModel> {
+        limit_checked()?;
         let model = Model::load(&path).map_err(py_err)?;
         Ok(PyModel { model: Arc::new(model), path: Some(path) })
     }
@@ -75,6 +83,7 @@ impl PyModel {
     #[staticmethod]
     #[pyo3(signature = (text, origin = "<string>"))]
     fn from_toml(text: &str, origin: &str) -> PyResult<PyModel> {
+        limit_checked()?;
         let model = bindings::model_from_toml(text, origin).map_err(py_err)?;
         Ok(PyModel { model: Arc::new(model), path: None })
     }
@@ -111,10 +120,11 @@ impl PyModel {
         gap: Option<f64>,
         max_seconds: Option<f64>,
     ) -> PyResult<Vec<PySolution>> {
+        limit_checked()?;
         let model = self.model.clone();
         let rows =
             py.detach(|| bindings::solve_rows(&model, eps.as_deref(), solver, gap, max_seconds)).map_err(py_err)?;
-        Ok(rows.into_iter().map(|(solution, row)| PySolution { model: self.model.clone(), solution, row }).collect())
+        Ok(rows.into_iter().map(|solved| PySolution { model: self.model.clone(), solved }).collect())
     }
 }
 
@@ -129,32 +139,32 @@ impl PyModel {
 #[pyclass(name = "Solution", module = "ubapp._native", frozen)]
 struct PySolution {
     model: Arc<Model>,
-    solution: Solution,
-    /// Its `solve --json` object.
-    row: String,
+    /// The solution, its `solve --json` object and the solve's cost matrix (to certify it).
+    solved: bindings::SolvedRow,
 }
 
 #[pymethods]
 impl PySolution {
     /// The `solve --json` object of this solution (text).
     fn row_json(&self) -> String {
-        self.row.clone()
+        self.solved.row.clone()
     }
 
     /// P (|Θ̃| × |Y|) as row-major values and its shape, or `None` for a compact chain solution.
     fn p(&self) -> Option<(Vec<f64>, (usize, usize))> {
-        if !self.solution.has_dense_p() {
+        if !self.solved.solution.has_dense_p() {
             return None;
         }
-        let p = &self.solution.p;
+        let p = &self.solved.solution.p;
         Some((p.iter().copied().collect(), p.dim()))
     }
 
     /// The certified mechanism: repaired, quantised to integer weights and checked exactly (the
     /// compact geometric + remap form for a large chain solution), as `solve --out` writes it.
     fn mechanism(&self, py: Python<'_>) -> PyResult<PyMechanism> {
-        let (model, solution) = (&self.model, &self.solution);
-        let artifact = py.detach(|| Release::certify(model, solution)).map_err(py_err)?;
+        limit_checked()?;
+        let (model, solved) = (&self.model, &self.solved);
+        let artifact = py.detach(|| solved.certify(model)).map_err(py_err)?;
         // Built here from the model in hand: nothing to check it against.
         Ok(PyMechanism { artifact, trusted: true, origin: "the mechanism".to_string() })
     }
@@ -184,6 +194,7 @@ impl PyMechanism {
         fingerprint: Option<String>,
         max_eps: Option<f64>,
     ) -> PyResult<PyMechanism> {
+        limit_checked()?;
         let loaded =
             bindings::load_mechanism(&path, model.as_deref(), fingerprint.as_deref(), max_eps).map_err(py_err)?;
         Ok(PyMechanism { artifact: loaded.release, trusted: loaded.trusted, origin: loaded.origin })
@@ -197,6 +208,7 @@ impl PyMechanism {
 
     /// Write the artifact (atomically), in the format `ubapp verify` reads.
     fn save(&self, path: PathBuf) -> PyResult<()> {
+        limit_checked()?;
         self.artifact.save(&path).map_err(py_err)
     }
 
@@ -257,6 +269,7 @@ impl PyMechanism {
         budget: Option<f64>,
         allow_composition: bool,
     ) -> PyResult<Vec<Vec<f64>>> {
+        limit_checked()?;
         bindings::sample(&self.artifact, self.trusted, &y, n, seed, budget, allow_composition).map_err(py_err)
     }
 
@@ -272,6 +285,7 @@ impl PyMechanism {
         dataset: String,
         seed: Option<u64>,
     ) -> PyResult<String> {
+        limit_checked()?;
         let request = bindings::ReleaseRequest { origin: "data".into(), columns, first: 0, ledger, dataset, seed };
         let (m, trusted, origin) = (&self.artifact, self.trusted, &self.origin);
         // A ledger shared with other processes may make this wait: let other Python threads run.
@@ -283,6 +297,7 @@ impl PyMechanism {
     /// and `fingerprint` must be its model's. `verify --json`'s fields (JSON text).
     #[pyo3(signature = (model = None, fingerprint = None))]
     fn verify(&self, model: Option<&PyModel>, fingerprint: Option<String>) -> PyResult<String> {
+        limit_checked()?;
         let trusted = model.map(|t| (t.model.as_ref(), t.source()));
         bindings::verify_json(
             &self.artifact,
@@ -297,6 +312,7 @@ impl PyMechanism {
     /// report (JSON text); raises when the empirical bound contradicts the certificate.
     #[pyo3(signature = (samples = 200_000, seed = 0, alpha = 0.05, max_pairs = 1000))]
     fn audit(&self, py: Python<'_>, samples: u64, seed: u64, alpha: f64, max_pairs: usize) -> PyResult<String> {
+        limit_checked()?;
         let m = &self.artifact;
         let mut rng = StdRng::seed_from_u64(seed);
         let r = py
@@ -319,6 +335,7 @@ impl PyMechanism {
     /// `posterior --json`'s fields (JSON text); dense mechanisms only.
     #[pyo3(signature = (releases, level = 0.95))]
     fn posterior(&self, releases: Vec<Vec<f64>>, level: f64) -> PyResult<String> {
+        limit_checked()?;
         bindings::posterior_json(&self.artifact, self.trusted, &releases, level).map_err(py_err)
     }
 }
@@ -344,6 +361,7 @@ fn compare_json(
     max_seconds: Option<f64>,
     gap: Option<f64>,
 ) -> PyResult<String> {
+    limit_checked()?;
     let request = bindings::CompareRequest {
         eps,
         trials,
@@ -374,6 +392,7 @@ fn plan_json(
     eps: Option<f64>,
     solver: &str,
 ) -> PyResult<String> {
+    limit_checked()?;
     let m = model.model.clone();
     let squared = m.loss().name() == "squared";
     let target = match (target_risk, target_rmse) {
@@ -441,6 +460,7 @@ fn report(
     solver: &str,
     seed: u64,
 ) -> PyResult<String> {
+    limit_checked()?;
     let inputs: Vec<&std::path::Path> = model.path.iter().map(PathBuf::as_path).collect();
     check_report_dir(&out, "out", &inputs).map_err(py_err)?;
     let model_text = match &model.path {

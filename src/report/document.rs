@@ -19,7 +19,7 @@ use crate::eval::prior_shape;
 use crate::mechanism::Release;
 use crate::model::{Model, Objective};
 use crate::parties::RiskOptions;
-use crate::solve::{reference_risks, solve_model, ReferenceRisks, Solution, SolveOptions};
+use crate::solve::{ReferenceRisks, Solution, SolveOptions, SolvePlan};
 
 /// Largest |Θ̃|·|Y| drawn as a heat map (a cell per entry).
 const MAX_HEATMAP_CELLS: usize = 200_000;
@@ -180,8 +180,10 @@ impl Report {
         let eps: Vec<f64> = opts.eps.clone().unwrap_or_else(|| model.epsilons().to_vec());
         crate::model::validate_epsilons(&eps, crate::guard::Parameter::Eps.spelled())?;
         progress(&format!("solving {} value(s) of ε", eps.len()));
-        let solutions = solve_model(model, Some(&eps), opts.solve.clone())?;
-        let references = reference_risks(model, opts.solve.memory).ok();
+        // One plan: the solve, its reference risks and the certifications read one cost matrix.
+        let plan = SolvePlan::checked(model, Some(&eps), opts.solve.clone())?;
+        let solutions = plan.solve_each(&mut |_| {})?;
+        let references = plan.reference_risks().ok();
         let squared = model.loss().name() == "squared";
         let bayes = model.objective() == Objective::Bayes;
         let mut warnings = Vec::new();
@@ -207,7 +209,7 @@ impl Report {
         // UBaPP row.
         let releases: Vec<Option<Release>> = solutions
             .iter()
-            .map(|s| s.status.has_solution().then(|| Release::certify(model, s)).transpose())
+            .map(|s| s.status.has_solution().then(|| Release::certify_planned(&plan, s)).transpose())
             .collect::<std::result::Result<_, _>>()?;
         let files: Vec<String> =
             solutions.iter().map(|s| format!("artifacts/mechanism-eps{}.json", tag(s.eps))).collect();

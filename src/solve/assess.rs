@@ -1,12 +1,14 @@
 //! Our checks of a solver's answer, made once per candidate point: residuals, the δ spent, the
 //! objective, the Lagrangian bound from the multipliers (proven in directed rounding), and the mechanism that would be released
 //! (P repaired, quantised and certified by [`crate::certify::best_repair`]) with the gap measured
-//! from *it*. A solver's "optimal" stands only when these confirm it.
+//! from *it*. A solver's "optimal" stands only when these confirm it. A candidate kept with its
+//! assessment and who produced it is a [`Judged`].
 
 use ndarray::Array2;
 use serde::Serialize;
 
-use super::backend::RawSolution;
+use super::backend::{Producer, RawSolution};
+use super::Status;
 use crate::certify::{best_repair, exact_lagrangian_bound, objective_upper, Repaired};
 use crate::lp::Problem;
 use crate::model::Neighbours;
@@ -186,6 +188,26 @@ impl Assessment {
     /// Ranking key: feasible first, then the smaller measured gap.
     pub(crate) fn rank(&self) -> (bool, f64) {
         (!self.feasible, self.checks.relative_gap.unwrap_or(f64::INFINITY))
+    }
+}
+
+/// A backend's kept answer with our assessment of it.
+pub(crate) struct Judged {
+    /// The backend's answer (possibly the polished vertex).
+    pub raw: RawSolution,
+    /// Our checks of it.
+    pub assessment: Assessment,
+    /// Who produced it.
+    pub solver: Producer,
+}
+
+impl Judged {
+    /// The status after our checks: never "optimal" when they do not confirm it.
+    pub(crate) fn status(&self) -> Status {
+        match self.raw.status {
+            Status::Optimal if !self.assessment.confirmed => Status::NearOptimal,
+            s => s,
+        }
     }
 }
 

@@ -4,9 +4,10 @@
 
 use std::time::Instant;
 
+use super::assess::Judged;
 use super::backend::Limits;
 use super::progress::Phase;
-use super::strategy::{run_whole, Judged};
+use super::strategy::run_whole;
 use super::{outputs, SolveError, SolveOptions, SolverChoice, Status};
 use crate::lp::Problem;
 

@@ -1,13 +1,10 @@
-//! Which solver to use (the `solver` parameter), and the one function that decides the route a
-//! model takes.
+//! Which solver to use (the `solver` parameter): the one list of names, and which choices this
+//! build can run. Data below the errors that name it; the route a model takes is
+//! [`super::route`]'s, the backend a choice runs [`super::strategy::lp_solver`]'s.
 
 use crate::guard::{ArgumentError, Parameter};
 use std::fmt;
 use std::str::FromStr;
-
-use super::backend::LpSolver;
-use super::SolveError;
-use crate::model::{Model, Neighbours};
 
 /// Which solver to use: the `solver` parameter (the names are the kebab-case variant names,
 /// [`SolverChoice::name`]).
@@ -99,7 +96,7 @@ impl SolverChoice {
     }
 
     /// The cargo feature(s) a choice needs, if it is not compiled in.
-    fn missing_feature(self) -> Option<&'static str> {
+    pub(crate) fn missing_feature(self) -> Option<&'static str> {
         let (needed, present) = match self {
             SolverChoice::Auto | SolverChoice::Chain | SolverChoice::BlockIpm | SolverChoice::Anytime => return None,
             SolverChoice::Highs | SolverChoice::HighsSimplex | SolverChoice::HighsIpm => {
@@ -128,87 +125,6 @@ impl SolverChoice {
     pub fn is_available(self) -> bool {
         self.missing_feature().is_none()
     }
-
-    /// Refuse a choice this build cannot run.
-    pub(crate) fn check_available(self) -> Result<(), SolveError> {
-        match self.missing_feature() {
-            Some(feature) => Err(SolveError::NotCompiled { choice: self, feature }),
-            None => Ok(()),
-        }
-    }
-
-    /// The backend of an LP choice (not `Auto`), reporting its iterations to `progress` where the
-    /// solver offers a callback.
-    pub(crate) fn backend(
-        self,
-        limits: super::backend::Limits,
-        progress: &super::Progress,
-    ) -> Result<Box<dyn LpSolver>, SolveError> {
-        self.check_available()?;
-        #[allow(unreachable_code, unused_variables)]
-        let backend: Box<dyn LpSolver> = match self {
-            SolverChoice::Auto => {
-                return Err(SolveError::NotApplicable {
-                    choice: self,
-                    requirement: "is a route, not a backend (Route::for_model resolves it)",
-                    model: "this LP".into(),
-                })
-            }
-            SolverChoice::Chain => Box::new(super::chain::ChainSolver),
-            SolverChoice::Anytime => {
-                return Err(SolveError::NotApplicable {
-                    choice: self,
-                    requirement: "is a route of its own, not an LP backend",
-                    model: "this LP".into(),
-                })
-            }
-            SolverChoice::BlockIpm => {
-                Box::new(super::structured::BlockIpmSolver { limits, progress: progress.clone() })
-            }
-            #[cfg(feature = "highs")]
-            SolverChoice::Highs => Box::new(super::highs::HighsSolver {
-                method: super::highs::HighsAlgorithm::Choose,
-                limits,
-                progress: progress.clone(),
-            }),
-            #[cfg(feature = "highs")]
-            SolverChoice::HighsSimplex => Box::new(super::highs::HighsSolver {
-                method: super::highs::HighsAlgorithm::Simplex,
-                limits,
-                progress: progress.clone(),
-            }),
-            #[cfg(feature = "highs")]
-            SolverChoice::HighsIpm => Box::new(super::highs::HighsSolver {
-                method: super::highs::HighsAlgorithm::Ipm,
-                limits,
-                progress: progress.clone(),
-            }),
-            #[cfg(feature = "clarabel")]
-            SolverChoice::Clarabel => Box::new(super::clarabel::ClarabelSolver {
-                progress: progress.clone(),
-                ..super::clarabel::ClarabelSolver::with_limits(limits)
-            }),
-            #[cfg(feature = "good_lp")]
-            SolverChoice::GoodLp => {
-                Box::new(super::good_lp::GoodLpSolver { backend: super::good_lp::Backend::preferred(), limits })
-            }
-            #[cfg(all(feature = "good_lp", feature = "highs"))]
-            SolverChoice::GoodLpHighs => {
-                Box::new(super::good_lp::GoodLpSolver { backend: super::good_lp::Backend::Highs, limits })
-            }
-            #[cfg(all(feature = "good_lp", feature = "clarabel"))]
-            SolverChoice::GoodLpClarabel => {
-                Box::new(super::good_lp::GoodLpSolver { backend: super::good_lp::Backend::Clarabel, limits })
-            }
-            #[cfg(feature = "good_lp")]
-            SolverChoice::GoodLpMicrolp => {
-                Box::new(super::good_lp::GoodLpSolver { backend: super::good_lp::Backend::Microlp, limits })
-            }
-            #[allow(unreachable_patterns)]
-            other => return Err(SolveError::NotCompiled { choice: other, feature: "?" }),
-        };
-        Ok(backend)
-    }
 }
 
 /// The name `solver` takes ([`SolverChoice::name`]).
@@ -229,159 +145,5 @@ impl FromStr for SolverChoice {
                 format!("names no known solver \"{s}\" (expected one of {})", names.join(", ")),
             )
         })
-    }
-}
-
-/// Why a model's solves take their route: `solver_detail` starts with it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reason {
-    /// `auto`'s decision, in words.
-    Auto(&'static str),
-    /// The caller chose the solver.
-    Chosen(SolverChoice),
-}
-
-impl fmt::Display for Reason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Reason::Auto(why) => f.write_str(why),
-            Reason::Chosen(SolverChoice::Chain) => write!(f, "{} chain", Parameter::Solver),
-            Reason::Chosen(_) => write!(f, "chosen with {}", Parameter::Solver),
-        }
-    }
-}
-
-/// The route a model's solves take, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Route {
-    /// The exact chain solver; if it cannot certify an optimum, the LP backends in `fallback`
-    /// order.
-    Chain {
-        /// LP backends to fall back on, in order.
-        fallback: Vec<SolverChoice>,
-        /// Why this route.
-        reason: Reason,
-    },
-    /// LP backends in order until one is confirmed optimal (the best-ranked answer is kept).
-    Lp {
-        /// LP backends to try, in order.
-        backends: Vec<SolverChoice>,
-        /// Why this route.
-        reason: Reason,
-    },
-    /// The anytime route (`solve::anytime`): a certified mechanism and a proven bound at any
-    /// size, until the target gap or the time limit.
-    Anytime {
-        /// Why this route.
-        reason: Reason,
-    },
-}
-
-impl Route {
-    /// The one decision of which solvers a model's LP goes to for `choice`. `Auto`: the chain
-    /// solver when the neighbour relation is the chain y ~ y ± 1 and the program is the plain
-    /// Bayes one; on another explicit neighbour graph with the plain program the block interior
-    /// point, then HiGHS, then Clarabel (`lp_order_for`; HiGHS first where a symmetric model has
-    /// its orbit LP, `structured::order_for`); otherwise Clarabel then HiGHS, HiGHS first on an
-    /// explicit neighbour graph.
-    ///
-    /// Why the LP order depends on the graph: on a chain or band the KKT system of an
-    /// interior-point method stays banded and Clarabel wins by far (HiGHS dual simplex: > 120 s at
-    /// (K, M) = (300, 300) where Clarabel takes 5 s); on the multinomial's lattice it fills in and
-    /// HiGHS wins (`models/vote-share-3way.toml` at ε = 0.5: 45 s against 217 s), its interior
-    /// point with crossover ahead of its dual simplex (multinomial d = 3, K = 40 on the orbit LP:
-    /// 24 s against 35 s). On a model with symmetries HiGHS solves the orbit LP
-    /// (`lp::Symmetry`).
-    pub fn for_model(model: &Model, choice: SolverChoice) -> Result<Route, SolveError> {
-        let plain = model.is_plain_program();
-        let (chain, graph) = neighbour_shape(model);
-        match choice {
-            SolverChoice::Auto if plain && chain => Ok(Route::Chain {
-                fallback: lp_order_for(graph, plain),
-                reason: Reason::Auto("auto: chain neighbours and the plain Bayes program, so the exact chain solver"),
-            }),
-            SolverChoice::Auto => {
-                let backends = lp_order_for(graph, plain);
-                if backends.is_empty() {
-                    return Err(SolveError::NoBackend);
-                }
-                let reason = if !model.constraints().is_empty() {
-                    // Output generation, the orbit LP and the polish are for the plain program
-                    // only (`Program::is_plain`): the constrained LP is solved whole.
-                    if graph {
-                        "auto: [constraints] rows, so the whole LP (no chain solver, output generation, orbit LP or polish), HiGHS interior point first, then Clarabel"
-                    } else {
-                        "auto: [constraints] rows, so the whole LP (no chain solver, output generation, orbit LP or polish), Clarabel first, then HiGHS"
-                    }
-                } else if graph {
-                    "auto: an explicit neighbour graph, so the block interior point first (HiGHS first on a symmetric model's orbit LP), then HiGHS interior point, then Clarabel"
-                } else {
-                    "auto: a banded neighbour relation, so Clarabel first, then HiGHS"
-                };
-                Ok(Route::Lp { backends, reason: Reason::Auto(reason) })
-            }
-            SolverChoice::Chain if !plain => Err(SolveError::NotApplicable {
-                choice,
-                requirement: "solves the plain Bayes program only (no delta, objective = \"bayes\", no [constraints])",
-                model: model.name().to_string(),
-            }),
-            SolverChoice::Chain if !chain => Err(SolveError::NotApplicable {
-                choice,
-                requirement: "needs the chain neighbour relation y ~ y ± 1",
-                model: model.name().to_string(),
-            }),
-            SolverChoice::Chain => {
-                Ok(Route::Chain { fallback: lp_order_for(graph, plain), reason: Reason::Chosen(choice) })
-            }
-            SolverChoice::Anytime if !plain => Err(SolveError::NotApplicable {
-                choice,
-                requirement: "solves the plain Bayes program only (no delta, objective = \"bayes\", no [constraints])",
-                model: model.name().to_string(),
-            }),
-            SolverChoice::Anytime => Ok(Route::Anytime { reason: Reason::Chosen(choice) }),
-            other => {
-                other.check_available()?;
-                Ok(Route::Lp { backends: vec![other], reason: Reason::Chosen(other) })
-            }
-        }
-    }
-
-    /// Why this route, for `solver_detail`.
-    pub fn reason(&self) -> Reason {
-        match self {
-            Route::Chain { reason, .. } | Route::Lp { reason, .. } | Route::Anytime { reason } => *reason,
-        }
-    }
-}
-
-/// `auto`'s LP order for a plain program on `neighbours`; only the backends
-/// compiled in.
-#[cfg(test)]
-pub(crate) fn lp_order(neighbours: &Neighbours) -> Vec<SolverChoice> {
-    lp_order_for(matches!(neighbours, Neighbours::Graph { .. }), true)
-}
-
-/// Explicit graphs: the block interior point (plain programs only), then HiGHS's interior point,
-/// then Clarabel; chains and bands: Clarabel, then HiGHS.
-fn lp_order_for(graph: bool, plain: bool) -> Vec<SolverChoice> {
-    let order: &[SolverChoice] = match (graph, plain) {
-        (true, true) => &[SolverChoice::BlockIpm, SolverChoice::HighsIpm, SolverChoice::Clarabel],
-        (true, false) => &[SolverChoice::HighsIpm, SolverChoice::Clarabel],
-        (false, _) => &[SolverChoice::Clarabel, SolverChoice::Highs],
-    };
-    order.iter().copied().filter(|c| c.is_available()).collect()
-}
-
-/// (is the chain, is an explicit graph) of the model's neighbour relation, without building the
-/// multinomial's edge list (which can be large): a multinomial with d ≥ 3 categories is never the
-/// chain, so only d = 2 and tables (whose edges are already in memory) are looked at.
-fn neighbour_shape(model: &Model) -> (bool, bool) {
-    use crate::model::Family;
-    match &model.family {
-        Family::Multinomial { categories, .. } if *categories >= 3 => (false, true),
-        family => {
-            let n = family.neighbours();
-            (n.is_chain(), matches!(n, Neighbours::Graph { .. }))
-        }
     }
 }

@@ -142,6 +142,14 @@ impl SolveError {
     pub(crate) fn backend(solver: Library, message: impl std::fmt::Display) -> Self {
         SolveError::Backend { solver, message: message.to_string() }
     }
+
+    /// Refuse a choice this build cannot run.
+    pub(crate) fn check_available(choice: SolverChoice) -> Result<()> {
+        match choice.missing_feature() {
+            Some(feature) => Err(SolveError::NotCompiled { choice, feature }),
+            None => Ok(()),
+        }
+    }
 }
 
 /// The solver library behind a backend, as its errors name it.

@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use super::chain;
-use super::plan::Shared;
+use super::shared::Shared;
 use super::{LpSize, Route, SolveOptions, SolverChoice};
 use crate::lp::{size_fields, SizeError};
 use crate::model::{Family, Model};
@@ -134,17 +134,7 @@ fn lp_seconds(model: &Model, nnz: f64, share: f64) -> f64 {
 /// 40 and 60 and the 2-D grid table model (docs/benchmarks.md).
 fn block_ipm_seconds(n_obs: f64, n_out: f64) -> f64 {
     const ITERATIONS: f64 = 40.0;
-    0.3 + ITERATIONS * block_ipm_iteration_seconds(n_obs, n_out)
-}
-
-/// Seconds one iteration of the block interior point takes ([`block_ipm_seconds`]): what it
-/// expects of its first iteration under a time limit.
-pub(crate) fn block_ipm_iteration_seconds(n_obs: f64, n_out: f64) -> f64 {
-    let factor_nonzeros = 15.0 * n_obs * (n_obs / 861.0).sqrt();
-    let forming = 4.65e-11 * n_out * n_obs * factor_nonzeros + 2.1e-6 * n_out * n_obs;
-    let dense = 1.0e-11 * n_obs.powi(3);
-    let solving = 4.5e-6 * n_out * n_obs;
-    forming + dense + solving
+    0.3 + ITERATIONS * super::structured::block_ipm_iteration_seconds(n_obs, n_out)
 }
 
 /// The largest LP whose first restricted output set [`restricted_shares`] computes for the
@@ -298,12 +288,6 @@ fn symmetry_order(model: &Model) -> f64 {
 /// Where output generation applies and the LP is small enough, the time is the restricted LP's
 /// (the outputs it starts from, found from the cost matrix: up to about a second); else the
 /// whole LP's, from the sizes alone.
-/// The estimate of a [`super::SolvePlan`] made for it, which a caller that goes on to solve keeps
-/// instead.
-pub fn estimate(model: &Model, epsilons: &[f64], options: &SolveOptions) -> super::error::Result<Estimate> {
-    Ok(super::SolvePlan::new(model, Some(epsilons), options.clone())?.estimate().clone())
-}
-
 /// The one decision of the route a solve takes and its price: [`Route::for_model`]'s route for
 /// `options.solver`; under `auto`, where that exact route's estimate does not fit the memory
 /// budget — or, without a time limit, exceeds the default time budget — and the program is the
@@ -343,7 +327,7 @@ pub(super) fn plan_route(
     // The anytime route only where it fits memory and answers within the budget itself (a
     // clipped Poisson sum's likelihood alone can take longer): else the exact route's estimate
     // stands, and its refusal.
-    let anytime = Route::Anytime { reason: super::choice::Reason::Auto(reason) };
+    let anytime = Route::Anytime { reason: super::route::Reason::Auto(reason) };
     let estimate = estimate_route(model, &anytime, options, epsilons, shared);
     let budget = options.limits.seconds.unwrap_or(super::DEFAULT_TIME_BUDGET_SECONDS);
     if !estimate.fits || estimate.seconds_per_eps * n_eps > budget * 1.01 {

@@ -170,7 +170,7 @@ impl GoodLpSolver {
     /// Seconds before the solver's own time limit applies: the expressions built (about a
     /// microsecond a nonzero, twice HiGHS's own setup rate), then HiGHS's setup
     /// ([`super::highs::setup_seconds`]) or Clarabel's first iteration
-    /// (`strategy::clarabel_first_iteration_seconds`). Measured: good-lp-clarabel on the
+    /// (`clarabel::first_iteration_seconds`). Measured: good-lp-clarabel on the
     /// multinomial d = 3, K = 40 ran 204 s past a 5 s limit; good-lp-highs on K = 100, 8.7 s.
     fn setup_seconds(&self, problem: &Problem) -> f64 {
         let nnz = problem.a.nnz();
@@ -180,7 +180,7 @@ impl GoodLpSolver {
                 #[cfg(feature = "highs")]
                 Backend::Highs => super::highs::setup_seconds(nnz, super::highs::HighsAlgorithm::Choose),
                 #[cfg(feature = "clarabel")]
-                Backend::Clarabel => super::strategy::clarabel_first_iteration_seconds(problem),
+                Backend::Clarabel => super::clarabel::first_iteration_seconds(problem),
                 Backend::Microlp => 0.0,
             }
     }

@@ -26,10 +26,11 @@
 //! mechanism on the neighbour graph's distance followed by the Bayes remap — and the best
 //! constant output (see [`initial_outputs`]).
 
+use super::assess::Judged;
 use super::backend::Producer;
 use super::polish::{row_certificate, DpRows, PolishError};
 use super::progress::{Phase, Progress};
-use super::strategy::{self, Judged};
+use super::strategy;
 use super::{Limits, RawSolution, SolveError, SolverChoice, Status};
 use crate::lp::Problem;
 use rayon::prelude::*;

@@ -3,49 +3,19 @@
 //! shared. `--dry-run` prints its estimate, the refusal reads its price, the solve runs its route
 //! on its cost matrix, and the reference risks and the certification read the same matrix.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Instant;
 
 use ndarray::Array2;
 
 use super::error::Result;
 use super::estimate::{self, Estimate};
-use super::{
-    anytime, chain, check_epsilons, check_gap, check_route_eps, infeasible_constraints, solve_lp, Event, Limits, Phase,
-    Progress, ReferenceRisks, Route, Solution, SolveError, SolveOptions,
-};
-use crate::lp::{cost_matrix, MemoryBudget, Problem, Program, SizeError, Symmetry};
-use crate::model::{Model, Neighbours, Objective};
-
-/// The cost matrix C\[i, k\] = c\[k, i\] and the LP's symmetry, each built at most once, on first
-/// need, and shared by whoever needs them after.
-#[derive(Debug, Default)]
-pub(crate) struct Shared {
-    cost: OnceLock<Arc<Array2<f64>>>,
-    symmetry: OnceLock<Option<Arc<Symmetry>>>,
-}
-
-impl Shared {
-    /// The model's cost matrix, built within `memory` the first time it is asked for (a refusal
-    /// is not kept: asked again, the size is checked again, before any allocation).
-    pub(crate) fn cost(&self, model: &Model, memory: MemoryBudget) -> std::result::Result<Arc<Array2<f64>>, SizeError> {
-        if let Some(cost) = self.cost.get() {
-            return Ok(cost.clone());
-        }
-        let built = Arc::new(cost_matrix(model, memory)?);
-        Ok(self.cost.get_or_init(|| built).clone())
-    }
-
-    /// The symmetry of the model's LP on `cost` (the model's own cost matrix), found the first time
-    /// it is asked for.
-    pub(crate) fn symmetry(&self, model: &Model, cost: &Array2<f64>, neighbours: &Neighbours) -> Option<Arc<Symmetry>> {
-        self.symmetry
-            .get_or_init(|| {
-                Symmetry::find(cost, &model.family.observations(), &model.outputs, neighbours).map(Arc::new)
-            })
-            .clone()
-    }
-}
+use super::lp_route::{infeasible_constraints, solve_lp};
+use super::reference::{reference_risks_with, ReferenceRisks};
+use super::shared::Shared;
+use super::{anytime, chain, Event, Limits, Phase, Progress, Route, Solution, SolveError, SolveOptions};
+use crate::lp::{Problem, Program, SizeError};
+use crate::model::{Model, Objective};
 
 /// What a solve will do, decided once before any of it runs: the route ([`Route`], with its
 /// reason), the estimate of its size, memory and time ([`Estimate`]), and the cost matrix and
@@ -136,10 +106,17 @@ impl<'m> SolvePlan<'m> {
         self.shared.cost(self.model, self.options.memory)
     }
 
+    /// The model's cost matrix where the plan has built it already (the solve's route, the
+    /// estimate or the reference risks asked for it), without building it: what a caller that keeps
+    /// a solution beyond its plan hands to the certification ([`crate::bindings::SolvedRow`]).
+    pub(crate) fn built_cost(&self) -> Option<Arc<Array2<f64>>> {
+        self.shared.built_cost()
+    }
+
     /// The model's [`ReferenceRisks`]: from the squared-loss moments where the chain solver has
     /// them, else from the plan's cost matrix (refused beyond the memory budget).
     pub fn reference_risks(&self) -> Result<ReferenceRisks> {
-        super::reference_risks_with(self.model, || self.cost())
+        reference_risks_with(self.model, || self.cost())
     }
 
     /// Solve each ε of the plan along its route, passing each ε's [`Solution`] to `each` as soon
@@ -150,7 +127,7 @@ impl<'m> SolvePlan<'m> {
         }
         let (model, eps_list, options) = (self.model, self.epsilons.as_slice(), &self.options);
         #[cfg(test)]
-        super::SOLVES.with(|s| s.borrow_mut().extend_from_slice(eps_list));
+        SOLVES.with(|s| s.borrow_mut().extend_from_slice(eps_list));
 
         let fields = || crate::lp::size_fields(model);
         let progress = options.progress.clone();
@@ -267,4 +244,49 @@ impl<'m> SolvePlan<'m> {
             other => other,
         })
     }
+}
+
+/// The estimate of a [`SolvePlan`] made for it, which a caller that goes on to solve keeps
+/// instead.
+pub fn estimate(model: &Model, epsilons: &[f64], options: &SolveOptions) -> Result<Estimate> {
+    Ok(SolvePlan::new(model, Some(epsilons), options.clone())?.estimate().clone())
+}
+
+/// The check of a list of privacy levels given for a solve (finite, > 0, at least one), as an
+/// argument error naming `--eps`; [`super::solve_model`] makes it first, a caller may make it earlier.
+pub(crate) fn check_epsilons(eps: &[f64]) -> Result<()> {
+    crate::model::validate_epsilons(eps, crate::guard::Parameter::Eps.spelled()).map_err(|e| match e.kind {
+        crate::model::ModelErrorKind::Invalid { field, problem } => SolveError::argument(field, problem),
+        _ => e.into(),
+    })
+}
+
+/// A target gap, when given, in (0, 1) (an argument error naming `gap`).
+pub(crate) fn check_gap(gap: Option<f64>) -> Result<()> {
+    match gap {
+        Some(g) if !(g > 0.0 && g < 1.0) => {
+            Err(SolveError::argument("gap", format!("must lie in (0, 1), a relative gap such as 1e-3 (got {g})")))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// On the LP and anytime routes, every ε within what the LP's coefficients represent faithfully.
+pub(super) fn check_route_eps(route: &Route, epsilons: &[f64]) -> Result<()> {
+    if let Route::Lp { .. } | Route::Anytime { .. } = route {
+        epsilons.iter().try_for_each(|&e| crate::lp::check_lp_eps(e))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+thread_local! {
+    /// The ε of every solve this thread began, in order (tests count solves by it).
+    static SOLVES: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The ε of the solves this thread began since the last call, in order.
+#[cfg(test)]
+pub(crate) fn take_solves() -> Vec<f64> {
+    SOLVES.with(|s| std::mem::take(&mut *s.borrow_mut()))
 }

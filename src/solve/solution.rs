@@ -3,9 +3,8 @@
 use ndarray::Array2;
 use serde::Serialize;
 
-use super::assess::Checks;
-use super::chain::GeometricRemap;
-use super::strategy::Judged;
+use super::assess::{Checks, Judged};
+use super::compact::GeometricRemap;
 use super::Status;
 use crate::certify::Repaired;
 use crate::lp::Problem;

@@ -5,31 +5,11 @@
 
 use std::time::{Duration, Instant};
 
-use super::assess::{Assessment, CHECK_TOLERANCE};
-use super::backend::{Limits, Producer, RawSolution};
+use super::assess::{Assessment, Judged, CHECK_TOLERANCE};
+use super::backend::{Limits, LpSolver, Producer, RawSolution};
 use super::progress::Progress;
 use super::{polish, reprice, SolveError, SolverChoice, Status};
 use crate::lp::Problem;
-
-/// A backend's kept answer with our assessment of it.
-pub(crate) struct Judged {
-    /// The backend's answer (possibly the polished vertex).
-    pub raw: RawSolution,
-    /// Our checks of it.
-    pub assessment: Assessment,
-    /// Who produced it.
-    pub solver: Producer,
-}
-
-impl Judged {
-    /// The status after our checks: never "optimal" when they do not confirm it.
-    pub(crate) fn status(&self) -> Status {
-        match self.raw.status {
-            Status::Optimal if !self.assessment.confirmed => Status::NearOptimal,
-            s => s,
-        }
-    }
-}
 
 /// Clarabel's static regularisation ladder: tried in order until an attempt is confirmed.
 #[cfg(feature = "clarabel")]
@@ -41,6 +21,77 @@ pub(crate) const CLARABEL_REGULARISATION: [f64; 3] = [1e-13, 1e-10, 1e-8];
 /// 6.5e-9), so starting there saves two interior points.
 #[cfg(feature = "clarabel")]
 pub(crate) const CLARABEL_REGULARISATION_GRAPH: [f64; 3] = [1e-8, 1e-10, 1e-13];
+
+/// The backend of an LP choice (not `Auto`), reporting its iterations to `progress` where the
+/// solver offers a callback.
+pub(crate) fn lp_solver(
+    choice: SolverChoice,
+    limits: Limits,
+    progress: &Progress,
+) -> Result<Box<dyn LpSolver>, SolveError> {
+    SolveError::check_available(choice)?;
+    #[allow(unreachable_code, unused_variables)]
+    let backend: Box<dyn LpSolver> = match choice {
+        SolverChoice::Auto => {
+            return Err(SolveError::NotApplicable {
+                choice,
+                requirement: "is a route, not a backend (Route::for_model resolves it)",
+                model: "this LP".into(),
+            })
+        }
+        SolverChoice::Chain => Box::new(super::chain::ChainSolver),
+        SolverChoice::Anytime => {
+            return Err(SolveError::NotApplicable {
+                choice,
+                requirement: "is a route of its own, not an LP backend",
+                model: "this LP".into(),
+            })
+        }
+        SolverChoice::BlockIpm => Box::new(super::structured::BlockIpmSolver { limits, progress: progress.clone() }),
+        #[cfg(feature = "highs")]
+        SolverChoice::Highs => Box::new(super::highs::HighsSolver {
+            method: super::highs::HighsAlgorithm::Choose,
+            limits,
+            progress: progress.clone(),
+        }),
+        #[cfg(feature = "highs")]
+        SolverChoice::HighsSimplex => Box::new(super::highs::HighsSolver {
+            method: super::highs::HighsAlgorithm::Simplex,
+            limits,
+            progress: progress.clone(),
+        }),
+        #[cfg(feature = "highs")]
+        SolverChoice::HighsIpm => Box::new(super::highs::HighsSolver {
+            method: super::highs::HighsAlgorithm::Ipm,
+            limits,
+            progress: progress.clone(),
+        }),
+        #[cfg(feature = "clarabel")]
+        SolverChoice::Clarabel => Box::new(super::clarabel::ClarabelSolver {
+            progress: progress.clone(),
+            ..super::clarabel::ClarabelSolver::with_limits(limits)
+        }),
+        #[cfg(feature = "good_lp")]
+        SolverChoice::GoodLp => {
+            Box::new(super::good_lp::GoodLpSolver { backend: super::good_lp::Backend::preferred(), limits })
+        }
+        #[cfg(all(feature = "good_lp", feature = "highs"))]
+        SolverChoice::GoodLpHighs => {
+            Box::new(super::good_lp::GoodLpSolver { backend: super::good_lp::Backend::Highs, limits })
+        }
+        #[cfg(all(feature = "good_lp", feature = "clarabel"))]
+        SolverChoice::GoodLpClarabel => {
+            Box::new(super::good_lp::GoodLpSolver { backend: super::good_lp::Backend::Clarabel, limits })
+        }
+        #[cfg(feature = "good_lp")]
+        SolverChoice::GoodLpMicrolp => {
+            Box::new(super::good_lp::GoodLpSolver { backend: super::good_lp::Backend::Microlp, limits })
+        }
+        #[allow(unreachable_patterns)]
+        other => return Err(SolveError::NotCompiled { choice: other, feature: "?" }),
+    };
+    Ok(backend)
+}
 
 /// Judge a backend's answer with no polish.
 pub(crate) fn assess(problem: &Problem, raw: RawSolution, solver: Producer) -> Judged {
@@ -59,7 +110,7 @@ pub(crate) fn run_whole(
     match choice {
         #[cfg(feature = "clarabel")]
         SolverChoice::Clarabel => {
-            let needed = clarabel_first_iteration_seconds(problem);
+            let needed = super::clarabel::first_iteration_seconds(problem);
             if let Some(left) = limits.seconds.filter(|&left| needed > left) {
                 // Clarabel checks its time limit between iterations only, and one factorisation of
                 // a graph's KKT system can outlast the limit many times over.
@@ -95,7 +146,7 @@ pub(crate) fn run_whole(
                 let started = Instant::now();
                 let raw = {
                     let _iterations = progress.time("iterations");
-                    super::LpSolver::solve(&backend, problem)?
+                    LpSolver::solve(&backend, problem)?
                 };
                 let budget = polish_budget(SolverChoice::Clarabel, started.elapsed(), limits);
                 let repair = if polish { Repair::RepriceAndPolish(budget) } else { Repair::None };
@@ -119,7 +170,7 @@ pub(crate) fn run_whole(
             Ok(best)
         }
         SolverChoice::HighsIpm if polish => {
-            let backend = choice.backend(limits, progress)?;
+            let backend = lp_solver(choice, limits, progress)?;
             let started = Instant::now();
             let raw = {
                 let _iterations = progress.time("iterations");
@@ -141,7 +192,7 @@ pub(crate) fn run_whole(
             second_vertex(problem, first, budget.saturating_sub(repairs.elapsed()), progress)
         }
         other => {
-            let backend = other.backend(limits, progress)?;
+            let backend = lp_solver(other, limits, progress)?;
             let started = Instant::now();
             let raw = {
                 let _iterations = progress.time("iterations");
@@ -167,25 +218,6 @@ pub(crate) fn run_whole(
     }
 }
 
-/// Seconds Clarabel's first iteration (its first factorisation of the KKT system) may take on
-/// `problem`: on a neighbour graph the fill grows as |Θ̃|³·|Y|^1.87 (the estimate's law for an
-/// interior point on a lattice, [`super::estimate`]), a tenth of that law's whole-solve time
-/// (multinomial d = 3, K = 40: the restricted LP of 47 outputs × 861 observations ran 223 s past
-/// a 3 s limit; the law gives 22 s); on a band, a hundredth of the band's law (nonzeros^1.82:
-/// the clipped Poisson sum of 2000 records, cap 5, 12.6 million nonzeros, ran 37 s past a limit
-/// of about 15 s, where the law's whole solve is 5900 s); on a chain, 0 (its factorisations are
-/// cheap).
-pub(crate) fn clarabel_first_iteration_seconds(problem: &Problem) -> f64 {
-    if problem.neighbours.is_chain() {
-        return 0.0;
-    }
-    if matches!(problem.neighbours, crate::model::Neighbours::Band { .. }) {
-        return 1.63 * (problem.a.nnz() as f64 / 1.4e5).powf(1.82) / 100.0;
-    }
-    let (n_obs, n_out) = (problem.n_obs() as f64, problem.n_outputs() as f64);
-    7e-10 * n_out.powi(3) * n_obs.powf(1.87)
-}
-
 /// HiGHS's interior point with crossover ends at *a* vertex of an LP that has many optimal
 /// bases; where repricing its multipliers does not certify it, the dual simplex's own vertex on
 /// the same (orbit) LP often has multipliers that do (3-option poll of 60 at simplex resolution
@@ -203,7 +235,7 @@ fn second_vertex(
     let started = Instant::now();
     let _second = progress.time("second vertex (dual simplex)");
     let limits = Limits { seconds: Some(budget.as_secs_f64()), iterations: None };
-    let simplex = SolverChoice::HighsSimplex.backend(limits, progress)?;
+    let simplex = lp_solver(SolverChoice::HighsSimplex, limits, progress)?;
     let gap = |j: &Judged| j.assessment.checks.relative_gap.unwrap_or(f64::INFINITY);
     let solved = {
         let _iterations = progress.time("iterations");

@@ -34,7 +34,9 @@ fn refinement_releases_a_perturbed_vertex_at_its_own_risk() {
         let neighbours = random_graph(&mut rng, n_obs);
         let problem = Problem::new(Arc::new(cost.clone()), neighbours.clone(), eps);
         // HiGHS's dual simplex: a vertex, no polish.
-        let backend = SolverChoice::HighsSimplex.backend(Limits::default(), &Default::default()).unwrap();
+        let backend =
+            crate::solve::strategy::lp_solver(SolverChoice::HighsSimplex, Limits::default(), &Default::default())
+                .unwrap();
         let vertex = problem.mechanism_matrix(&backend.solve(&problem).unwrap().x);
         let vertex_risk = problem.objective_value(&vertex);
         let perturbed = vertex.mapv(|v| v * (1.0 + 1e-10 * (2.0 * rng.random::<f64>() - 1.0)));

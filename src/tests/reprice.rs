@@ -25,7 +25,8 @@ fn repriced_multipliers_certify_a_vertex_whose_own_do_not() {
         let (n_obs, n_out) = (rng.random_range(12..24), rng.random_range(6..12));
         let eps = [0.3, 0.8, 1.5][case % 3];
         let problem = Problem::new(Arc::new(random_costs(&mut rng, n_obs, n_out)), random_graph(&mut rng, n_obs), eps);
-        let backend = SolverChoice::HighsIpm.backend(Limits::default(), &Default::default()).unwrap();
+        let backend =
+            crate::solve::strategy::lp_solver(SolverChoice::HighsIpm, Limits::default(), &Default::default()).unwrap();
         let raw = backend.solve(&problem).unwrap();
         let objective = problem.objective_value(&problem.mechanism_matrix(&raw.x));
         // The bound in the objective's units: μ is in the scaled LP's.

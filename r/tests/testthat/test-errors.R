@@ -55,3 +55,21 @@ test_that("mechanism() says which ε to certify, and needs solve()'s whole resul
   expect_error(mechanism(result[2, ]), "whole result", class = "ubapp_input_error")
   expect_equal(mechanism(result, eps = 1)$eps, 1)
 })
+
+test_that("a malformed UBAPP_MEMORY_LIMIT is an input error naming it, as the command line says", {
+  file <- model_path("bernoulli-k100.toml")
+  model <- ubapp_model(file)
+  old <- Sys.getenv("UBAPP_MEMORY_LIMIT", unset = NA)
+  on.exit(if (is.na(old)) Sys.unsetenv("UBAPP_MEMORY_LIMIT") else Sys.setenv(UBAPP_MEMORY_LIMIT = old))
+  Sys.setenv(UBAPP_MEMORY_LIMIT = "lots")
+  err <- tryCatch(ubapp_model(file), error = function(e) e)
+  expect_s3_class(err, "ubapp_input_error")
+  expect_match(conditionMessage(err), "UBAPP_MEMORY_LIMIT", fixed = TRUE)
+  # The command line's sentence, word for word (it exits 2).
+  run <- cli("solve", file)
+  expect_equal(run$status, 2L)
+  expect_identical(paste0("error: ", conditionMessage(err)), run$stderr)
+  expect_error(solve(model, eps = 1), "UBAPP_MEMORY_LIMIT", class = "ubapp_input_error")
+  Sys.setenv(UBAPP_MEMORY_LIMIT = format(2^34, scientific = FALSE))
+  expect_equal(nrow(solve(model, eps = 1)), 1L)
+})

@@ -167,7 +167,7 @@ impl Partition {
 
     /// The expected seconds of the first round on this partition (zero multipliers) on the
     /// machine's cores: a 2-core machine's block interior point iterations
-    /// (`estimate::block_ipm_iteration_seconds`), [`ESTIMATED_IPM_ITERATIONS`] per piece, each
+    /// (`structured::block_ipm_iteration_seconds`), [`ESTIMATED_IPM_ITERATIONS`] per piece, each
     /// piece with the outputs its columns nominate.
     pub(crate) fn round_seconds(&self, cost: &Array2<f64>) -> f64 {
         let threads = std::thread::available_parallelism().map_or(1, |t| t.get()) as f64;
@@ -186,7 +186,7 @@ impl Partition {
                     }
                 }
                 let outputs = nominated.iter().filter(|&&n| n).count() as f64;
-                crate::solve::estimate::block_ipm_iteration_seconds(piece.len() as f64, outputs)
+                crate::solve::structured::block_ipm_iteration_seconds(piece.len() as f64, outputs)
             })
             .sum();
         ESTIMATED_IPM_ITERATIONS * work / threads

@@ -21,7 +21,7 @@ use ndarray::Array2;
 
 use super::certificate::{certify, DualCertificate};
 use super::costs::ChainCosts;
-use super::mechanism::GeometricRemap;
+use crate::solve::compact::GeometricRemap;
 
 /// The outcome of column generation.
 #[derive(Debug, Clone)]

@@ -14,7 +14,7 @@
 //! only run boundaries of the remap cost anything, and no large numbers cancel.
 
 use super::costs::{ChainCosts, SquaredMoments};
-use super::kernel::Kernel;
+use crate::solve::compact::Kernel;
 
 /// The remap z → k(z) and the value b_z = (G c_{k(z)})_z of each z.
 #[derive(Debug, Clone)]

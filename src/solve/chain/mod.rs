@@ -1,7 +1,7 @@
 //! An exact structured solver for chain neighbours (Y = {0..n−1}, y ~ y ± 1), with a dual
 //! certificate that does not trust the solver.
 //!
-//! 1. [`geometric`]: the truncated geometric mechanism ([`kernel`], Ghosh, Roughgarden &
+//! 1. [`geometric`]: the truncated geometric mechanism ([`super::compact::kernel`], Ghosh, Roughgarden &
 //!    Sundararajan 2009) followed by the Bayes-optimal deterministic remap, in O(|Θ̃|·|Y|) time and
 //!    O(|Y|) extra memory, with the column duals λ that complementary slackness assigns it.
 //! 2. [`certificate`]: every row of P lies in the DP cone whose extreme rays are zig-zags; an
@@ -9,7 +9,7 @@
 //!    rays, so Σλ (shifted if needed) is a rigorous lower bound on the LP optimum.
 //! 3. [`colgen`]: when geometric + remap is not optimal (arbitrary costs), column generation over
 //!    (output, ray) columns with the same DP as pricing, certified the same way.
-//! 4. [`mechanism`]: the compact form (geometric(ε), then a remap table) with an exact integer
+//! 4. [`super::compact`]: the compact form (geometric(ε), then a remap table) with an exact integer
 //!    sampler, so big problems never build a |Θ̃| × |Y| matrix.
 //!
 //! [`solve_model`] returns ordinary [`Solution`]s (dense P) whose `dual_bound`/`relative_gap` are
@@ -22,8 +22,6 @@ pub(crate) mod certificate;
 pub(crate) mod colgen;
 pub(crate) mod costs;
 pub(crate) mod geometric;
-pub(crate) mod kernel;
-pub(crate) mod mechanism;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -34,10 +32,9 @@ use serde::Serialize;
 pub(crate) use certificate::certify;
 pub use certificate::DualCertificate;
 pub(crate) use costs::{ChainCosts, DenseCosts, SquaredMoments};
-pub(crate) use kernel::Kernel;
-pub use mechanism::GeometricRemap;
 
 use super::assess::{Checks, Residuals};
+use super::compact::{GeometricRemap, Kernel};
 use super::{LpSize, LpSolver, RawSolution, Solution, SolveError, SolveOptions, SolverChoice, Status};
 use crate::lp::{MemoryBudget, Problem};
 use crate::model::{Family, Loss, Model, Neighbours};

@@ -6,7 +6,9 @@
 //!
 //! A failure is returned, not thrown: a character scalar of class `ubapp_failure` holding the
 //! message, with the attribute `input` (the command line's exit 2). r/R/native.R raises it as an
-//! R condition of class `ubapp_input_error` or `ubapp_error`.
+//! R condition of class `ubapp_input_error` or `ubapp_error`. Every call that reads, solves,
+//! certifies or samples first checks `UBAPP_MEMORY_LIMIT` as the command line does before any work
+//! (`bindings::check_memory_limit`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -15,7 +17,6 @@ use extendr_api::prelude::*;
 use ubapp::bindings::{self, CompareRequest};
 use ubapp::mechanism::Release;
 use ubapp::model::Model;
-use ubapp::solve::Solution;
 
 type Outcome<T> = std::result::Result<T, ubapp::Error>;
 
@@ -25,10 +26,10 @@ struct RModel {
     path: Option<PathBuf>,
 }
 
-/// One ε's solution and its model (to certify it).
+/// One ε's solution and its model, with the solve's cost matrix (to certify it).
 struct RSolution {
     model: Arc<Model>,
-    solution: Solution,
+    solved: bindings::SolvedRow,
 }
 
 /// A certified mechanism, whether it was checked against what the deployer trusts, and its origin.
@@ -133,6 +134,7 @@ fn flag(x: &Robj, name: &str) -> Outcome<bool> {
 #[extendr]
 fn native_model_load(path: Robj) -> Robj {
     answer((|| {
+        bindings::check_memory_limit()?;
         let path = PathBuf::from(required(string(&path, "path")?, "path")?);
         let model = Model::load(&path)?;
         Ok(ExternalPtr::new(RModel { model: Arc::new(model), path: Some(path) }).into())
@@ -143,6 +145,7 @@ fn native_model_load(path: Robj) -> Robj {
 #[extendr]
 fn native_model_from_toml(text: Robj, origin: Robj) -> Robj {
     answer((|| {
+        bindings::check_memory_limit()?;
         let text = required(string(&text, "text")?, "text")?;
         let origin = required(string(&origin, "origin")?, "origin")?;
         let model = bindings::model_from_toml(&text, &origin)?;
@@ -154,6 +157,7 @@ fn native_model_from_toml(text: Robj, origin: Robj) -> Robj {
 #[extendr]
 fn native_model_from_json(text: Robj, origin: Robj) -> Robj {
     answer((|| {
+        bindings::check_memory_limit()?;
         let text = required(string(&text, "text")?, "text")?;
         let origin = required(string(&origin, "origin")?, "origin")?;
         let model = bindings::model_from_json(&text, &origin)?;
@@ -183,6 +187,7 @@ fn native_model_info(model: Robj) -> Robj {
 #[extendr]
 fn native_solve(model: Robj, eps: Robj, solver: Robj, gap: Robj, max_seconds: Robj) -> Robj {
     answer((|| {
+        bindings::check_memory_limit()?;
         let m = pointer::<RModel>(&model, "model", "a model (ubapp_model())")?;
         let eps = numbers(&eps, "eps")?;
         let solver = required(string(&solver, "solver")?, "solver")?;
@@ -191,15 +196,16 @@ fn native_solve(model: Robj, eps: Robj, solver: Robj, gap: Robj, max_seconds: Ro
         let rows = bindings::solve_rows(&m.model, eps.as_deref(), &solver, gap, max_seconds)?;
         let items: Vec<Robj> = rows
             .into_iter()
-            .map(|(solution, row)| {
-                let (values, rows, cols) = if solution.has_dense_p() {
-                    let p = &solution.p;
+            .map(|solved| {
+                let (values, rows, cols) = if solved.solution.has_dense_p() {
+                    let p = &solved.solution.p;
                     let (r, c) = p.dim();
                     (p.t().iter().copied().collect::<Vec<f64>>(), r as f64, c as f64)
                 } else {
                     (Vec::new(), 0.0, 0.0)
                 };
-                let sol = ExternalPtr::new(RSolution { model: m.model.clone(), solution });
+                let row = solved.row.clone();
+                let sol = ExternalPtr::new(RSolution { model: m.model.clone(), solved });
                 list!(row = row, p = values, p_rows = rows, p_cols = cols, solution = sol).into()
             })
             .collect();
@@ -211,8 +217,9 @@ fn native_solve(model: Robj, eps: Robj, solver: Robj, gap: Robj, max_seconds: Ro
 #[extendr]
 fn native_certify(solution: Robj) -> Robj {
     answer((|| {
+        bindings::check_memory_limit()?;
         let s = pointer::<RSolution>(&solution, "solution", "a solution (a row of solve())")?;
-        let release = Release::certify(&s.model, &s.solution)?;
+        let release = s.solved.certify(&s.model)?;
         Ok(ExternalPtr::new(RMechanism { release, trusted: true, origin: "the mechanism".into() }).into())
     })())
 }
@@ -222,6 +229,7 @@ fn native_certify(solution: Robj) -> Robj {
 #[extendr]
 fn native_mechanism_load(path: Robj, model: Robj, fingerprint: Robj, max_eps: Robj) -> Robj {
     answer((|| {
+        bindings::check_memory_limit()?;
         let path = PathBuf::from(required(string(&path, "path")?, "path")?);
         let model = string(&model, "model")?.map(PathBuf::from);
         let fingerprint = string(&fingerprint, "fingerprint")?;
@@ -262,6 +270,7 @@ fn native_mechanism_info(mech: Robj) -> Robj {
 #[extendr]
 fn native_mechanism_save(mech: Robj, path: Robj) -> Robj {
     answer((|| {
+        bindings::check_memory_limit()?;
         let m = mechanism(&mech)?;
         let path = required(string(&path, "path")?, "path")?;
         m.release.save(Path::new(&path))?;
@@ -280,6 +289,7 @@ fn native_mechanism_json(mech: Robj) -> Robj {
 #[extendr]
 fn native_sample(mech: Robj, y: Robj, n: Robj, seed: Robj, budget: Robj, allow_composition: Robj) -> Robj {
     answer((|| {
+        bindings::check_memory_limit()?;
         let m = mechanism(&mech)?;
         let y = required(numbers(&y, "y")?, "y")?;
         let n = required(whole(&n, "n")?, "n")?;
@@ -298,6 +308,7 @@ fn native_sample(mech: Robj, y: Robj, n: Robj, seed: Robj, budget: Robj, allow_c
 #[extendr]
 fn native_release(mech: Robj, columns: Robj, ledger: Robj, dataset: Robj, seed: Robj) -> Robj {
     answer((|| {
+        bindings::check_memory_limit()?;
         let m = mechanism(&mech)?;
         let list = columns.as_list().ok_or_else(|| input("data", "must be a vector or a data frame of records"))?;
         let columns = list
@@ -323,6 +334,7 @@ fn native_release(mech: Robj, columns: Robj, ledger: Robj, dataset: Robj, seed: 
 #[extendr]
 fn native_verify(mech: Robj, model: Robj, fingerprint: Robj) -> Robj {
     answer((|| {
+        bindings::check_memory_limit()?;
         let m = mechanism(&mech)?;
         let trusted = if model.is_null() {
             None
@@ -346,6 +358,7 @@ fn native_verify(mech: Robj, model: Robj, fingerprint: Robj) -> Robj {
 #[extendr]
 fn native_posterior(mech: Robj, releases: Robj, level: Robj) -> Robj {
     answer((|| {
+        bindings::check_memory_limit()?;
         let m = mechanism(&mech)?;
         let list = releases.as_list().ok_or_else(|| input("releases", "must be a list of numeric vectors"))?;
         let items = list
@@ -375,6 +388,7 @@ fn native_compare(
     gap: Robj,
 ) -> Robj {
     answer((|| {
+        bindings::check_memory_limit()?;
         let m = pointer::<RModel>(&model, "model", "a model (ubapp_model()) or a model file")?;
         let request = CompareRequest {
             max_seconds: number(&max_seconds, "max_seconds")?,

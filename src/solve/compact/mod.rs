@@ -1,11 +1,14 @@
 //! The chain mechanism in its compact form: truncated geometric(ε) on Y, then a remap table
 //! z → output index. No |Θ̃| × |Y| matrix is needed to store it. Clamping y + D folds exactly
-//! the tails of [`super::kernel`]'s G. The released form and its exact sampler (at a dyadic
-//! ε' ≤ ε) are `mechanism::CompactMechanism`'s.
+//! the tails of [`kernel`]'s G. The released form and its exact sampler (at a dyadic
+//! ε' ≤ ε) are `mechanism::CompactMechanism`'s. Data below the solvers: the chain solver
+//! (`super::chain`) builds it, a [`super::Solution`] carries it.
+
+pub(crate) mod kernel;
 
 use ndarray::Array2;
 
-use super::kernel::Kernel;
+pub(crate) use kernel::Kernel;
 
 /// Geometric(ε) on Y = {0..n−1} followed by a deterministic remap to output indices.
 #[derive(Debug, Clone, PartialEq)]
