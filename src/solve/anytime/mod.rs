@@ -6,7 +6,9 @@
 //!   primal and one multiplier per DP row in the dual.
 //! - **Lower bound:** any multipliers λ ≥ 0 give the Lagrangian bound
 //!   g(λ) = Σ_i min_k (c\[k,i\] + (Dᵀλ)\[k,i\]) (each column a simplex; UBaPP's LP, relaxed), here
-//!   proven in directed rounding with e^ε bounded above (`certify::dual::exact_plain_bound`).
+//!   proven in directed rounding with e^ε bounded above (`certify::dual::exact_plain_bound`),
+//!   at the best multiple of the iteration's multipliers and again after exact coordinate ascent
+//!   from there ([`ascent`]).
 //! - **Upper bound:** the current primal point, made exactly ε-DP by the lift of every row, mixing
 //!   and quantisation (`certify::repair::repair_far`), checked exactly on the integer weights and
 //!   priced with every rounding upwards. It is the mechanism `--out` writes.
@@ -14,8 +16,8 @@
 //!   non-private choice (`lp::Support`; 40 % of the pairs on the poll of 100, 11 % on the poll
 //!   of 300, 3.6 % on the poll of 1000); the bound and the repair still range over every output.
 //! - **Decomposition** ([`pieces`]): where the time left affords fewer than
-//!   [`DECOMPOSE_BELOW_ITERATIONS_PER_HOP`] iterations per hop across the graph (the first ten
-//!   timed), the bound is raised first by exact LPs on pieces of the observations near the
+//!   [`DECOMPOSE_BELOW_ITERATIONS_PER_HOP`] iterations per hop across the graph (the first ten,
+//!   or a second's worth, timed), the bound is raised first by exact LPs on pieces of the observations near the
 //!   non-private rule's boundaries, the rows crossing the pieces fixed.
 //! - **Coarse to fine:** none yet for general graphs; the first point is the non-private Bayes
 //!   rule, the first multipliers zero (whose bound is the non-private risk).
