@@ -17,8 +17,8 @@
 //!   of 300, 3.6 % on the poll of 1000); the bound and the repair still range over every output.
 //! - **Decomposition** ([`pieces`]): where the time left affords fewer than
 //!   [`DECOMPOSE_BELOW_ITERATIONS_PER_HOP`] iterations per hop across the graph (the first ten,
-//!   or a second's worth, timed), the bound is raised first by exact LPs on pieces of the observations near the
-//!   non-private rule's boundaries, the rows crossing the pieces fixed.
+//!   or a second's worth, timed), the bound is raised first by exact LPs on pieces of the
+//!   observations near the non-private rule's boundaries, the rows crossing the pieces fixed.
 //! - **Coarse to fine:** none yet for general graphs; the first point is the non-private Bayes
 //!   rule, the first multipliers zero (whose bound is the non-private risk).
 //!
@@ -56,7 +56,8 @@ const MIN_CHECK_EVERY: u64 = 20;
 /// of 100: the second sweep adds little, the thirtieth nothing a fourth sweep had not).
 const ASCENT_SWEEPS: usize = 2;
 
-/// The iterations timed on the support before the route decides whether to decompose (fewer, but at least 2, once a probe has taken [`PROBE_SECONDS`]).
+/// The iterations timed on the support before the route decides whether to decompose (fewer,
+/// but at least 2, once the probe has taken [`PROBE_SECONDS`]).
 const PROBE_ITERATIONS: u64 = 10;
 
 /// Seconds after which a probe stops at its next iteration (from the second on).
@@ -186,10 +187,8 @@ pub(crate) fn solve_eps(
         (sum / cost.len().max(1) as f64, squares.sqrt())
     };
     let limit_at = seconds.map(|s| start + Duration::from_secs_f64(s.max(0.0)));
-    let hops = pieces::hops_across(incidence).max(1) as f64;
     // The iteration keeps the outputs near where each is the non-private choice (`lp::Support`).
-    let time_left = || limit_at.map(|end| end.saturating_duration_since(Instant::now()).as_secs_f64());
-    let (support, per_iteration) = choose_support(cost, incidence, eps, (scale, every))?;
+    let support = Support::near_rule(cost, incidence, support_reach(eps, n_obs)).ok_or(SolveError::NoBackend)?;
     // The bound at zero multipliers, the non-private risk, holds from the start; the best
     // constant release (0-DP: every column the output of least prior risk) is the first mechanism.
     let mut best = Best { lower: certify::non_private_bound(cost), release: None };
@@ -205,8 +204,17 @@ pub(crate) fn solve_eps(
     let mut spread = vec![0f32; n_obs * m];
     // Where the time left affords few iterations (a large graph), the decomposition proves the
     // bound first, if its first round is expected to fit its share of the time.
+    let probe = Instant::now();
+    let mut probed = 0;
+    while probed < PROBE_ITERATIONS && !(probed >= 2 && probe.elapsed().as_secs_f64() > PROBE_SECONDS) {
+        state.step();
+        probed += 1;
+    }
+    let per_iteration = probe.elapsed().as_secs_f64() / probed as f64;
     let mut decomposition = String::new();
-    if let Some(left) = time_left() {
+    if let Some(end) = limit_at {
+        let left = end.saturating_duration_since(Instant::now()).as_secs_f64();
+        let hops = pieces::hops_across(incidence).max(1) as f64;
         if left / per_iteration.max(1e-12) < DECOMPOSE_BELOW_ITERATIONS_PER_HOP * hops {
             let share = left * DECOMPOSITION_SHARE;
             let partition = pieces::Partition::new(cost, incidence, eps, 0, pieces::PIECE_SIZE);
@@ -335,33 +343,6 @@ fn start_point(cost: &Array2<f64>, support: &Support, scale: f64) -> (Vec<f32>, 
     (cost_scaled, x)
 }
 
-/// The support the iteration runs on (the reach of [`support_reach`]) and the seconds an
-/// iteration takes there, timed on up to [`PROBE_ITERATIONS`] from the start. A narrower support
-/// runs more iterations but releases worse mechanisms in three dimensions, where the lift fills
-/// more truncated tail (measured on the 4-way poll of 100 in the default 10 minutes: reach 12,
-/// 1,877 iterations, mechanism 1.357e-2; reach 28 with the decomposition, 412 iterations,
-/// 1.247e-2), so the reach is not traded for time.
-fn choose_support(
-    cost: &Array2<f64>,
-    incidence: &Incidence,
-    eps: f64,
-    (scale, every): (f64, (f64, f64)),
-) -> Result<(Support, f64), SolveError> {
-    let support =
-        Support::near_rule(cost, incidence, support_reach(eps, incidence.n_obs())).ok_or(SolveError::NoBackend)?;
-    let (cost_scaled, x) = start_point(cost, &support, scale);
-    let lam = vec![0f32; support.rows()];
-    let mut probe = pdhg::Pdhg::new(incidence, &support, eps, cost_scaled, every, x, lam);
-    let started = Instant::now();
-    let mut steps = 0;
-    while steps < PROBE_ITERATIONS && !(steps >= 2 && started.elapsed().as_secs_f64() > PROBE_SECONDS) {
-        probe.step();
-        steps += 1;
-    }
-    drop(probe);
-    Ok((support, started.elapsed().as_secs_f64() / steps as f64))
-}
-
 /// The decomposition's rounds ([`pieces`]) until `deadline`, the first on partition `first`
 /// (expected to take `estimate` seconds): each proves a bound into `best`. A later round is
 /// started only if the last one's time fits before the deadline. Returns the words for the
@@ -425,6 +406,11 @@ const SUPPORT_DECAY: f64 = 1e-6;
 
 /// The support's reach in hops at ε: ln(1/[`SUPPORT_DECAY`])/ε, at most the number of
 /// observations.
+///
+/// A narrower support runs more iterations but, in three dimensions, releases worse mechanisms
+/// (the lift fills more truncated tail): on the 4-way poll of 100 in the default 10 minutes,
+/// reach 12 ran 1,877 iterations to a mechanism of 1.357e-2, reach 28 with the decomposition 412
+/// to 1.247e-2, so the reach is not traded for time.
 fn support_reach(eps: f64, n_obs: usize) -> usize {
     ((1.0 / SUPPORT_DECAY).ln() / eps.max(1e-9)).ceil().min(n_obs as f64) as usize
 }
