@@ -228,8 +228,8 @@ impl<'a> Pdhg<'a> {
                     for (k, x_old) in xc.iter_mut().enumerate() {
                         let t = *x_old - xh_col[k];
                         d += t * t;
-                        y_col[k] = 2.0 * xh_col[k] - *x_old;
-                        *x_old = w1 * ((1.0 + REFLECTION) * xh_col[k] - REFLECTION * *x_old) + w0 * x0[lo + k];
+                        y_col[k] = flush(2.0 * xh_col[k] - *x_old);
+                        *x_old = flush(w1 * ((1.0 + REFLECTION) * xh_col[k] - REFLECTION * *x_old) + w0 * x0[lo + k]);
                     }
                     res += d as f64 / tau as f64;
                 }
@@ -263,8 +263,8 @@ impl<'a> Pdhg<'a> {
                         let h1 = (bwd + sigma * (yb - rho * ya)).max(0.0);
                         let (t0, t1) = (fwd - h0, bwd - h1);
                         d += t0 * t0 + t1 * t1;
-                        l[0] = w1 * ((1.0 + REFLECTION) * h0 - REFLECTION * fwd) + w0 * l0[0];
-                        l[1] = w1 * ((1.0 + REFLECTION) * h1 - REFLECTION * bwd) + w0 * l0[1];
+                        l[0] = flush(w1 * ((1.0 + REFLECTION) * h0 - REFLECTION * fwd) + w0 * l0[0]);
+                        l[1] = flush(w1 * ((1.0 + REFLECTION) * h1 - REFLECTION * bwd) + w0 * l0[1]);
                     }
                     res += d as f64 / sigma as f64;
                 }
@@ -323,7 +323,23 @@ pub(crate) fn project_simplex(v: &mut [f32]) {
         theta = next;
     }
     for x in v.iter_mut() {
-        *x = (*x - theta).max(0.0);
+        *x = flush((*x - theta).max(0.0));
+    }
+}
+
+/// Below this magnitude an iterate's entry is stored as 0.
+const FLUSH_BELOW: f32 = 1e-30;
+
+/// `v`, or 0 where |v| < [`FLUSH_BELOW`] (a select, not a branch). The Halpern steps shrink the
+/// entries of inactive slots and rows towards 0 without reaching it; once they are subnormal
+/// every operation on them takes a slow path on many CPUs (measured on the poll of 100: 3,700
+/// iterations in 30 s instead of 6,900). Nothing certified depends on these floats.
+#[inline(always)]
+fn flush(v: f32) -> f32 {
+    if v.abs() < FLUSH_BELOW {
+        0.0
+    } else {
+        v
     }
 }
 
