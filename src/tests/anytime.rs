@@ -181,6 +181,16 @@ fn decomposition_rounds(
             }
             assert_eq!(seen.len(), piece.len(), "{what}: piece {p} is not connected");
         }
+        // The share of cut edges, counted here from the pieces' members.
+        let (mut touching, mut cut) = (0, 0);
+        for (a, b) in neighbours.edges() {
+            if owner[a] != usize::MAX || owner[b] != usize::MAX {
+                touching += 1;
+                cut += usize::from(owner[a] != owner[b]);
+            }
+        }
+        let expected = cut as f64 / f64::from(touching.max(1));
+        assert!((partition.cut_share(&incidence) - expected).abs() < 1e-12, "{what}: cut share");
         pieces::solve_pieces(cost, &incidence, eps, &partition, &mut lam, &mut x, None);
         for i in 0..n_obs {
             let column = &x[i * n_out..(i + 1) * n_out];

@@ -170,6 +170,19 @@ impl<'a> Pdhg<'a> {
         &self.lam
     }
 
+    /// A restart at the current x with the multipliers `lam` (≥ 0, e.g. polished by the
+    /// coordinate ascent): both become the anchor, and the next residual the reference for the
+    /// restart criteria.
+    pub(crate) fn restart_with_dual(&mut self, lam: &[f32]) {
+        self.lam.copy_from_slice(lam);
+        self.lam0.copy_from_slice(lam);
+        self.x0.copy_from_slice(&self.x);
+        self.j = 0;
+        self.restarts += 1;
+        self.restart_iteration = self.iterations;
+        self.residual_at_restart = f64::INFINITY;
+    }
+
     /// One iteration; returns the fixed-point residual ‖z − T(z)‖ (diagonal-weighted norm).
     pub(crate) fn step(&mut self) -> f64 {
         let rho = self.rho;

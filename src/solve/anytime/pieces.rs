@@ -160,6 +160,21 @@ impl Partition {
         &self.members
     }
 
+    /// The share of the edges touching a piece that cross between pieces or leave them (their
+    /// rows' multipliers are fixed in a round).
+    pub(crate) fn cut_share(&self, incidence: &Incidence) -> f64 {
+        let (mut touching, mut cut) = (0usize, 0usize);
+        for &(a, b) in incidence.edges() {
+            let (pa, pb) = (self.piece[a as usize], self.piece[b as usize]);
+            if pa == OUTSIDE && pb == OUTSIDE {
+                continue;
+            }
+            touching += 1;
+            cut += (pa != pb) as usize;
+        }
+        cut as f64 / touching.max(1) as f64
+    }
+
     /// Observations in some piece.
     pub(crate) fn active(&self) -> usize {
         self.members.iter().map(Vec::len).sum()
