@@ -72,7 +72,10 @@ fn random_graphs_bracket_the_whole_optimum_and_an_early_stop_still_does() {
 
         let full = anytime(&cost, &neighbours, eps, &SolveOptions { gap: Some(1e-4), ..SolveOptions::default() });
         contains(&what, interval(&full), exact);
-        assert_eq!(full.status, Status::CertifiedGap, "{what}: {}", full.solver_detail);
+        // `optimal` exactly where the certified gap is within the exact routes' 1e-7 (a run may
+        // close the gap that far before it notices the target is met).
+        let expected = if full.checks.relative_gap.unwrap() <= 1e-7 { Status::Optimal } else { Status::CertifiedGap };
+        assert_eq!(full.status, expected, "{what}: {}", full.solver_detail);
         assert!(
             full.checks.relative_gap.unwrap() <= 1e-4,
             "{what}: gap {} ({})",
