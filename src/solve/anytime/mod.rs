@@ -259,12 +259,12 @@ pub(crate) fn solve_eps(
         let (lower, multiple) = best_multiple_bound(|t| {
             certify::exact_support_bound(cost, incidence, &support, eps, state.dual(), scale * t)
         });
-        // The multipliers polished by exact coordinate ascent (never lower in floats), proven
-        // again.
-        polished.copy_from_slice(state.dual());
-        ascent::polish(cost, incidence, &support, eps.exp(), &mut polished, scale * multiple, ASCENT_SWEEPS);
-        let lower =
-            lower.max(certify::exact_support_bound(cost, incidence, &support, eps, &polished, scale * multiple));
+        // The multipliers at their best multiple, polished by exact coordinate ascent (never
+        // lower in floats), proven again; in the iterate's units, for the restart below.
+        let multiple_f32 = multiple as f32;
+        polished.iter_mut().zip(state.dual()).for_each(|(p, &l)| *p = l * multiple_f32);
+        ascent::polish(cost, incidence, &support, eps.exp(), &mut polished, scale, ASCENT_SWEEPS);
+        let lower = lower.max(certify::exact_support_bound(cost, incidence, &support, eps, &polished, scale));
         best.lower = best.lower.max(lower);
         // The iteration goes on from the polished multipliers (measured on the poll of 100 in
         // 30 s, three runs each: median gap 1.52e-3 without, 1.17e-3 with).
