@@ -175,12 +175,17 @@ impl<'a> Pdhg<'a> {
     /// restart criteria.
     pub(crate) fn restart_with_dual(&mut self, lam: &[f32]) {
         self.lam.copy_from_slice(lam);
-        self.lam0.copy_from_slice(lam);
+        self.anchor_here();
+        self.residual_at_restart = f64::INFINITY;
+    }
+
+    /// A restart's anchoring: z₀ ← z, the Halpern count from 0.
+    fn anchor_here(&mut self) {
         self.x0.copy_from_slice(&self.x);
+        self.lam0.par_iter_mut().zip(self.lam.par_iter()).for_each(|(a, b)| *a = *b);
         self.j = 0;
         self.restarts += 1;
         self.restart_iteration = self.iterations;
-        self.residual_at_restart = f64::INFINITY;
     }
 
     /// One iteration; returns the fixed-point residual ‖z − T(z)‖ (diagonal-weighted norm).
@@ -306,12 +311,8 @@ impl<'a> Pdhg<'a> {
         if !(sufficient || necessary || artificial) {
             return;
         }
-        self.x0.copy_from_slice(&self.x);
         self.lam.par_iter_mut().for_each(|v| *v = v.max(0.0));
-        self.lam0.par_iter_mut().zip(self.lam.par_iter()).for_each(|(a, b)| *a = *b);
-        self.j = 0;
-        self.restarts += 1;
-        self.restart_iteration = self.iterations;
+        self.anchor_here();
         self.residual_at_restart = residual;
     }
 }
