@@ -68,6 +68,19 @@ pub(crate) struct Support {
     pair_start: Vec<usize>,
     /// (slot at a, slot at b) of each output kept at both ends of an edge (a, b).
     pairs: Vec<(u32, u32)>,
+    /// Start of edge e's runs (edges + 1 offsets).
+    run_start: Vec<usize>,
+    /// The pairs again as runs of consecutive slots at both ends, edge by edge (the layout the
+    /// iteration's batched loops read: a run's slots and rows are contiguous).
+    runs: Vec<Run>,
+}
+
+/// `len` pairs of consecutive slots: (at_a + j, at_b + j) for j < len.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Run {
+    pub(crate) at_a: u32,
+    pub(crate) at_b: u32,
+    pub(crate) len: u32,
 }
 
 impl Support {
@@ -185,16 +198,27 @@ impl Support {
             })
             .collect();
         let mut pair_start = Vec::with_capacity(per_edge.len() + 1);
+        let mut run_start = Vec::with_capacity(per_edge.len() + 1);
         pair_start.push(0);
+        run_start.push(0);
         let mut pairs = Vec::with_capacity(per_edge.iter().map(Vec::len).sum());
+        let mut runs: Vec<Run> = Vec::new();
         for common in per_edge {
             pairs.extend_from_slice(&common);
             pair_start.push(pairs.len());
+            for (j, &(a, b)) in common.iter().enumerate() {
+                match runs.last_mut() {
+                    Some(r) if j > 0 && r.at_a + r.len == a && r.at_b + r.len == b => r.len += 1,
+                    _ => runs.push(Run { at_a: a, at_b: b, len: 1 }),
+                }
+            }
+            run_start.push(runs.len());
         }
         if 2 * pairs.len() >= u32::MAX as usize {
             return None;
         }
-        Some(Support { n_out, start, output, pair_start, pairs })
+        runs.shrink_to_fit();
+        Some(Support { n_out, start, output, pair_start, pairs, run_start, runs })
     }
 
     /// The slots (kept entries) in all.
@@ -239,6 +263,11 @@ impl Support {
         (r.start, &self.pairs[r])
     }
 
+    /// Edge e's first pair index and its pairs as runs of consecutive slots (in pair order).
+    pub(crate) fn runs_of(&self, e: usize) -> (usize, &[Run]) {
+        (self.pair_start[e], &self.runs[self.run_start[e]..self.run_start[e + 1]])
+    }
+
     /// The slot values `values` spread over every output (column i contiguous: out\[i·|Θ̃| + k\]),
     /// zero where nothing is kept.
     pub(crate) fn spread(&self, values: &[f32], out: &mut [f32]) {
@@ -272,6 +301,7 @@ impl Support {
     /// Bytes a support of `slots` entries and `pairs` pairs holds over `n_obs` observations and
     /// `n_edges` edges.
     pub(crate) fn bytes(n_obs: u128, n_edges: u128, slots: u128, pairs: u128) -> u128 {
-        8 * (n_obs + 1) + 4 * slots + 8 * (n_edges + 1) + 8 * pairs
+        // Offsets, outputs, pair offsets and pairs, run offsets and runs (one a pair at most).
+        8 * (n_obs + 1) + 4 * slots + 8 * (n_edges + 1) + 8 * pairs + 8 * (n_edges + 1) + 12 * pairs
     }
 }

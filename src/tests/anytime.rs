@@ -261,6 +261,17 @@ fn the_support_bound_is_the_whole_bound_of_its_rows_spread() {
         for reach in [0, 1, 2] {
             let support = Support::near_rule(&cost, &incidence, reach).unwrap();
             assert!(support.slots() >= n_obs && support.slots() <= n_obs * n_out, "case {case}");
+            // The runs the iteration reads are the pairs, in order, and maximal.
+            for e in 0..incidence.n_edges() {
+                let ((first, kept), (run_first, runs)) = (support.pairs_of(e), support.runs_of(e));
+                assert_eq!(first, run_first, "case {case}, edge {e}");
+                let expanded: Vec<(u32, u32)> =
+                    runs.iter().flat_map(|r| (0..r.len).map(move |j| (r.at_a + j, r.at_b + j))).collect();
+                assert_eq!(expanded, kept, "case {case}, edge {e}");
+                assert!(runs
+                    .windows(2)
+                    .all(|w| w[0].at_a + w[0].len != w[1].at_a || w[0].at_b + w[0].len != w[1].at_b));
+            }
             let lam: Vec<f32> = (0..support.rows()).map(|_| rng.random_range(-0.2f32..1.0) * 0.05).collect();
             let mut dense = vec![0f32; 2 * incidence.n_edges() * n_out];
             support.spread_rows(&incidence, &lam, &mut dense);
