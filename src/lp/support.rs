@@ -162,6 +162,50 @@ impl Support {
         Support::from_lists(incidence, n_out, &lists)
     }
 
+    /// The non-private rule's depth under `cost` (C\[i, k\]): the most hops from an observation
+    /// to the nearest one whose cheapest output differs (a multi-source breadth-first search from
+    /// the rule's boundaries; 0 where the rule is constant on a component). About half the width
+    /// of the rule's widest region.
+    pub(crate) fn rule_depth(cost: &Array2<f64>, incidence: &Incidence) -> usize {
+        let n = cost.nrows();
+        let rule: Vec<usize> = cost
+            .outer_iter()
+            .map(|row| row.iter().enumerate().fold(0, |b, (k, &c)| if c < row[b] { k } else { b }))
+            .collect();
+        let other = |i: usize, own: u32| {
+            let (a, b) = incidence.edges()[own as usize / 2];
+            if a as usize == i {
+                b as usize
+            } else {
+                a as usize
+            }
+        };
+        let mut depth = vec![u32::MAX; n];
+        let mut frontier: Vec<usize> =
+            (0..n).filter(|&i| incidence.at(i).iter().any(|&(own, _)| rule[other(i, own)] != rule[i])).collect();
+        for &i in &frontier {
+            depth[i] = 0;
+        }
+        let mut level = 0;
+        while !frontier.is_empty() {
+            let mut next = Vec::new();
+            for &i in &frontier {
+                for &(own, _) in incidence.at(i) {
+                    let j = other(i, own);
+                    if depth[j] == u32::MAX {
+                        depth[j] = level + 1;
+                        next.push(j);
+                    }
+                }
+            }
+            if !next.is_empty() {
+                level += 1;
+            }
+            frontier = next;
+        }
+        level as usize
+    }
+
     /// The support of the (ascending) output lists of the columns.
     fn from_lists(incidence: &Incidence, n_out: usize, lists: &[Vec<u32>]) -> Option<Support> {
         let slots: usize = lists.iter().map(Vec::len).sum();

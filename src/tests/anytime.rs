@@ -316,6 +316,25 @@ fn the_coordinate_ascent_raises_the_proven_bound_and_never_past_the_optimum() {
 }
 
 #[test]
+fn the_rule_depth_is_the_farthest_observation_from_a_change_of_rule() {
+    // A path of 10 observations, output 0 the cheapest on the first three, output 1 on the rest:
+    // the boundary is the edge (2, 3), and observation 9 is 6 hops from it. Two components, one
+    // of constant rule: the other's depth counts. A constant rule everywhere: 0.
+    let path = |n: usize| (1..n).map(|i| (i - 1, i)).collect::<Vec<_>>();
+    let cost = ndarray::Array2::from_shape_fn((10, 2), |(i, k)| if (i >= 3) == (k == 1) { 0.0 } else { 1.0 });
+    let incidence = Incidence::new(&Neighbours::Graph { len: 10, edges: path(10) }).unwrap();
+    assert_eq!(Support::rule_depth(&cost, &incidence), 6);
+    let mut edges = path(10);
+    edges.extend((11..14).map(|i| (i - 1, i)));
+    let cost = ndarray::Array2::from_shape_fn((14, 2), |(i, k)| if (i >= 3 && i < 10) == (k == 1) { 0.0 } else { 1.0 });
+    let incidence = Incidence::new(&Neighbours::Graph { len: 14, edges }).unwrap();
+    assert_eq!(Support::rule_depth(&cost, &incidence), 6);
+    let constant = ndarray::Array2::from_shape_fn((10, 2), |(_, k)| k as f64);
+    let incidence = Incidence::new(&Neighbours::Graph { len: 10, edges: path(10) }).unwrap();
+    assert_eq!(Support::rule_depth(&constant, &incidence), 0);
+}
+
+#[test]
 fn a_chain_whose_support_leaves_most_outputs_out_is_still_bracketed() {
     // 80 observations on a path, 16 outputs, costs that make each output the non-private choice
     // on a stretch of about five observations, ε = 3 (the support's reach ln(10⁶)/3: 5 hops):
