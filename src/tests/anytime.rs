@@ -326,7 +326,8 @@ fn the_rule_depth_is_the_farthest_observation_from_a_change_of_rule() {
     assert_eq!(Support::rule_depth(&cost, &incidence), 6);
     let mut edges = path(10);
     edges.extend((11..14).map(|i| (i - 1, i)));
-    let cost = ndarray::Array2::from_shape_fn((14, 2), |(i, k)| if (i >= 3 && i < 10) == (k == 1) { 0.0 } else { 1.0 });
+    let cost =
+        ndarray::Array2::from_shape_fn((14, 2), |(i, k)| if (3..10).contains(&i) == (k == 1) { 0.0 } else { 1.0 });
     let incidence = Incidence::new(&Neighbours::Graph { len: 14, edges }).unwrap();
     assert_eq!(Support::rule_depth(&cost, &incidence), 6);
     let constant = ndarray::Array2::from_shape_fn((10, 2), |(_, k)| k as f64);
