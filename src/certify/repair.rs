@@ -653,14 +653,7 @@ impl SplitAdjacency {
         offsets.push(0);
         for i in 0..n {
             let start = neighbours.len();
-            neighbours.extend(incidence.at(i).iter().map(|&(own, _)| {
-                let (a, b) = edges[own as usize / 2];
-                if a as usize == i {
-                    b
-                } else {
-                    a
-                }
-            }));
+            neighbours.extend(incidence.at(i).iter().map(|&(own, _)| incidence.neighbour(i, own) as u32));
             neighbours[start..].sort_unstable();
             above.push(start + neighbours[start..].partition_point(|&j| (j as usize) < i));
             offsets.push(neighbours.len());

@@ -65,6 +65,16 @@ impl Incidence {
         &self.blocks[self.offsets[i]..self.offsets[i + 1]]
     }
 
+    /// The other end of the edge of DP-row block `block` at observation `i`.
+    pub(crate) fn neighbour(&self, i: usize, block: u32) -> usize {
+        let (a, b) = self.edges[block as usize / 2];
+        if a as usize == i {
+            b as usize
+        } else {
+            a as usize
+        }
+    }
+
     /// The undirected edges (a, b) in block order.
     pub(crate) fn edges(&self) -> &[(u32, u32)] {
         &self.edges

@@ -59,7 +59,7 @@ pub(crate) use costs::cost_matrix;
 #[cfg(test)]
 pub(crate) use costs::take_builds;
 pub(crate) use incidence::Incidence;
-pub(crate) use support::Support;
+pub(crate) use support::{non_private_rule, rule_change_distance, Support};
 pub(crate) use symmetry::Symmetry;
 
 use std::sync::Arc;

@@ -42,17 +42,55 @@ fn components(incidence: &Incidence) -> Vec<Vec<u32>> {
             let i = members[next] as usize;
             next += 1;
             for &(own, _) in incidence.at(i) {
-                let (a, b) = incidence.edges()[own as usize / 2];
-                let j = if a as usize == i { b } else { a };
-                if !seen[j as usize] {
-                    seen[j as usize] = true;
-                    members.push(j);
+                let j = incidence.neighbour(i, own);
+                if !seen[j] {
+                    seen[j] = true;
+                    members.push(j as u32);
                 }
             }
         }
         components.push(members);
     }
     components
+}
+
+/// The non-private Bayes rule under `cost` (C\[i, k\]): each observation's output of least cost
+/// (the first on ties).
+pub(crate) fn non_private_rule(cost: &Array2<f64>) -> Vec<u32> {
+    cost.outer_iter()
+        .map(|row| row.iter().enumerate().fold(0, |b, (k, &c)| if c < row[b] { k } else { b }) as u32)
+        .collect()
+}
+
+/// The hops from each observation to the nearest one next to a change of `rule` (0 there), by
+/// a breadth-first search from those observations; `usize::MAX` beyond `reach` hops and where the
+/// rule is constant on a component.
+pub(crate) fn rule_change_distance(rule: &[u32], incidence: &Incidence, reach: usize) -> Vec<usize> {
+    let n = incidence.n_obs();
+    let mut distance = vec![usize::MAX; n];
+    let mut frontier: Vec<usize> = (0..n)
+        .filter(|&i| incidence.at(i).iter().any(|&(own, _)| rule[incidence.neighbour(i, own)] != rule[i]))
+        .collect();
+    for &i in &frontier {
+        distance[i] = 0;
+    }
+    for hop in 1..=reach {
+        let mut next = Vec::new();
+        for &i in &frontier {
+            for &(own, _) in incidence.at(i) {
+                let j = incidence.neighbour(i, own);
+                if distance[j] == usize::MAX {
+                    distance[j] = hop;
+                    next.push(j);
+                }
+            }
+        }
+        if next.is_empty() {
+            break;
+        }
+        frontier = next;
+    }
+    distance
 }
 
 /// The outputs kept at each observation and the DP rows between them.
@@ -97,10 +135,7 @@ impl Support {
     /// 32 bits.
     pub(crate) fn near_rule(cost: &Array2<f64>, incidence: &Incidence, reach: usize) -> Option<Support> {
         let (n, n_out) = cost.dim();
-        let rule: Vec<u32> = cost
-            .outer_iter()
-            .map(|row| row.iter().enumerate().fold(0, |b, (k, &c)| if c < row[b] { k } else { b }) as u32)
-            .collect();
+        let rule = non_private_rule(cost);
         let mut sources: Vec<Vec<u32>> = vec![Vec::new(); n_out];
         for (i, &k) in rule.iter().enumerate() {
             sources[k as usize].push(i as u32);
@@ -135,11 +170,10 @@ impl Support {
                         let mut next = Vec::new();
                         for &i in &frontier {
                             for &(own, _) in incidence.at(i as usize) {
-                                let (a, b) = incidence.edges()[own as usize / 2];
-                                let j = if a == i { b } else { a };
-                                if stamp[j as usize] != k as u32 {
-                                    stamp[j as usize] = k as u32;
-                                    next.push(j);
+                                let j = incidence.neighbour(i as usize, own);
+                                if stamp[j] != k as u32 {
+                                    stamp[j] = k as u32;
+                                    next.push(j as u32);
                                 }
                             }
                         }
@@ -167,43 +201,8 @@ impl Support {
     /// the rule's boundaries; 0 where the rule is constant on a component). About half the width
     /// of the rule's widest region.
     pub(crate) fn rule_depth(cost: &Array2<f64>, incidence: &Incidence) -> usize {
-        let n = cost.nrows();
-        let rule: Vec<usize> = cost
-            .outer_iter()
-            .map(|row| row.iter().enumerate().fold(0, |b, (k, &c)| if c < row[b] { k } else { b }))
-            .collect();
-        let other = |i: usize, own: u32| {
-            let (a, b) = incidence.edges()[own as usize / 2];
-            if a as usize == i {
-                b as usize
-            } else {
-                a as usize
-            }
-        };
-        let mut depth = vec![u32::MAX; n];
-        let mut frontier: Vec<usize> =
-            (0..n).filter(|&i| incidence.at(i).iter().any(|&(own, _)| rule[other(i, own)] != rule[i])).collect();
-        for &i in &frontier {
-            depth[i] = 0;
-        }
-        let mut level = 0;
-        while !frontier.is_empty() {
-            let mut next = Vec::new();
-            for &i in &frontier {
-                for &(own, _) in incidence.at(i) {
-                    let j = other(i, own);
-                    if depth[j] == u32::MAX {
-                        depth[j] = level + 1;
-                        next.push(j);
-                    }
-                }
-            }
-            if !next.is_empty() {
-                level += 1;
-            }
-            frontier = next;
-        }
-        level as usize
+        let distance = rule_change_distance(&non_private_rule(cost), incidence, incidence.n_obs());
+        distance.into_iter().filter(|&d| d != usize::MAX).max().unwrap_or(0)
     }
 
     /// The support of the (ascending) output lists of the columns.

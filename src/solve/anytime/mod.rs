@@ -374,11 +374,11 @@ fn start_point(cost: &Array2<f64>, support: &Support, scale: f64) -> (Vec<f32>, 
     let outputs = support.outputs();
     let mut cost_scaled = vec![0f32; support.slots()];
     let mut x = vec![0f32; support.slots()];
-    for (i, row) in cost.outer_iter().enumerate() {
-        let best = row.iter().enumerate().fold(0, |b, (k, &c)| if c < row[b] { k } else { b });
+    let rule = crate::lp::non_private_rule(cost);
+    for (i, (row, &best)) in cost.outer_iter().zip(&rule).enumerate() {
         for s in support.column(i) {
-            let k = outputs[s] as usize;
-            cost_scaled[s] = (row[k] / scale) as f32;
+            let k = outputs[s];
+            cost_scaled[s] = (row[k as usize] / scale) as f32;
             x[s] = if k == best { 1.0 } else { 0.0 };
         }
     }

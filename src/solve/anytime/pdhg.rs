@@ -356,7 +356,7 @@ impl<'a> Pdhg<'a> {
     }
 
     /// The passes of one iteration (the Halpern weights of iteration j − 1 since the restart);
-    /// with `RESIDUAL`, ‖z − T(z)‖², else 0.
+    /// with `RESIDUAL`, ‖z − T(z)‖, else 0.
     fn pass<const RESIDUAL: bool>(&mut self) -> f64 {
         let rho = self.rho;
         let tau_scale = self.step / self.omega;
@@ -557,8 +557,7 @@ mod tests {
     #[test]
     fn the_norm_estimate_is_the_dense_operators_largest_singular_value_and_within_the_schur_bound() {
         // Small random graphs (a tree and chords), random positive weights for the rows' scales,
-        // supports at reach 1 and the whole: the Lanczos estimate (read through the support's
-        // runs) against the power iteration on the dense operator built from the support's pairs,
+        // supports at reach 1 and the whole: the Lanczos estimate against the power iteration on the dense operator built from the support's pairs,
         // and below the Schur test's bound 1 that the diagonal steps are built on.
         let mut seed = 12345u64;
         let mut rnd = move || {

@@ -28,7 +28,7 @@ use std::time::Instant;
 use ndarray::Array2;
 use rayon::prelude::*;
 
-use crate::lp::Incidence;
+use crate::lp::{non_private_rule, rule_change_distance, Incidence};
 use crate::solve::structured::ipm;
 
 /// Observations per piece (the block interior point's dense Schur complement is this square).
@@ -63,16 +63,6 @@ pub(crate) struct Partition {
     rule: Vec<u32>,
 }
 
-/// The other end of the edge of DP-row block `block` at observation `i`.
-fn neighbour(incidence: &Incidence, i: usize, block: u32) -> usize {
-    let (a, b) = incidence.edges()[block as usize / 2];
-    if a as usize == i {
-        b as usize
-    } else {
-        a as usize
-    }
-}
-
 impl Partition {
     /// The partition of the observations within `reach` hops of an edge where the non-private rule
     /// changes (reach = ln(1/[`REACH_DECAY`])/ε), grown breadth first to at most `piece_size` from
@@ -86,35 +76,9 @@ impl Partition {
         piece_size: usize,
     ) -> Partition {
         let n = incidence.n_obs();
-        let rule: Vec<u32> = cost
-            .outer_iter()
-            .map(|row| row.iter().enumerate().fold(0, |b, (k, &c)| if c < row[b] { k } else { b }) as u32)
-            .collect();
+        let rule = non_private_rule(cost);
         let reach = ((1.0 / REACH_DECAY).ln() / eps.max(1e-9)).ceil().min(n as f64) as usize;
-        // Breadth first from the observations next to a change of the rule.
-        let mut distance = vec![usize::MAX; n];
-        let mut frontier: Vec<usize> = (0..n)
-            .filter(|&i| incidence.at(i).iter().any(|&(own, _)| rule[neighbour(incidence, i, own)] != rule[i]))
-            .collect();
-        for &i in &frontier {
-            distance[i] = 0;
-        }
-        for hop in 1..=reach {
-            let mut next = Vec::new();
-            for &i in &frontier {
-                for &(own, _) in incidence.at(i) {
-                    let j = neighbour(incidence, i, own);
-                    if distance[j] == usize::MAX {
-                        distance[j] = hop;
-                        next.push(j);
-                    }
-                }
-            }
-            if next.is_empty() {
-                break;
-            }
-            frontier = next;
-        }
+        let distance = rule_change_distance(&rule, incidence, reach);
         // Pieces: breadth-first balls of at most PIECE_SIZE active observations.
         let mut piece = vec![OUTSIDE; n];
         let mut members: Vec<Vec<u32>> = Vec::new();
@@ -132,7 +96,7 @@ impl Partition {
             queue.push_back(seed);
             'grow: while let Some(i) = queue.pop_front() {
                 for &(own, _) in incidence.at(i) {
-                    let j = neighbour(incidence, i, own);
+                    let j = incidence.neighbour(i, own);
                     if distance[j] != usize::MAX && piece[j] == OUTSIDE {
                         if these.len() == piece_size {
                             break 'grow;
@@ -223,7 +187,7 @@ pub(crate) fn hops_across(incidence: &Incidence) -> usize {
         while let Some(i) = queue.pop_front() {
             last = (i, distance[i]);
             for &(own, _) in incidence.at(i) {
-                let j = neighbour(incidence, i, own);
+                let j = incidence.neighbour(i, own);
                 if distance[j] == usize::MAX {
                     distance[j] = distance[i] + 1;
                     queue.push_back(j);
@@ -313,7 +277,7 @@ fn solve_piece(
         let column = &mut adjusted[li * m..(li + 1) * m];
         column.copy_from_slice(cost.row(i).as_slice().expect("a standard-layout cost matrix"));
         for &(own, other) in incidence.at(i) {
-            let j = neighbour(incidence, i, own);
+            let j = incidence.neighbour(i, own);
             if let Some(lj) = local_of(j) {
                 inner.push((li, lj, own));
                 continue;
