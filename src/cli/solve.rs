@@ -53,7 +53,9 @@ pub struct Args {
     dry_run: bool,
     /// Run for at most S seconds (shared among the ε): a solve stopped by the limit returns
     /// the best certified mechanism found by then, with status time-limit and its gap.
-    /// Without it, a solve estimated (see --dry-run) to take more than 10 minutes is refused.
+    /// Without it, a solve estimated (see --dry-run) to take more than 10 minutes is refused,
+    /// and the anytime route runs for at most 10 minutes; either limit covers the whole command,
+    /// the written artifact's check included.
     #[arg(long, value_name = "S")]
     max_seconds: Option<f64>,
     /// Stop the anytime route when the certified relative gap (risk of the released mechanism
@@ -156,8 +158,13 @@ pub fn run(args: Args) -> Result<()> {
     // SOLVE_SHARE of it, the rest is for the work after it (the summary, the artifact) — or,
     // where the cost matrix is costly to build, what rebuilding it takes: the summary and the
     // certified artifact read the plan's, the artifact's check as read back builds its own.
-    if let Some(s) = r.options.limits.seconds {
-        let after = if r.out.is_some() { plan.estimate().cost_matrix_seconds } else { 0.0 };
+    // The anytime route runs until its limit: without --max-seconds the default budget, which
+    // caps the whole command in the same way.
+    let anytime = matches!(plan.route(), ubapp::solve::Route::Anytime { .. });
+    let limit = r.options.limits.seconds.or(anytime.then_some(DEFAULT_TIME_BUDGET_SECONDS));
+    if let Some(s) = limit {
+        let est = plan.estimate();
+        let after = if r.out.is_some() { est.cost_matrix_seconds + est.artifact_seconds } else { 0.0 };
         let reserve = ((1.0 - SOLVE_SHARE) * s).max(after);
         plan.set_time_limit(Some((s - reserve - started.elapsed().as_secs_f64()).max(0.0)));
     }

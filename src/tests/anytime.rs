@@ -161,8 +161,13 @@ fn decomposition_rounds(
         adjacent[a].push(b);
         adjacent[b].push(a);
     }
+    let mut last: Option<pieces::Partition> = None;
     for round in 0..rounds {
-        let partition = pieces::Partition::new(cost, &incidence, eps, round, piece_size);
+        // As the route does: the first partition by the rule, the later ones across the last.
+        let partition = match &last {
+            None => pieces::Partition::new(cost, &incidence, eps, round, piece_size),
+            Some(previous) => previous.across(&incidence, round, piece_size),
+        };
         let mut owner = vec![usize::MAX; n_obs];
         for (p, piece) in partition.pieces().iter().enumerate() {
             assert!(!piece.is_empty() && piece.len() <= piece_size, "{what}: a piece of {}", piece.len());
@@ -201,6 +206,10 @@ fn decomposition_rounds(
             assert!(column.iter().all(|&v| v >= 0.0) && (sum - 1.0).abs() <= 1e-5, "{what}: column {i} sums to {sum}");
         }
         bound = bound.max(crate::certify::exact_plain_bound(cost, &incidence, eps, &lam, 1.0));
+        if let Some(previous) = &last {
+            assert_eq!(partition.active(), previous.active(), "{what}: the same observations, cut elsewhere");
+        }
+        last = Some(partition);
     }
     (bound, x)
 }
