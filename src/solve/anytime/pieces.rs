@@ -39,9 +39,10 @@ pub(crate) const PIECE_SIZE: usize = 150;
 /// Outputs a column nominates into its piece's LP (the cheapest, after the fixed multipliers).
 /// A round's time grows with the outputs its pieces nominate, and those grow from round to round
 /// as the fixed multipliers bring the costs closer (3.3 a piece in the first round on the poll of
-/// 1000 with three a column, 8.2 in the fourth). Measured there: two a column proved a little
-/// less in the first two rounds and as much from the third on (3.6019e-5 against 3.5994e-5 after
-/// four), in 92 s against 117 s for the four.
+/// 1000 with three a column, 8.2 in the fourth). Measured there: two a column took 92 s for the
+/// first four rounds against 117 s; each round proved less (3.6354e-5 against 3.6411e-5 after
+/// six) except the third and fourth, but more rounds fit: ten in the default 10 minutes (bound
+/// 3.67175e-5) where three a column fitted nine (3.66987e-5).
 const NOMINATED: usize = 2;
 
 /// The active region reaches this far (in hops) from the rule's boundaries: where ρ^(−reach) is
@@ -90,8 +91,8 @@ impl Partition {
     }
 
     /// A partition of the same observations whose pieces are grown first from the ends of this
-    /// one's cut edges (in the order `variant` shifts), so that most rows this partition fixes
-    /// lie inside the new pieces: the next round of the block-coordinate ascent frees them.
+    /// one's cut edges (in the order `variant` shifts): each new piece straddles an old cut, and
+    /// the next round of the block-coordinate ascent frees the rows this one fixed there.
     pub(crate) fn across(&self, incidence: &Incidence, variant: usize, piece_size: usize) -> Partition {
         let n = incidence.n_obs();
         let active: Vec<bool> = self.piece.iter().map(|&p| p != OUTSIDE).collect();
