@@ -98,8 +98,7 @@ impl Partition {
         let active: Vec<bool> = self.piece.iter().map(|&p| p != OUTSIDE).collect();
         let mut on_cut = vec![false; n];
         for &(a, b) in incidence.edges() {
-            let (pa, pb) = (self.piece[a as usize], self.piece[b as usize]);
-            if pa != pb && pa != OUTSIDE && pb != OUTSIDE {
+            if self.between_pieces(a, b) {
                 on_cut[a as usize] = true;
                 on_cut[b as usize] = true;
             }
@@ -107,6 +106,12 @@ impl Partition {
         let order = shifted(n, variant).filter(|&i| on_cut[i]).chain(shifted(n, variant).filter(|&i| !on_cut[i]));
         let (piece, members) = grow(incidence, &active, order, piece_size);
         Partition { piece, members, rule: self.rule.clone() }
+    }
+
+    /// Whether the edge (a, b) joins two different pieces (a row a round fixes between them).
+    fn between_pieces(&self, a: u32, b: u32) -> bool {
+        let (pa, pb) = (self.piece[a as usize], self.piece[b as usize]);
+        pa != pb && pa != OUTSIDE && pb != OUTSIDE
     }
 
     /// The number of pieces.
@@ -398,7 +403,7 @@ fn solve_piece(
 
 #[cfg(test)]
 mod tests {
-    use super::{Partition, OUTSIDE};
+    use super::Partition;
     use crate::lp::Incidence;
     use crate::model::Neighbours;
 
@@ -407,8 +412,7 @@ mod tests {
     fn freed(previous: &Partition, next: &Partition, incidence: &Incidence) -> f64 {
         let (mut cut, mut inside) = (0, 0);
         for &(a, b) in incidence.edges() {
-            let (pa, pb) = (previous.piece[a as usize], previous.piece[b as usize]);
-            if pa != pb && pa != OUTSIDE && pb != OUTSIDE {
+            if previous.between_pieces(a, b) {
                 cut += 1;
                 inside += usize::from(next.piece[a as usize] == next.piece[b as usize]);
             }
