@@ -43,7 +43,7 @@
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 
-use super::exact::{certify_weights, certify_weights_delta, RatioBound};
+use super::exact::{certify_weights, certify_weights_delta, next_up, RatioBound};
 use super::{CertifyError, PrivacyCertificate, MAX_TOTAL};
 use crate::model::Neighbours;
 
@@ -474,10 +474,12 @@ fn lift_rows(q: &mut Array2<f64>, neighbours: &Neighbours, edges: &[(usize, usiz
 /// them stays sorted; merged with the starting values, sorted once, the two streams give that
 /// order in O(n log n + E). Only the vertices that raise a neighbour start (one that raises none
 /// is final unless raised itself, and then it is queued), so a nearly feasible row costs one pass
-/// over its edges.
+/// over its edges. Dividing by ρ is multiplying by the least float ≥ 1/ρ, as in
+/// [`close_row_by_sweeps`], so that both compute the same floats.
 fn close_row<I: Iterator<Item = usize>>(row: &mut [f64], rho: f64, adjacent: impl Fn(usize) -> I) {
+    let shrink = reciprocal_above(rho);
     let mut starts: Vec<(f64, usize)> =
-        (0..row.len()).filter(|&i| adjacent(i).any(|j| row[j] < row[i] / rho)).map(|i| (row[i], i)).collect();
+        (0..row.len()).filter(|&i| adjacent(i).any(|j| row[j] < row[i] * shrink)).map(|i| (row[i], i)).collect();
     starts.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
     let mut passed: Vec<(f64, usize)> = Vec::new();
     let mut done = vec![false; row.len()];
@@ -500,7 +502,7 @@ fn close_row<I: Iterator<Item = usize>>(row: &mut [f64], rho: f64, adjacent: imp
             continue;
         }
         done[i] = true;
-        let w = v / rho;
+        let w = v * shrink;
         for j in adjacent(i) {
             if !done[j] && w > row[j] {
                 row[j] = w;
@@ -562,10 +564,26 @@ pub(crate) fn repair_far(
             .expect("a standard-layout matrix")
             .par_chunks(n_obs)
             .map(|row| {
-                edges.iter().fold(0.0f64, |v, &(a, b)| {
+                // Eight running maxima by plain comparisons (the entries are finite): no chain
+                // of dependent NaN-aware maxima.
+                let mut most = [0.0f64; 8];
+                let excess = |&(a, b): &(u32, u32)| {
                     let (qa, qb) = (row[a as usize], row[b as usize]);
-                    v.max(qa - rho * qb).max(qb - rho * qa)
-                })
+                    let (up, down) = (qa - rho * qb, qb - rho * qa);
+                    if up > down {
+                        up
+                    } else {
+                        down
+                    }
+                };
+                let mut chunks = edges.chunks_exact(8);
+                for chunk in &mut chunks {
+                    for (m, edge) in most.iter_mut().zip(chunk) {
+                        let v = excess(edge);
+                        *m = if v > *m { v } else { *m };
+                    }
+                }
+                chunks.remainder().iter().map(excess).chain(most).fold(0.0, f64::max)
             })
             .collect::<Vec<f64>>()
     };
@@ -662,6 +680,30 @@ impl SplitAdjacency {
     }
 }
 
+/// The least float ≥ 1/ρ (ρ > 0 finite): 1/ρ rounded to nearest, and one step up where that fell
+/// below (the fused r·ρ − 1 is exact in sign).
+pub(crate) fn reciprocal_above(rho: f64) -> f64 {
+    let r = 1.0 / rho;
+    if r.mul_add(rho, -1.0) < 0.0 {
+        next_up(r)
+    } else {
+        r
+    }
+}
+
+/// The largest of `row` at `at` (0 where `at` is empty; the entries are finite and ≥ 0).
+#[inline(always)]
+fn largest(row: &[f64], at: &[u32]) -> f64 {
+    at.iter().fold(0.0, |m, &j| {
+        let v = row[j as usize];
+        if v > m {
+            v
+        } else {
+            m
+        }
+    })
+}
+
 /// Sweep pairs [`close_row_by_sweeps`] tries before it hands the row to [`close_row`].
 const MAX_SWEEP_PAIRS: usize = 4;
 
@@ -676,11 +718,15 @@ const MAX_SWEEP_PAIRS: usize = 4;
 /// value (`MAX_SWEEP_PAIRS` where the fallback ran).
 fn close_row_by_sweeps(row: &mut [f64], rho: f64, graph: &SplitAdjacency) -> usize {
     let n = row.len();
+    // 1/ρ rounded up: fl(v·shrink) ≥ fl(v/ρ) for v ≥ 0 (rounding is monotone), so a vertex is
+    // raised at least as far as by the division; and the largest neighbour times it is the
+    // largest of the products.
+    let shrink = reciprocal_above(rho);
     for pair in 0..MAX_SWEEP_PAIRS {
         let mut changed = false;
         for i in 0..n {
             let below = &graph.neighbours[graph.offsets[i]..graph.above[i]];
-            let v = below.iter().fold(row[i], |v, &j| v.max(row[j as usize] / rho));
+            let v = largest(row, below) * shrink;
             if v > row[i] {
                 row[i] = v;
                 changed = true;
@@ -688,7 +734,7 @@ fn close_row_by_sweeps(row: &mut [f64], rho: f64, graph: &SplitAdjacency) -> usi
         }
         for i in (0..n).rev() {
             let above = &graph.neighbours[graph.above[i]..graph.offsets[i + 1]];
-            let v = above.iter().fold(row[i], |v, &j| v.max(row[j as usize] / rho));
+            let v = largest(row, above) * shrink;
             if v > row[i] {
                 row[i] = v;
                 changed = true;
@@ -766,6 +812,17 @@ mod tests {
     }
 
     #[test]
+    fn the_reciprocal_above_is_the_least_float_at_or_above_one_over_rho() {
+        for rho in [2.0, 3.0, 1.6487212707001282, 10.0, 1.0 + 1e-12, 7.0e5] {
+            let r = reciprocal_above(rho);
+            // r·ρ ≥ 1 exactly, and the float below r is below 1/ρ.
+            assert!(r.mul_add(rho, -1.0) >= 0.0, "{rho}");
+            assert!(super::super::exact::next_down(r).mul_add(rho, -1.0) < 0.0, "{rho}");
+        }
+        assert_eq!(reciprocal_above(2.0), 0.5);
+    }
+
+    #[test]
     fn lift_is_the_smallest_feasible_row_above() {
         let rho = 2.0;
         let chain = Neighbours::Chain { len: 4 };
@@ -825,7 +882,7 @@ mod tests {
                 }
                 let want = (0..n)
                     .filter(|&j| dist[j] != usize::MAX)
-                    .map(|j| (0..dist[j]).fold(row[j], |v, _| v / rho))
+                    .map(|j| (0..dist[j]).fold(row[j], |v, _| v * reciprocal_above(rho)))
                     .fold(0.0, f64::max);
                 assert_eq!(closed[i], want, "trial {trial}, vertex {i}");
             }

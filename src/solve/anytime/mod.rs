@@ -102,7 +102,7 @@ pub(crate) const SOLVER_NAME: &str = "anytime";
 /// What the anytime route needs in memory for a model of `n_obs` observations, `n_out` outputs,
 /// `n_theta` parameter points and `edges` undirected neighbour pairs (bytes): the cost matrix and
 /// the likelihood it is built from (f64), the iterate in single precision on its support, priced
-/// as if every output were kept (cost, x, its anchor, x̂ and 2x̂ − x; λ and its anchor per DP row;
+/// as if every output were kept (cost, x, its anchor, x̂, 2x̂ − x and Dᵀλ; λ and its anchor per DP row;
 /// the support's indices), the incidence, x̂ spread over every output, the certificate's copies
 /// (P in f64, the integer weights, the released probabilities), the decomposition's copies of λ
 /// and x or the coordinate ascent's (whichever is larger: they are never held together), and the
@@ -111,7 +111,7 @@ pub(crate) fn memory_bytes(n_obs: u128, n_out: u128, n_theta: u128, edges: u128)
     let n_vars = n_obs * n_out;
     let n_dp = 2 * edges * n_out;
     let cost = 8 * n_vars + 8 * n_obs * n_theta;
-    let iterate = 5 * 4 * n_vars + 2 * 4 * n_dp;
+    let iterate = 6 * 4 * n_vars + 2 * 4 * n_dp;
     let support = Support::bytes(n_obs, edges, n_vars, n_dp / 2);
     let incidence = Incidence::bytes(n_obs as usize, edges as usize);
     let spread = 4 * n_vars;

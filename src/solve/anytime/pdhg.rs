@@ -17,9 +17,13 @@
 //!
 //! Every pass is a batched loop over output rows within an observation or an edge, with no
 //! per-element branching beyond max/min, in f32: nothing certified depends on these floats
-//! (any λ ≥ 0 gives a valid bound, any x is repaired), and f32 halves the memory traffic that
-//! bounds the iteration's speed. Passes run over observations (the primal) and edges (the
-//! dual) on every core.
+//! (any λ ≥ 0 gives a valid bound, any x is repaired). Passes run over observations (the primal)
+//! and edges (the dual) on every core. Where the graph is banded in index order (the multinomial
+//! lattices), the dual pass also accumulates Dᵀλ at both ends of each edge, in two waves of
+//! column blocks that do not share a column ([`Waves`]), and the primal pass reads it instead of
+//! gathering every row a second time from each end.
+
+use std::ops::Range;
 
 use rayon::prelude::*;
 
@@ -64,15 +68,25 @@ pub(crate) struct Pdhg<'a> {
     /// The Halpern iterate z = (x, λ) and its anchor z₀.
     x: Vec<f32>,
     x0: Vec<f32>,
+    /// λ of the kept rows (rows 2p and 2p + 1 of pair p) and its anchor. (Stored run by run, a
+    /// run's forward rows and then its backward ones, the dual pass's loops vectorised but ran
+    /// no faster on the 4-way poll of 100: docs/design/anytime.md.)
     lam: Vec<f32>,
     lam0: Vec<f32>,
     /// x̂ of the last T(z): in X exactly (as floats), the point the repair takes.
     xh: Vec<f32>,
     /// 2x̂ − x of the last T(z) (the point the dual step reads).
     y: Vec<f32>,
-    /// Slot boundaries of the column chunks, and kept-row boundaries of the edge chunks.
+    /// Slot boundaries of the column chunks, and row boundaries of the edge chunks.
     column_chunks: Vec<usize>,
     row_chunks: Vec<usize>,
+    /// Where the graph is banded in index order, the column blocks whose edges the dual pass
+    /// takes in two waves, accumulating Dᵀλ at both ends ([`Waves`]); `None` elsewhere.
+    waves: Option<Waves>,
+    /// Dᵀλ on the slots, accumulated by the last dual pass (zeroed by the primal pass that reads
+    /// it); `fresh` while λ has not changed since.
+    applied: Vec<f32>,
+    fresh: bool,
     /// Iterations since the restart.
     j: u64,
     /// Iterations in all.
@@ -95,6 +109,113 @@ fn split_at_bounds<'d, T>(mut data: &'d mut [T], bounds: &[usize]) -> Vec<&'d mu
         data = tail;
     }
     parts
+}
+
+/// What the dual step of a range of edges reads.
+struct DualStep<'s> {
+    rho: f32,
+    sigma_scale: f32,
+    w1: f32,
+    w0: f32,
+    y: &'s [f32],
+    lam0: &'s [f32],
+    sigma_base: &'s [f32],
+    support: &'s Support,
+}
+
+impl DualStep<'_> {
+    /// The dual step on `edges`, whose rows are `lam` (starting at row `row_offset`); with
+    /// `ACCUMULATE`, the new rows' Dᵀλ added into `applied` (its slots starting at
+    /// `slot_offset`). Returns the dual part of ‖z − T(z)‖² with `RESIDUAL`.
+    #[inline(always)]
+    fn edges<const RESIDUAL: bool, const ACCUMULATE: bool>(
+        &self,
+        edges: Range<usize>,
+        (lam, row_offset): (&mut [f32], usize),
+        (applied, slot_offset): (&mut [f32], usize),
+    ) -> f64 {
+        let (rho, w1, w0) = (self.rho, self.w1, self.w0);
+        let mut res = 0f64;
+        for (e, &base) in edges.clone().zip(&self.sigma_base[edges]) {
+            let sigma = self.sigma_scale * base;
+            let (mut p, runs) = self.support.runs_of(e);
+            let mut d = 0f32;
+            for run in runs {
+                let len = run.len as usize;
+                let (ya, yb) = (&self.y[run.at_a as usize..][..len], &self.y[run.at_b as usize..][..len]);
+                let rows = &mut lam[2 * p - row_offset..][..2 * len];
+                let anchors = &self.lam0[2 * p..][..2 * len];
+                for (((l, l0), &ya), &yb) in rows.chunks_exact_mut(2).zip(anchors.chunks_exact(2)).zip(ya).zip(yb) {
+                    let (fwd, bwd) = (l[0], l[1]);
+                    let h0 = (fwd + sigma * (ya - rho * yb)).max(0.0);
+                    let h1 = (bwd + sigma * (yb - rho * ya)).max(0.0);
+                    if RESIDUAL {
+                        d += (fwd - h0) * (fwd - h0) + (bwd - h1) * (bwd - h1);
+                    }
+                    l[0] = flush(w1 * ((1.0 + REFLECTION) * h0 - REFLECTION * fwd) + w0 * l0[0]);
+                    l[1] = flush(w1 * ((1.0 + REFLECTION) * h1 - REFLECTION * bwd) + w0 * l0[1]);
+                }
+                if ACCUMULATE {
+                    let (at_a, at_b) = (run.at_a as usize - slot_offset, run.at_b as usize - slot_offset);
+                    let (applied_a, applied_b) = if at_a < at_b {
+                        let (head, tail) = applied.split_at_mut(at_b);
+                        (&mut head[at_a..at_a + len], &mut tail[..len])
+                    } else {
+                        let (head, tail) = applied.split_at_mut(at_a);
+                        (&mut tail[..len], &mut head[at_b..at_b + len])
+                    };
+                    for ((l, da), db) in rows.chunks_exact(2).zip(applied_a.iter_mut()).zip(applied_b.iter_mut()) {
+                        *da += l[0] - rho * l[1];
+                        *db += l[1] - rho * l[0];
+                    }
+                }
+                p += len;
+            }
+            if RESIDUAL {
+                res += d as f64 / sigma as f64;
+            }
+        }
+        res
+    }
+}
+
+/// Blocks of consecutive columns for the dual pass's accumulation of Dᵀλ, on a graph whose
+/// edges are sorted by their lower end and span fewer columns than a block: an edge belongs to
+/// the block of its lower end, so its two ends lie in that block or the next, and blocks two
+/// apart write disjoint columns. The lattices of the multinomial families are such graphs (a
+/// d-category poll of K records spans about the points of a (d − 2)-dimensional layer).
+struct Waves {
+    /// Block k is the columns [column_bounds\[k\], column_bounds\[k + 1\]) ...
+    column_bounds: Vec<usize>,
+    /// ... and the edges [edge_bounds\[k\], edge_bounds\[k + 1\]).
+    edge_bounds: Vec<usize>,
+}
+
+/// Waves are used where the graph cuts into at least this many blocks (fewer leave cores idle).
+const MIN_BLOCKS: usize = 8;
+
+impl Waves {
+    /// The blocks of `incidence`'s graph, or `None` where it is not banded enough.
+    fn of(incidence: &Incidence, support: &Support) -> Option<Waves> {
+        let n = incidence.n_obs();
+        let edges = incidence.edges();
+        let lower = |&(a, b): &(u32, u32)| a.min(b) as usize;
+        if edges.is_empty() || edges.windows(2).any(|w| lower(&w[0]) > lower(&w[1])) {
+            return None;
+        }
+        let width = edges.iter().map(|&(a, b)| a.abs_diff(b) as usize).max().unwrap_or(0) + 1;
+        let blocks = n.div_ceil(width);
+        if blocks < MIN_BLOCKS || support.slots() == 0 {
+            return None;
+        }
+        let column_bounds: Vec<usize> = (0..=blocks).map(|k| (k * width).min(n)).collect();
+        let edge_bounds = column_bounds.iter().map(|&c| edges.partition_point(|e| lower(e) < c)).collect();
+        Some(Waves { column_bounds, edge_bounds })
+    }
+
+    fn blocks(&self) -> usize {
+        self.column_bounds.len() - 1
+    }
 }
 
 /// ‖Σ^{1/2} D T^{1/2}‖ at η = ω = 1 (the primal weight cancels in the product of the steps): the
@@ -302,6 +423,9 @@ impl<'a> Pdhg<'a> {
             lam,
             column_chunks,
             row_chunks,
+            waves: Waves::of(incidence, support),
+            applied: vec![0f32; support.slots()],
+            fresh: false,
             j: 0,
             iterations: 0,
             restarts: 0,
@@ -327,6 +451,7 @@ impl<'a> Pdhg<'a> {
     /// restart criteria.
     pub(crate) fn restart_with_dual(&mut self, lam: &[f32]) {
         self.lam.copy_from_slice(lam);
+        self.fresh = false;
         self.anchor_here();
         self.residual_at_restart = f64::INFINITY;
     }
@@ -358,60 +483,81 @@ impl<'a> Pdhg<'a> {
     /// The passes of one iteration (the Halpern weights of iteration j − 1 since the restart);
     /// with `RESIDUAL`, ‖z − T(z)‖, else 0.
     fn pass<const RESIDUAL: bool>(&mut self) -> f64 {
+        let primal_res = self.primal_pass::<RESIDUAL>();
+        let dual_res = match self.waves.is_some() {
+            true => self.dual_pass_in_waves::<RESIDUAL>(),
+            false => self.dual_pass::<RESIDUAL>(),
+        };
+        (primal_res + dual_res).sqrt()
+    }
+
+    /// The primal pass, column by column: x̂ = Π_X(x − τ(c + Dᵀλ)), y = 2x̂ − x for the dual
+    /// step, and the Halpern step on x (which needs nothing but the column). Dᵀλ is the last dual
+    /// pass's accumulation where it is fresh (then zeroed for the next), else gathered from the
+    /// rows at the column's edges. Returns the primal part of ‖z − T(z)‖² with `RESIDUAL`.
+    fn primal_pass<const RESIDUAL: bool>(&mut self) -> f64 {
         let rho = self.rho;
         let tau_scale = self.step / self.omega;
-        let sigma_scale = self.step * self.omega;
         let w1 = self.j as f32 / (self.j + 1) as f32;
         let w0 = 1.0 / (self.j + 1) as f32;
         let (inc, support) = (self.incidence, self.support);
         let n = inc.n_obs();
         let edges = inc.edges();
         let starts = support.column_starts();
-
-        // Pass A, column by column: x̂ = Π_X(x − τ(c + Dᵀλ)), y = 2x̂ − x for the dual step, and
-        // the Halpern step on x (which needs nothing but the column).
         let lam = &self.lam;
+        let accumulated = self.fresh;
         let (cost, tau_base, x0) = (&self.cost, &self.tau_base, &self.x0);
         let columns = split_at_bounds(&mut self.x, &self.column_chunks)
             .into_iter()
             .zip(split_at_bounds(&mut self.xh, &self.column_chunks))
-            .zip(split_at_bounds(&mut self.y, &self.column_chunks));
-        let primal_res: f64 = columns
+            .zip(split_at_bounds(&mut self.y, &self.column_chunks))
+            .zip(split_at_bounds(&mut self.applied, &self.column_chunks));
+        columns
             .collect::<Vec<_>>()
             .into_par_iter()
             .enumerate()
-            .map(|(chunk, ((x_chunk, xh_chunk), y_chunk))| {
+            .map(|(chunk, (((x_chunk, xh_chunk), y_chunk), applied_chunk))| {
                 let mut g = Vec::new();
                 let mut res = 0f64;
                 let first_column = chunk * CHUNK;
                 let offset = starts[first_column];
                 for i in first_column..(first_column + CHUNK).min(n) {
                     let (lo, hi) = (starts[i], starts[i + 1]);
+                    let (a, b) = (lo - offset, hi - offset);
                     g.clear();
                     g.extend_from_slice(&cost[lo..hi]);
-                    for &(own, _) in inc.at(i) {
-                        let e = own as usize / 2;
-                        let (mut p, runs) = support.runs_of(e);
-                        let at_a = edges[e].0 as usize == i;
-                        for run in runs {
-                            let len = run.len as usize;
-                            let rows = &lam[2 * p..2 * (p + len)];
-                            let first = if at_a { run.at_a } else { run.at_b } as usize - lo;
-                            let g_run = &mut g[first..first + len];
-                            if at_a {
-                                for (gk, l) in g_run.iter_mut().zip(rows.chunks_exact(2)) {
-                                    *gk += l[0] - rho * l[1];
+                    let applied = &mut applied_chunk[a..b];
+                    if accumulated {
+                        for (gk, d) in g.iter_mut().zip(applied.iter_mut()) {
+                            *gk += *d;
+                            *d = 0.0;
+                        }
+                    } else {
+                        applied.fill(0.0);
+                        for &(own, _) in inc.at(i) {
+                            let e = own as usize / 2;
+                            let (mut p, runs) = support.runs_of(e);
+                            let at_a = edges[e].0 as usize == i;
+                            for run in runs {
+                                let len = run.len as usize;
+                                // At a: forward − ρ·backward; at b: backward − ρ·forward.
+                                let rows = &lam[2 * p..2 * (p + len)];
+                                let first = if at_a { run.at_a } else { run.at_b } as usize - lo;
+                                let g_run = &mut g[first..first + len];
+                                if at_a {
+                                    for (gk, l) in g_run.iter_mut().zip(rows.chunks_exact(2)) {
+                                        *gk += l[0] - rho * l[1];
+                                    }
+                                } else {
+                                    for (gk, l) in g_run.iter_mut().zip(rows.chunks_exact(2)) {
+                                        *gk += l[1] - rho * l[0];
+                                    }
                                 }
-                            } else {
-                                for (gk, l) in g_run.iter_mut().zip(rows.chunks_exact(2)) {
-                                    *gk += l[1] - rho * l[0];
-                                }
+                                p += len;
                             }
-                            p += len;
                         }
                     }
                     let tau = tau_scale * tau_base[i];
-                    let (a, b) = (lo - offset, hi - offset);
                     let (xc, xh_col, y_col) = (&mut x_chunk[a..b], &mut xh_chunk[a..b], &mut y_chunk[a..b]);
                     for ((xh, &x), &gk) in xh_col.iter_mut().zip(xc.iter()).zip(&g) {
                         *xh = x - tau * gk;
@@ -430,52 +576,76 @@ impl<'a> Pdhg<'a> {
                 }
                 res
             })
-            .sum();
+            .sum()
+    }
 
-        // Pass B: λ̂ = max(0, λ + σ D y), then the Halpern step on λ, edge by edge.
-        let y = &self.y;
-        let lam0 = &self.lam0;
-        let sigma_base = &self.sigma_base;
-        let n_edges = inc.n_edges();
-        let dual_res: f64 = split_at_bounds(&mut self.lam, &self.row_chunks)
+    /// The dual pass, edge by edge: λ̂ = max(0, λ + σ D y), then the Halpern step on λ. Returns
+    /// the dual part of ‖z − T(z)‖² with `RESIDUAL`.
+    fn dual_pass<const RESIDUAL: bool>(&mut self) -> f64 {
+        let (rho, sigma_scale, w1, w0) = self.dual_weights();
+        let support = self.support;
+        let n_edges = self.incidence.n_edges();
+        let (y, lam0, sigma_base, row_chunks) = (&self.y, &self.lam0, &self.sigma_base, &self.row_chunks);
+        self.fresh = false;
+        split_at_bounds(&mut self.lam, row_chunks)
             .into_par_iter()
             .enumerate()
             .map(|(chunk, lam_chunk)| {
-                let mut res = 0f64;
                 let first_edge = chunk * CHUNK;
-                let offset = self.row_chunks[chunk];
-                let last_edge = (first_edge + CHUNK).min(n_edges);
-                for (e, &base) in (first_edge..last_edge).zip(&sigma_base[first_edge..last_edge]) {
-                    let sigma = sigma_scale * base;
-                    let (mut p, runs) = support.runs_of(e);
-                    let mut d = 0f32;
-                    for run in runs {
-                        let len = run.len as usize;
-                        let (ya, yb) = (&y[run.at_a as usize..][..len], &y[run.at_b as usize..][..len]);
-                        let rows = &mut lam_chunk[2 * p - offset..2 * (p + len) - offset];
-                        let anchors = &lam0[2 * p..2 * (p + len)];
-                        for (((l, l0), &ya), &yb) in
-                            rows.chunks_exact_mut(2).zip(anchors.chunks_exact(2)).zip(ya).zip(yb)
-                        {
-                            let (fwd, bwd) = (l[0], l[1]);
-                            let h0 = (fwd + sigma * (ya - rho * yb)).max(0.0);
-                            let h1 = (bwd + sigma * (yb - rho * ya)).max(0.0);
-                            if RESIDUAL {
-                                d += (fwd - h0) * (fwd - h0) + (bwd - h1) * (bwd - h1);
-                            }
-                            l[0] = flush(w1 * ((1.0 + REFLECTION) * h0 - REFLECTION * fwd) + w0 * l0[0]);
-                            l[1] = flush(w1 * ((1.0 + REFLECTION) * h1 - REFLECTION * bwd) + w0 * l0[1]);
-                        }
-                        p += len;
-                    }
-                    if RESIDUAL {
-                        res += d as f64 / sigma as f64;
-                    }
-                }
-                res
+                let edges = first_edge..(first_edge + CHUNK).min(n_edges);
+                let step = DualStep { rho, sigma_scale, w1, w0, y, lam0, sigma_base, support };
+                step.edges::<RESIDUAL, false>(edges, (lam_chunk, row_chunks[chunk]), (&mut [], 0))
             })
-            .sum();
-        (primal_res + dual_res).sqrt()
+            .sum()
+    }
+
+    /// The dual pass by [`Waves`]: the blocks of even index in parallel, then the odd ones; each
+    /// block steps its edges' multipliers and adds their Dᵀλ at both ends into `applied`, which
+    /// no other block of its wave touches.
+    fn dual_pass_in_waves<const RESIDUAL: bool>(&mut self) -> f64 {
+        let (rho, sigma_scale, w1, w0) = self.dual_weights();
+        let support = self.support;
+        let waves = self.waves.as_ref().expect("the waves of a banded graph");
+        let (y, lam0, sigma_base) = (&self.y, &self.lam0, &self.sigma_base);
+        let starts = support.column_starts();
+        let pair_starts = support.pair_starts();
+        let row_bounds: Vec<usize> = waves.edge_bounds.iter().map(|&e| 2 * pair_starts[e]).collect();
+        let mut row_blocks = split_at_bounds(&mut self.lam, &row_bounds);
+        let mut res = 0.0;
+        for parity in 0..2 {
+            // Block k writes `applied` on columns [bounds[k], bounds[k + 2]): cut it there.
+            let blocks: Vec<usize> = (parity..waves.blocks()).step_by(2).collect();
+            let mut cuts: Vec<usize> = blocks.iter().map(|&k| starts[waves.column_bounds[k]]).collect();
+            cuts.push(support.slots());
+            let head = cuts[0];
+            let (_, tail) = self.applied.split_at_mut(head);
+            let shifted: Vec<usize> = cuts.iter().map(|&c| c - head).collect();
+            let segments = split_at_bounds(tail, &shifted);
+            res += row_blocks
+                .iter_mut()
+                .skip(parity)
+                .step_by(2)
+                .zip(segments)
+                .zip(blocks)
+                .collect::<Vec<_>>()
+                .into_par_iter()
+                .map(|((lam_block, applied), k)| {
+                    let edges = waves.edge_bounds[k]..waves.edge_bounds[k + 1];
+                    let step = DualStep { rho, sigma_scale, w1, w0, y, lam0, sigma_base, support };
+                    let rows = (&mut **lam_block, row_bounds[k]);
+                    step.edges::<RESIDUAL, true>(edges, rows, (applied, starts[waves.column_bounds[k]]))
+                })
+                .sum::<f64>();
+        }
+        self.fresh = true;
+        res
+    }
+
+    /// ρ, σ's scale and the Halpern weights of the dual step.
+    fn dual_weights(&self) -> (f32, f32, f32, f32) {
+        let w1 = self.j as f32 / (self.j + 1) as f32;
+        let w0 = 1.0 / (self.j + 1) as f32;
+        (self.rho, self.step * self.omega, w1, w0)
     }
 
     /// cuPDLPx's restart criteria on the fixed-point residual (the primal weight stays fixed).
@@ -492,6 +662,7 @@ impl<'a> Pdhg<'a> {
             return;
         }
         self.lam.par_iter_mut().for_each(|v| *v = v.max(0.0));
+        self.fresh = false;
         self.anchor_here();
         self.residual_at_restart = residual;
     }
@@ -629,6 +800,53 @@ mod tests {
                 assert!(estimate <= 1.0 + 1e-9, "case {case}, reach {reach}: {estimate} above the Schur test's 1");
             }
         }
+    }
+
+    #[test]
+    fn the_dual_pass_in_waves_steps_as_the_gathering_one_does() {
+        // A 3-way poll of 40 (861 observations, a band of 41 columns: 21 blocks) with random
+        // costs: the iteration with Dᵀλ accumulated in waves and the one gathering it from the
+        // rows stay together through restarts and a restart from outside multipliers.
+        let spec = "name = \"lattice\"\nepsilon = [0.5]\n[parameter]\ngrid = { kind = \"simplex\", resolution = 3 }\nprior = { kind = \"dirichlet\", alpha = [1.0, 2.0, 3.0] }\n[observation]\nfamily = \"multinomial\"\ncategories = 3\nrecords = 40\n[output]\ngrid = \"parameter\"\n[loss]\nkind = \"squared-euclidean\"\n";
+        let model =
+            crate::model::Model::from_spec(crate::model::ModelSpec::from_toml(spec, "lattice.toml").unwrap()).unwrap();
+        let incidence = Incidence::new(&model.family.neighbours()).unwrap();
+        let n = incidence.n_obs();
+        let mut seed = 99u64;
+        let mut rnd = move || {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let cost = Array2::from_shape_fn((n, 10), |_| 0.01 + rnd());
+        let support = Support::near_rule(&cost, &incidence, 6).unwrap();
+        assert!(Waves::of(&incidence, &support).is_some_and(|w| w.blocks() >= MIN_BLOCKS));
+        let start = || {
+            let (cost_scaled, x) = super::super::start_point(&cost, &support, 1.0);
+            let lam = vec![0f32; support.rows()];
+            Pdhg::new(&incidence, &support, 0.5, cost_scaled, (0.5, 10.0), x, lam)
+        };
+        let (mut in_waves, mut gathering) = (start(), start());
+        gathering.waves = None;
+        let close = |a: &[f32], b: &[f32]| {
+            let scale = a.iter().fold(1e-6f32, |m, v| m.max(v.abs()));
+            a.iter().zip(b).all(|(u, v)| (u - v).abs() <= 1e-4 * scale)
+        };
+        for round in 0..3 {
+            for _ in 0..150 {
+                in_waves.step();
+                gathering.step();
+            }
+            assert!(in_waves.restarts > 0 && in_waves.restarts == gathering.restarts, "round {round}");
+            assert!(close(in_waves.primal(), gathering.primal()), "round {round}: the primal points differ");
+            assert!(close(in_waves.dual(), gathering.dual()), "round {round}: the multipliers differ");
+            let outside: Vec<f32> = in_waves.dual().iter().map(|&l| 1.1 * l.max(0.0)).collect();
+            in_waves.restart_with_dual(&outside);
+            gathering.restart_with_dual(&outside);
+        }
+        // A graph whose edges are not sorted by their lower end gathers.
+        let shuffled = Incidence::new(&Neighbours::Graph { len: 4, edges: vec![(2, 3), (0, 1), (1, 2)] }).unwrap();
+        let small = Array2::from_shape_fn((4, 2), |(i, k)| (i + k) as f64);
+        assert!(Waves::of(&shuffled, &Support::near_rule(&small, &shuffled, 4).unwrap()).is_none());
     }
 
     #[test]
