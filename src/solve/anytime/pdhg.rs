@@ -185,10 +185,12 @@ impl DualStep<'_> {
 /// apart write disjoint columns. The lattices of the multinomial families are such graphs (a
 /// d-category poll of K records spans about the points of a (d − 2)-dimensional layer).
 struct Waves {
-    /// Block k is the columns [column_bounds\[k\], column_bounds\[k + 1\]) ...
-    column_bounds: Vec<usize>,
-    /// ... and the edges [edge_bounds\[k\], edge_bounds\[k + 1\]).
+    /// Block k holds the edges [edge_bounds\[k\], edge_bounds\[k + 1\]) ...
     edge_bounds: Vec<usize>,
+    /// ... their kept rows from row_bounds\[k\] ...
+    row_bounds: Vec<usize>,
+    /// ... and the slots of its columns from slot_bounds\[k\] (one past the last at the end).
+    slot_bounds: Vec<usize>,
 }
 
 /// Waves are used where the graph cuts into at least this many blocks (fewer leave cores idle).
@@ -208,13 +210,15 @@ impl Waves {
         if blocks < MIN_BLOCKS || support.slots() == 0 {
             return None;
         }
-        let column_bounds: Vec<usize> = (0..=blocks).map(|k| (k * width).min(n)).collect();
-        let edge_bounds = column_bounds.iter().map(|&c| edges.partition_point(|e| lower(e) < c)).collect();
-        Some(Waves { column_bounds, edge_bounds })
+        let column_bounds = (0..=blocks).map(|k| (k * width).min(n));
+        let edge_bounds: Vec<usize> = column_bounds.clone().map(|c| edges.partition_point(|e| lower(e) < c)).collect();
+        let row_bounds = edge_bounds.iter().map(|&e| 2 * support.pair_starts()[e]).collect();
+        let slot_bounds = column_bounds.map(|c| support.column_starts()[c]).collect();
+        Some(Waves { edge_bounds, row_bounds, slot_bounds })
     }
 
     fn blocks(&self) -> usize {
-        self.column_bounds.len() - 1
+        self.edge_bounds.len() - 1
     }
 }
 
@@ -498,8 +502,7 @@ impl<'a> Pdhg<'a> {
     fn primal_pass<const RESIDUAL: bool>(&mut self) -> f64 {
         let rho = self.rho;
         let tau_scale = self.step / self.omega;
-        let w1 = self.j as f32 / (self.j + 1) as f32;
-        let w0 = 1.0 / (self.j + 1) as f32;
+        let (w1, w0) = self.halpern_weights();
         let (inc, support) = (self.incidence, self.support);
         let n = inc.n_obs();
         let edges = inc.edges();
@@ -582,10 +585,12 @@ impl<'a> Pdhg<'a> {
     /// The dual pass, edge by edge: λ̂ = max(0, λ + σ D y), then the Halpern step on λ. Returns
     /// the dual part of ‖z − T(z)‖² with `RESIDUAL`.
     fn dual_pass<const RESIDUAL: bool>(&mut self) -> f64 {
-        let (rho, sigma_scale, w1, w0) = self.dual_weights();
-        let support = self.support;
         let n_edges = self.incidence.n_edges();
-        let (y, lam0, sigma_base, row_chunks) = (&self.y, &self.lam0, &self.sigma_base, &self.row_chunks);
+        let (w1, w0) = self.halpern_weights();
+        let (y, lam0, sigma_base, support) = (&self.y, &self.lam0, &self.sigma_base, self.support);
+        let step =
+            DualStep { rho: self.rho, sigma_scale: self.step * self.omega, w1, w0, y, lam0, sigma_base, support };
+        let row_chunks = &self.row_chunks;
         self.fresh = false;
         split_at_bounds(&mut self.lam, row_chunks)
             .into_par_iter()
@@ -593,7 +598,6 @@ impl<'a> Pdhg<'a> {
             .map(|(chunk, lam_chunk)| {
                 let first_edge = chunk * CHUNK;
                 let edges = first_edge..(first_edge + CHUNK).min(n_edges);
-                let step = DualStep { rho, sigma_scale, w1, w0, y, lam0, sigma_base, support };
                 step.edges::<RESIDUAL, false>(edges, (lam_chunk, row_chunks[chunk]), (&mut [], 0))
             })
             .sum()
@@ -603,19 +607,18 @@ impl<'a> Pdhg<'a> {
     /// block steps its edges' multipliers and adds their Dᵀλ at both ends into `applied`, which
     /// no other block of its wave touches.
     fn dual_pass_in_waves<const RESIDUAL: bool>(&mut self) -> f64 {
-        let (rho, sigma_scale, w1, w0) = self.dual_weights();
-        let support = self.support;
+        let (w1, w0) = self.halpern_weights();
+        let (y, lam0, sigma_base, support) = (&self.y, &self.lam0, &self.sigma_base, self.support);
+        let step =
+            DualStep { rho: self.rho, sigma_scale: self.step * self.omega, w1, w0, y, lam0, sigma_base, support };
         let waves = self.waves.as_ref().expect("the waves of a banded graph");
-        let (y, lam0, sigma_base) = (&self.y, &self.lam0, &self.sigma_base);
-        let starts = support.column_starts();
-        let pair_starts = support.pair_starts();
-        let row_bounds: Vec<usize> = waves.edge_bounds.iter().map(|&e| 2 * pair_starts[e]).collect();
-        let mut row_blocks = split_at_bounds(&mut self.lam, &row_bounds);
+        let mut row_blocks = split_at_bounds(&mut self.lam, &waves.row_bounds);
         let mut res = 0.0;
         for parity in 0..2 {
-            // Block k writes `applied` on columns [bounds[k], bounds[k + 2]): cut it there.
+            // Block k writes `applied` on the slots of its columns and the next block's: cut it
+            // where the blocks of this wave start.
             let blocks: Vec<usize> = (parity..waves.blocks()).step_by(2).collect();
-            let mut cuts: Vec<usize> = blocks.iter().map(|&k| starts[waves.column_bounds[k]]).collect();
+            let mut cuts: Vec<usize> = blocks.iter().map(|&k| waves.slot_bounds[k]).collect();
             cuts.push(support.slots());
             let head = cuts[0];
             let (_, tail) = self.applied.split_at_mut(head);
@@ -631,9 +634,8 @@ impl<'a> Pdhg<'a> {
                 .into_par_iter()
                 .map(|((lam_block, applied), k)| {
                     let edges = waves.edge_bounds[k]..waves.edge_bounds[k + 1];
-                    let step = DualStep { rho, sigma_scale, w1, w0, y, lam0, sigma_base, support };
-                    let rows = (&mut **lam_block, row_bounds[k]);
-                    step.edges::<RESIDUAL, true>(edges, rows, (applied, starts[waves.column_bounds[k]]))
+                    let rows = (&mut **lam_block, waves.row_bounds[k]);
+                    step.edges::<RESIDUAL, true>(edges, rows, (applied, waves.slot_bounds[k]))
                 })
                 .sum::<f64>();
         }
@@ -641,11 +643,9 @@ impl<'a> Pdhg<'a> {
         res
     }
 
-    /// ρ, σ's scale and the Halpern weights of the dual step.
-    fn dual_weights(&self) -> (f32, f32, f32, f32) {
-        let w1 = self.j as f32 / (self.j + 1) as f32;
-        let w0 = 1.0 / (self.j + 1) as f32;
-        (self.rho, self.step * self.omega, w1, w0)
+    /// The Halpern weights of this iteration, j/(j + 1) on the step and 1/(j + 1) on the anchor.
+    fn halpern_weights(&self) -> (f32, f32) {
+        (self.j as f32 / (self.j + 1) as f32, 1.0 / (self.j + 1) as f32)
     }
 
     /// cuPDLPx's restart criteria on the fixed-point residual (the primal weight stays fixed).
@@ -804,7 +804,7 @@ mod tests {
 
     #[test]
     fn the_dual_pass_in_waves_steps_as_the_gathering_one_does() {
-        // A 3-way poll of 40 (861 observations, a band of 41 columns: 21 blocks) with random
+        // A 3-way poll of 40 (861 observations in a band of about 41 columns) with random
         // costs: the iteration with Dᵀλ accumulated in waves and the one gathering it from the
         // rows stay together through restarts and a restart from outside multipliers.
         let spec = "name = \"lattice\"\nepsilon = [0.5]\n[parameter]\ngrid = { kind = \"simplex\", resolution = 3 }\nprior = { kind = \"dirichlet\", alpha = [1.0, 2.0, 3.0] }\n[observation]\nfamily = \"multinomial\"\ncategories = 3\nrecords = 40\n[output]\ngrid = \"parameter\"\n[loss]\nkind = \"squared-euclidean\"\n";
