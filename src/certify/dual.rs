@@ -182,9 +182,51 @@ fn add_dp_rows(r: &mut f64, m_own: f64, m_other: f64, e_up: f64) {
     }
 }
 
-/// [`exact_plain_bound`] with multipliers on the rows of a [`Support`] only (every other DP row's
-/// multiplier 0): μ_r = `scale`·λ_r for the support's row r (negative or NaN read as 0). Every
-/// output is priced in each column's minimum, kept or not.
+/// Multipliers (unscaled, ≥ 0) of DP rows beyond a [`Support`], each row listed at both of its
+/// entries: at column i, (k, μ_own, μ_other) adds μ_own (a row P\[k,i\] ≤ e^ε P\[k,j\]) and
+/// subtracts e^ε μ_other (a row P\[k,j\] ≤ e^ε P\[k,i\]) to the reduced cost of (k, i). A row's two
+/// listings carry the same float, so the bound is g of one vector μ ≥ 0.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TailRows {
+    /// Start of column i's entries (|Y| + 1 offsets; empty: no rows at all).
+    start: Vec<usize>,
+    entries: Vec<(u32, f64, f64)>,
+}
+
+impl TailRows {
+    /// The rows `rows` (i, j, k, μ): P\[k,i\] ≤ e^ε P\[k,j\] with multiplier μ, over `n_obs` columns.
+    pub(crate) fn new(n_obs: usize, rows: &[(u32, u32, u32, f64)]) -> TailRows {
+        let mut start = vec![0usize; n_obs + 1];
+        for &(i, j, _, _) in rows {
+            start[i as usize + 1] += 1;
+            start[j as usize + 1] += 1;
+        }
+        for c in 0..n_obs {
+            start[c + 1] += start[c];
+        }
+        let mut fill = start.clone();
+        let mut entries = vec![(0u32, 0.0, 0.0); start[n_obs]];
+        for &(i, j, k, mu) in rows {
+            entries[fill[i as usize]] = (k, mu, 0.0);
+            fill[i as usize] += 1;
+            entries[fill[j as usize]] = (k, 0.0, mu);
+            fill[j as usize] += 1;
+        }
+        TailRows { start, entries }
+    }
+
+    /// Column i's entries.
+    fn at(&self, i: usize) -> &[(u32, f64, f64)] {
+        match self.start.len() {
+            0 => &[],
+            _ => &self.entries[self.start[i]..self.start[i + 1]],
+        }
+    }
+}
+
+/// [`exact_plain_bound`] with multipliers on the rows of a [`Support`] and on `tails` only
+/// (every other DP row's multiplier 0): μ_r = `scale`·λ_r for the support's row r (negative or
+/// NaN read as 0). Every output is priced in each column's minimum, kept or not.
 pub(crate) fn exact_support_bound(
     cost: &Array2<f64>,
     incidence: &Incidence,
@@ -192,10 +234,14 @@ pub(crate) fn exact_support_bound(
     eps: f64,
     lam: &[f32],
     scale: f64,
+    tails: Option<&TailRows>,
 ) -> f64 {
     assert_eq!(lam.len(), support.rows(), "one multiplier per kept DP row");
     let (edges, outputs) = (incidence.edges(), support.outputs());
     proven_column_sum(cost, incidence, eps, lam, scale, |i, reduced, multiplier, e_up| {
+        for &(k, own, other) in tails.map_or(&[][..], |t| t.at(i)) {
+            add_dp_rows(&mut reduced[k as usize], own.max(0.0), other.max(0.0), e_up);
+        }
         for &(own, _) in incidence.at(i) {
             let e = own as usize / 2;
             let at_a = edges[e].0 as usize == i;

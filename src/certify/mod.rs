@@ -21,7 +21,7 @@ pub(crate) use constrained::{check_constraints, MAX_EQUALITY_ERROR};
 pub use constrained::{ConstraintBreach, ConstraintCertificate};
 pub(crate) use dual::{
     bayes_risk_upper, exact_lagrangian_bound, exact_plain_bound, exact_support_bound, non_private_bound,
-    objective_upper,
+    objective_upper, TailRows,
 };
 pub(crate) use exact::PrivacyViolation;
 pub use privacy::{Privacy, PrivacyKind};

@@ -284,7 +284,7 @@ fn the_support_bound_is_the_whole_bound_of_its_rows_spread() {
             let lam: Vec<f32> = (0..support.rows()).map(|_| rng.random_range(-0.2f32..1.0) * 0.05).collect();
             let mut dense = vec![0f32; 2 * incidence.n_edges() * n_out];
             support.spread_rows(&incidence, &lam, &mut dense);
-            let sparse = crate::certify::exact_support_bound(&cost, &incidence, &support, eps, &lam, 1.0);
+            let sparse = crate::certify::exact_support_bound(&cost, &incidence, &support, eps, &lam, 1.0, None);
             let spread = crate::certify::exact_plain_bound(&cost, &incidence, eps, &dense, 1.0);
             assert!(
                 (sparse - spread).abs() <= 1e-12 * spread.abs(),
@@ -311,9 +311,9 @@ fn the_coordinate_ascent_raises_the_proven_bound_and_never_past_the_optimum() {
         for reach in [1, n_obs] {
             let support = Support::near_rule(&cost, &incidence, reach).unwrap();
             let mut lam: Vec<f32> = (0..support.rows()).map(|_| rng.random_range(-0.2f32..1.0) * 0.05).collect();
-            let before = crate::certify::exact_support_bound(&cost, &incidence, &support, eps, &lam, 1.0);
+            let before = crate::certify::exact_support_bound(&cost, &incidence, &support, eps, &lam, 1.0, None);
             let float = anytime::ascent::polish(&cost, &incidence, &support, eps.exp(), &mut lam, 1.0, 3);
-            let after = crate::certify::exact_support_bound(&cost, &incidence, &support, eps, &lam, 1.0);
+            let after = crate::certify::exact_support_bound(&cost, &incidence, &support, eps, &lam, 1.0, None);
             let ulp = 1e-9 * (before.abs() + after.abs());
             assert!(after >= before - ulp, "case {case}, reach {reach}: {before} → {after}");
             assert!(after <= optimum_at_most * (1.0 + 1e-12), "case {case}: {after} above the optimum");
@@ -322,6 +322,99 @@ fn the_coordinate_ascent_raises_the_proven_bound_and_never_past_the_optimum() {
         }
     }
     assert!(raised >= 8, "the ascent raised the bound in only {raised} of 16 cases");
+}
+
+/// A path of `n_obs` observations and `n_out` outputs, each output the non-private choice on a
+/// stretch of the path (squared loss under weights of no symmetry, `phase` shifting them).
+fn chain_case(n_obs: usize, n_out: usize, phase: f64) -> (Arc<ndarray::Array2<f64>>, Neighbours) {
+    let weight = |i: usize| 1.0 + 0.5 * ((i as f64) * 0.37 + phase).sin();
+    let cost = Arc::new(ndarray::Array2::from_shape_fn((n_obs, n_out), |(i, k)| {
+        let (y, t) = (i as f64 / (n_obs - 1) as f64, k as f64 / (n_out - 1) as f64);
+        weight(i) * ((y - t).powi(2) + 0.01) / n_obs as f64
+    }));
+    (cost, Neighbours::Graph { len: n_obs, edges: (1..n_obs).map(|i| (i - 1, i)).collect() })
+}
+
+/// The proven bound with and without the tail rows of `support` under multipliers `lam`, after
+/// checking that it is at most the whole LP's optimum and the plain float g of the support's
+/// rows and the tail rows spread over every DP row (an independent sum).
+fn bounds_with_tails(
+    what: &str,
+    cost: &Arc<ndarray::Array2<f64>>,
+    neighbours: &Neighbours,
+    eps: f64,
+    support: &Support,
+    lam: &[f32],
+) -> (f64, f64) {
+    let (n_obs, n_out) = cost.dim();
+    let incidence = Incidence::new(neighbours).unwrap();
+    let (_, optimum_at_most) = reference(cost, neighbours, eps);
+    let rows = anytime::tails::tail_row_list(cost, &incidence, support, eps, lam, 1.0);
+    let tails = crate::certify::TailRows::new(n_obs, &rows);
+    let without = crate::certify::exact_support_bound(cost, &incidence, support, eps, lam, 1.0, None);
+    let with = crate::certify::exact_support_bound(cost, &incidence, support, eps, lam, 1.0, Some(&tails));
+    assert!(with <= optimum_at_most * (1.0 + 1e-12), "{what}: {with} above the optimum");
+    let mut spread = vec![0f32; 2 * incidence.n_edges() * n_out];
+    support.spread_rows(&incidence, lam, &mut spread);
+    let mut mu: Vec<f64> = spread.iter().map(|&v| (v as f64).max(0.0)).collect();
+    for &(i, j, k, m) in &rows {
+        assert!(m > 0.0, "{what}: a tail row of multiplier {m}");
+        let at_i = incidence.at(i as usize);
+        let own = at_i.iter().find(|&&(own, _)| incidence.neighbour(i as usize, own) == j as usize).unwrap().0;
+        mu[own as usize * n_out + k as usize] += m;
+    }
+    let rho = eps.exp();
+    let g: f64 = (0..n_obs)
+        .map(|i| {
+            let mut reduced = cost.row(i).to_vec();
+            for &(own, other) in incidence.at(i) {
+                for (k, r) in reduced.iter_mut().enumerate() {
+                    *r += mu[own as usize * n_out + k] - rho * mu[other as usize * n_out + k];
+                }
+            }
+            reduced.into_iter().fold(f64::INFINITY, f64::min)
+        })
+        .sum();
+    assert!((g - with).abs() <= 1e-9 * g.abs().max(1e-6), "{what}: proven {with}, float {g}");
+    (without, with)
+}
+
+#[test]
+fn rows_beyond_the_support_lift_capped_columns_and_stay_below_the_optimum() {
+    // Multipliers on the rows of a narrow support: on 8 random graphs polished by the ascent from
+    // random ones, on 6 chains whose support leaves most outputs out those of 3,000 iterations
+    // on the support, polished (as the route's checkpoints find them; at ε = 0.2 and 0.3 on one
+    // or two hops still far from the support's optimum, their bounds below zero). The rows `tails` adds beyond the support never lower the
+    // proven bound, which stays at most the whole LP's optimum (Clarabel) and is the float g of
+    // every row spread; on the chains, where left-out outputs cap the columns, they raise it.
+    let mut rng = StdRng::seed_from_u64(80);
+    for case in 0..8 {
+        let (cost, neighbours, eps) = random_case(&mut rng, case);
+        let incidence = Incidence::new(&neighbours).unwrap();
+        let support = Support::near_rule(&cost, &incidence, 1).unwrap();
+        let mut lam: Vec<f32> = (0..support.rows()).map(|_| rng.random_range(0.0f32..1.0) * 0.05).collect();
+        anytime::ascent::polish(&cost, &incidence, &support, eps.exp(), &mut lam, 1.0, 3);
+        let what = format!("random case {case}");
+        let (without, with) = bounds_with_tails(&what, &cost, &neighbours, eps, &support, &lam);
+        assert!(with >= without - 1e-9 * (without.abs() + with.abs()), "{what}: {without} → {with}");
+    }
+    let mut raised = 0;
+    for case in 0..6 {
+        let (n_obs, eps, reach) = (40 + 8 * case, [0.2f64, 0.3][case % 2], 1 + case % 2);
+        let n_out = n_obs / 3;
+        let (cost, neighbours) = chain_case(n_obs, n_out, case as f64);
+        let incidence = Incidence::new(&neighbours).unwrap();
+        let support = Support::near_rule(&cost, &incidence, reach).unwrap();
+        let (lam, scale) = anytime::iterated_multipliers(&cost, &incidence, &support, eps, 3000);
+        let mut lam: Vec<f32> = lam.iter().map(|&l| (l as f64 * scale) as f32).collect();
+        anytime::ascent::polish(&cost, &incidence, &support, eps.exp(), &mut lam, 1.0, 3);
+        let what = format!("chain {case} (|Y| = {n_obs}, |Θ̃| = {n_out}, ε = {eps}, reach {reach})");
+        let (without, with) = bounds_with_tails(&what, &cost, &neighbours, eps, &support, &lam);
+        let ulp = 1e-9 * (without.abs() + with.abs());
+        assert!(with >= without - ulp, "{what}: {without} → {with}");
+        raised += usize::from(with > without * (1.0 + 1e-6));
+    }
+    assert!(raised >= 4, "the tail rows raised the bound on only {raised} of 6 chains");
 }
 
 #[test]
@@ -350,12 +443,7 @@ fn a_chain_whose_support_leaves_most_outputs_out_is_still_bracketed() {
     // on a stretch of about five observations, ε = 3 (the support's reach ln(10⁶)/3: 5 hops):
     // each column keeps a few outputs, the bound and the repair still range over all of them.
     let (n_obs, n_out, eps) = (80, 16, 3.0);
-    let weight = |i: usize| 1.0 + 0.5 * ((i as f64) * 0.37).sin();
-    let cost = Arc::new(ndarray::Array2::from_shape_fn((n_obs, n_out), |(i, k)| {
-        let (y, t) = (i as f64 / (n_obs - 1) as f64, k as f64 / (n_out - 1) as f64);
-        weight(i) * ((y - t).powi(2) + 0.01) / n_obs as f64
-    }));
-    let neighbours = Neighbours::Graph { len: n_obs, edges: (1..n_obs).map(|i| (i - 1, i)).collect() };
+    let (cost, neighbours) = chain_case(n_obs, n_out, 0.0);
     let incidence = Incidence::new(&neighbours).unwrap();
     let support = Support::near_rule(&cost, &incidence, 5).unwrap();
     assert!(support.slots() < n_obs * n_out / 2, "the support keeps {} of {}", support.slots(), n_obs * n_out);
