@@ -206,27 +206,7 @@ fn kept_minima(
     lam: &[f32],
     scale: f64,
 ) -> Vec<f64> {
-    let (edges, outputs) = (incidence.edges(), support.outputs());
-    let rho = eps.exp();
-    let multiplier = |r: usize| (lam[r] as f64 * scale).max(0.0);
-    (0..incidence.n_obs())
-        .into_par_iter()
-        .map_init(
-            || vec![0f64; cost.ncols()],
-            |reduced, i| {
-                reduced.copy_from_slice(cost.row(i).as_slice().expect("a standard-layout cost matrix"));
-                for &(own, _) in incidence.at(i) {
-                    let e = own as usize / 2;
-                    let at_a = edges[e].0 as usize == i;
-                    let (first, pairs) = support.pairs_of(e);
-                    for (p, &(sa, sb)) in (first..).zip(pairs) {
-                        let (slot, row_own, row_other) =
-                            if at_a { (sa, 2 * p, 2 * p + 1) } else { (sb, 2 * p + 1, 2 * p) };
-                        reduced[outputs[slot as usize] as usize] += multiplier(row_own) - rho * multiplier(row_other);
-                    }
-                }
-                support.column(i).map(|s| reduced[outputs[s] as usize]).fold(f64::INFINITY, f64::min)
-            },
-        )
-        .collect()
+    let slot =
+        super::ascent::slot_reduced_costs(cost, incidence, support, eps.exp(), |r| (lam[r] as f64).max(0.0) * scale);
+    (0..cost.nrows()).map(|i| support.column(i).map(|s| slot[s]).fold(f64::INFINITY, f64::min)).collect()
 }
