@@ -29,6 +29,8 @@ use std::ops::Range;
 use std::sync::Mutex;
 use std::time::Instant;
 
+use rayon::prelude::*;
+
 use crate::numeric::dense_cholesky::DenseCholesky;
 use crate::numeric::double_double::{DoubleDouble, Real};
 use crate::numeric::sparse_cholesky::{SparseCholesky, Symbolic, PIVOT_FLOOR, WIDTH};
@@ -135,6 +137,9 @@ const MAX_PIVOT_FLOOR: f64 = 1e-6;
 /// within noise; the double-double factorisations cost little next to forming the Schur
 /// complement.
 const DOUBLE_DOUBLE_ABOVE: f64 = 1e8;
+/// Entries a task of an elementwise pass takes at least (a pass over 10⁵ entries is tens of
+/// microseconds: finer tasks cost more to hand out than they save).
+const ELEMENTS_A_TASK: usize = 1 << 14;
 /// Centrality correctors per iteration at most.
 const CENTRALITY_CORRECTORS: usize = 2;
 
@@ -209,6 +214,18 @@ pub(crate) fn worker_threads(outputs: usize) -> usize {
 /// direction with Gondzio's correctors, and steps; a factorisation or Newton solve that gives out
 /// raises the pivot floor and retries the iteration.
 pub(crate) fn solve(lp: &BlockLp, settings: &Settings) -> IpmResult {
+    if settings.threads <= 1 {
+        return iterate(lp, settings);
+    }
+    // The loop itself runs on one of the pool's threads: its many short parallel passes are then
+    // pushed to that thread's own queue for the others to steal, instead of each being handed
+    // in from outside and the caller woken when it is done (measured on K = 40, 2 cores: the
+    // iterations' serial share and the wake-ups were a third of the time).
+    rayon::scope(|_| iterate(lp, settings))
+}
+
+/// [`solve`]'s loop, on the thread it is called from.
+fn iterate(lp: &BlockLp, settings: &Settings) -> IpmResult {
     let (m, n, ne) = (lp.m, lp.n, lp.rows.len());
     let pattern = Pattern::new(n, &lp.rows);
     let symbolic = Symbolic::analyse(n, &pattern.col_ptr, &pattern.row_idx);
@@ -224,7 +241,7 @@ pub(crate) fn solve(lp: &BlockLp, settings: &Settings) -> IpmResult {
     let mut iteration_seconds = settings.first_iteration_seconds;
     let mut iteration_began = Instant::now();
     let ending = loop {
-        let r = residuals(lp, &p, count);
+        let r = residuals(lp, &p, count, threads);
         if best.as_ref().is_none_or(|(b, _)| r.merit < *b) {
             best = Some((r.merit, r.iterate(&p, iteration)));
             since_best = 0;
@@ -244,7 +261,7 @@ pub(crate) fn solve(lp: &BlockLp, settings: &Settings) -> IpmResult {
             }
             break Ending::Stalled;
         };
-        take_step(&mut p, &dir);
+        take_step(lp, &mut p, &dir, threads);
         iteration += 1;
         iteration_seconds = iteration_began.elapsed().as_secs_f64();
         iteration_began = Instant::now();
@@ -325,23 +342,30 @@ struct Residuals {
 }
 
 /// The residuals of `p`; `count` is the number of complementarity pairs.
-fn residuals(lp: &BlockLp, p: &Point, count: f64) -> Residuals {
+fn residuals(lp: &BlockLp, p: &Point, count: f64, threads: usize) -> Residuals {
     let (m, n, ne) = (lp.m, lp.n, lp.rows.len());
     let mut rp = vec![0.0; m * ne];
     let mut rd = vec![0.0; m * n];
+    parts(&mut rp, m)
+        .into_par_iter()
+        .zip(parts(&mut rd, m))
+        .with_min_len(least_outputs(m, threads))
+        .enumerate()
+        .for_each(|(k, (rpk, rdk))| {
+            let (rows, cols) = (k * ne..(k + 1) * ne, k * n..(k + 1) * n);
+            apply_g(lp, &p.x[cols.clone()], rpk);
+            for (e, j) in rows.clone().enumerate() {
+                rpk[e] = -(rpk[e] + p.s[j]);
+            }
+            rdk.copy_from_slice(&lp.c[cols.clone()]);
+            add_gt(lp, &p.lambda[rows], rdk);
+            for (i, j) in cols.enumerate() {
+                rdk[i] = -(rdk[i] - p.nu[i] - p.z[j]);
+            }
+        });
     let mut rl = vec![1.0; n];
-    for k in 0..m {
-        let (xk, sk) = (&p.x[k * n..(k + 1) * n], &p.s[k * ne..(k + 1) * ne]);
-        let rpk = &mut rp[k * ne..(k + 1) * ne];
-        apply_g(lp, xk, rpk);
-        for e in 0..ne {
-            rpk[e] = -(rpk[e] + sk[e]);
-        }
-        let rdk = &mut rd[k * n..(k + 1) * n];
-        rdk.copy_from_slice(&lp.c[k * n..(k + 1) * n]);
-        add_gt(lp, &p.lambda[k * ne..(k + 1) * ne], rdk);
+    for xk in p.x.chunks_exact(n) {
         for i in 0..n {
-            rdk[i] = -(rdk[i] - p.nu[i] - p.z[k * n + i]);
             rl[i] -= xk[i];
         }
     }
@@ -480,16 +504,25 @@ impl Newton<'_, '_> {
     /// Δx_k = H_k⁻¹(g_k + Δν), Δλ = W(GΔx − b), Δs and Δz from the complementarity rows.
     fn reduced(&self, rhs: &Rhs) -> Direction {
         let (lp, p, w) = (self.lp, self.p, &self.f.w);
-        let (m, n, ne, threads) = (lp.m, lp.n, lp.rows.len(), self.threads);
-        let b: Vec<f64> = (0..m * ne).map(|j| rhs.p[j] - rhs.sl[j] / p.lambda[j]).collect();
-        let h = per_output(m, threads, |k| {
-            let mut gk: Vec<f64> = (0..n).map(|i| rhs.d[k * n + i] + rhs.xz[k * n + i] / p.x[k * n + i]).collect();
-            let wb: Vec<f64> = (0..ne).map(|e| w[k * ne + e] * b[k * ne + e]).collect();
-            add_gt(lp, &wb, &mut gk);
-            self.h_solve(k, &gk)
-        });
+        let (m, n, ne) = (lp.m, lp.n, lp.rows.len());
+        let least = least_outputs(m, self.threads);
+        let mut b = vec![0.0; m * ne];
+        let mut h = vec![0.0; m * n];
+        parts(&mut b, m).into_par_iter().zip(parts(&mut h, m)).with_min_len(least).enumerate().for_each(
+            |(k, (bk, hk))| {
+                let (rows, cols) = (k * ne..(k + 1) * ne, k * n..(k + 1) * n);
+                let mut wb = vec![0.0; ne];
+                for (e, j) in rows.enumerate() {
+                    bk[e] = rhs.p[j] - rhs.sl[j] / p.lambda[j];
+                    wb[e] = w[j] * bk[e];
+                }
+                let mut gk: Vec<f64> = cols.map(|j| rhs.d[j] + rhs.xz[j] / p.x[j]).collect();
+                add_gt(lp, &wb, &mut gk);
+                hk.copy_from_slice(&self.h_solve(k, &gk));
+            },
+        );
         let mut sum_h = vec![0.0; n];
-        for hk in &h {
+        for hk in h.chunks_exact(n) {
             for i in 0..n {
                 sum_h[i] += hk[i];
             }
@@ -501,49 +534,69 @@ impl Newton<'_, '_> {
         for (new, &old) in self.perm.iter().enumerate() {
             dnu[old] = permuted[new];
         }
-        let dx_parts = per_output(m, threads, |k| {
-            let mut dxk = self.h_solve(k, &dnu);
-            for i in 0..n {
-                dxk[i] += h[k][i];
-            }
-            dxk
-        });
-        let dx: Vec<f64> = dx_parts.concat();
-        let mut dlambda = vec![0.0; m * ne];
-        for k in 0..m {
-            let gdx = &mut dlambda[k * ne..(k + 1) * ne];
-            apply_g(lp, &dx[k * n..(k + 1) * n], gdx);
-            for e in 0..ne {
-                let j = k * ne + e;
-                gdx[e] = w[j] * (gdx[e] - b[j]);
-            }
-        }
-        let ds = (0..m * ne).map(|j| (rhs.sl[j] - p.s[j] * dlambda[j]) / p.lambda[j]).collect();
-        let dz = (0..m * n).map(|j| (rhs.xz[j] - p.z[j] * dx[j]) / p.x[j]).collect();
-        Direction { x: dx, z: dz, s: ds, lambda: dlambda, nu: dnu }
+        let mut dir = Direction::zero(m, n, ne);
+        let Direction { x: dx, z: dz, s: ds, lambda: dlambda, nu } = &mut dir;
+        nu.copy_from_slice(&dnu);
+        parts(dx, m)
+            .into_par_iter()
+            .zip(parts(dz, m))
+            .zip(parts(ds, m))
+            .zip(parts(dlambda, m))
+            .with_min_len(least)
+            .enumerate()
+            .for_each(|(k, (((dxk, dzk), dsk), dlk))| {
+                let (rows, cols) = (k * ne..(k + 1) * ne, k * n..(k + 1) * n);
+                dxk.copy_from_slice(&self.h_solve(k, &dnu));
+                for (i, j) in cols.clone().enumerate() {
+                    dxk[i] += h[j];
+                }
+                apply_g(lp, dxk, dlk);
+                for (e, j) in rows.enumerate() {
+                    dlk[e] = w[j] * (dlk[e] - b[j]);
+                    dsk[e] = (rhs.sl[j] - p.s[j] * dlk[e]) / p.lambda[j];
+                }
+                for (i, j) in cols.enumerate() {
+                    dzk[i] = (rhs.xz[j] - p.z[j] * dxk[i]) / p.x[j];
+                }
+            });
+        dir
     }
 
     /// What a direction leaves of the whole (unreduced) Newton system's right-hand side.
     fn leftover(&self, rhs: &Rhs, dir: &Direction) -> Rhs {
         let (lp, p) = (self.lp, self.p);
         let (m, n, ne) = (lp.m, lp.n, lp.rows.len());
-        let mut out =
-            Rhs { p: rhs.p.clone(), l: rhs.l.clone(), d: rhs.d.clone(), xz: rhs.xz.clone(), sl: rhs.sl.clone() };
-        let mut tmp = vec![0.0; ne];
-        for k in 0..m {
-            apply_g(lp, &dir.x[k * n..(k + 1) * n], &mut tmp);
-            for e in 0..ne {
-                let j = k * ne + e;
-                out.p[j] -= tmp[e] + dir.s[j];
-                out.sl[j] -= p.lambda[j] * dir.s[j] + p.s[j] * dir.lambda[j];
-            }
-            let mut gl = vec![0.0; n];
-            add_gt(lp, &dir.lambda[k * ne..(k + 1) * ne], &mut gl);
+        let mut out = Rhs {
+            p: vec![0.0; m * ne],
+            l: rhs.l.clone(),
+            d: vec![0.0; m * n],
+            xz: vec![0.0; m * n],
+            sl: vec![0.0; m * ne],
+        };
+        parts(&mut out.p, m)
+            .into_par_iter()
+            .zip(parts(&mut out.sl, m))
+            .zip(parts(&mut out.d, m))
+            .zip(parts(&mut out.xz, m))
+            .with_min_len(least_outputs(m, self.threads))
+            .enumerate()
+            .for_each(|(k, (((op, osl), od), oxz))| {
+                let (rows, cols) = (k * ne..(k + 1) * ne, k * n..(k + 1) * n);
+                apply_g(lp, &dir.x[cols.clone()], op);
+                for (e, j) in rows.clone().enumerate() {
+                    op[e] = rhs.p[j] - (op[e] + dir.s[j]);
+                    osl[e] = rhs.sl[j] - (p.lambda[j] * dir.s[j] + p.s[j] * dir.lambda[j]);
+                }
+                let mut gl = vec![0.0; n];
+                add_gt(lp, &dir.lambda[rows], &mut gl);
+                for (i, j) in cols.enumerate() {
+                    od[i] = rhs.d[j] - (gl[i] - dir.nu[i] - dir.z[j]);
+                    oxz[i] = rhs.xz[j] - (p.z[j] * dir.x[j] + p.x[j] * dir.z[j]);
+                }
+            });
+        for xk in dir.x.chunks_exact(n) {
             for i in 0..n {
-                let j = k * n + i;
-                out.l[i] -= dir.x[j];
-                out.d[j] -= gl[i] - dir.nu[i] - dir.z[j];
-                out.xz[j] -= p.z[j] * dir.x[j] + p.x[j] * dir.z[j];
+                out.l[i] -= xk[i];
             }
         }
         out
@@ -553,9 +606,13 @@ impl Newton<'_, '_> {
     fn size(&self, r: &Rhs) -> f64 {
         let (p, mu) = (self.p, self.mu);
         let (m, n, ne) = (self.lp.m, self.lp.n, self.lp.rows.len());
-        let compl_x = (0..m * n).map(|j| r.xz[j].abs() / (p.x[j] * p.z[j])).fold(0.0, f64::max);
-        let compl_s = (0..m * ne).map(|j| r.sl[j].abs() / (p.s[j] * p.lambda[j])).fold(0.0, f64::max);
-        max_abs(&r.p).max(max_abs(&r.l)).max(max_abs(&r.d)).max(compl_x * mu).max(compl_s * mu)
+        let per_output = (0..m).into_par_iter().with_min_len(least_outputs(m, self.threads)).map(|k| {
+            let (rows, cols) = (k * ne..(k + 1) * ne, k * n..(k + 1) * n);
+            let compl_x = cols.clone().map(|j| r.xz[j].abs() / (p.x[j] * p.z[j])).fold(0.0, f64::max);
+            let compl_s = rows.clone().map(|j| r.sl[j].abs() / (p.s[j] * p.lambda[j])).fold(0.0, f64::max);
+            max_abs(&r.p[rows]).max(max_abs(&r.d[cols])).max(compl_x * mu).max(compl_s * mu)
+        });
+        per_output.reduce(|| 0.0, f64::max).max(max_abs(&r.l))
     }
 
     /// The reduced solve, then iterative refinement on the whole system while it helps.
@@ -568,7 +625,7 @@ impl Newton<'_, '_> {
                 break;
             }
             let correction = self.reduced(&left);
-            let candidate = dir.plus(&correction);
+            let candidate = dir.plus(&correction, self.threads);
             let candidate_left = self.leftover(rhs, &candidate);
             let candidate_error = self.size(&candidate_left);
             if !(candidate_error < 0.5 * error) {
@@ -595,7 +652,7 @@ impl Newton<'_, '_> {
         if !(error <= NEWTON_ERROR_LIMIT) {
             return None;
         }
-        let (ap, ad) = steps(p, &affine);
+        let (ap, ad) = steps(self.lp, p, &affine, self.threads);
         let mu_affine =
             (p.x.iter()
                 .zip(&affine.x)
@@ -627,7 +684,7 @@ impl Newton<'_, '_> {
         let p = self.p;
         let (m, n, ne) = (self.lp.m, self.lp.n, self.lp.rows.len());
         for _ in 0..CENTRALITY_CORRECTORS {
-            let (ap, ad) = steps(p, &dir);
+            let (ap, ad) = steps(self.lp, p, &dir, self.threads);
             let (tp, td) = ((ap + 0.2).min(1.0), (ad + 0.2).min(1.0));
             let push = |v: f64| {
                 if v < 0.1 * target {
@@ -643,8 +700,8 @@ impl Newton<'_, '_> {
                 (0..m * ne).map(|j| push((p.s[j] + tp * dir.s[j]) * (p.lambda[j] + td * dir.lambda[j]))).collect();
             let (correction, error) =
                 self.solve_full(&Rhs { p: vec![0.0; m * ne], l: vec![0.0; n], d: vec![0.0; m * n], xz: txz, sl: tsl });
-            let candidate = dir.plus(&correction);
-            let (cp, cd) = steps(p, &candidate);
+            let candidate = dir.plus(&correction, self.threads);
+            let (cp, cd) = steps(self.lp, p, &candidate, self.threads);
             if !(error <= NEWTON_ERROR_LIMIT) || cp + cd < 1.01 * (ap + ad) {
                 break;
             }
@@ -656,8 +713,8 @@ impl Newton<'_, '_> {
 
 /// Step along `dir`: the longest steps that keep the point interior, cut to [`STEP_FRACTION`]
 /// of them (at most 1), primal and dual apart.
-fn take_step(p: &mut Point, dir: &Direction) {
-    let (ap, ad) = steps(p, dir);
+fn take_step(lp: &BlockLp, p: &mut Point, dir: &Direction, threads: usize) {
+    let (ap, ad) = steps(lp, p, dir, threads);
     let (ap, ad) = ((STEP_FRACTION * ap).min(1.0), (STEP_FRACTION * ad).min(1.0));
     axpy(ap, &dir.x, &mut p.x);
     axpy(ap, &dir.s, &mut p.s);
@@ -675,24 +732,42 @@ fn raise_floor(floor: &mut f64) -> bool {
     true
 }
 
-/// `[f(0), …, f(m − 1)]`, the outputs split over `threads` threads in contiguous runs.
-fn per_output<T: Send>(m: usize, threads: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
-    per_thread(m, threads, |_, outputs| outputs.map(&f).collect::<Vec<T>>()).into_iter().flatten().collect()
+/// Outputs a task takes at least: all of them where the work stays on the calling thread
+/// (`threads` 1: the caller runs several interior points side by side), else one, so that the
+/// pool's threads share the outputs as they free up (an output whose block is factorised in
+/// double-double costs several times another's).
+fn least_outputs(m: usize, threads: usize) -> usize {
+    if threads <= 1 {
+        m.max(1)
+    } else {
+        1
+    }
 }
 
-/// `[f(0, outputs of thread 0), …]`: the outputs 0..m split over `threads` threads in contiguous
-/// runs of m / threads (rounded up), in the threads' order.
-fn per_thread<T: Send>(m: usize, threads: usize, f: impl Fn(usize, Range<usize>) -> T + Sync) -> Vec<T> {
-    if threads <= 1 {
-        return vec![f(0, 0..m)];
-    }
+/// `[f(0), …, f(m − 1)]`, the outputs shared over the pool's threads (see [`least_outputs`]).
+fn per_output<T: Send>(m: usize, threads: usize, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
+    (0..m).into_par_iter().with_min_len(least_outputs(m, threads)).map(f).collect()
+}
+
+/// `[f(0, outputs of part 0), …]`: the outputs 0..m cut into `threads` contiguous runs of
+/// m / threads (rounded up), each run one task, in the runs' order.
+fn per_thread<T: Send>(m: usize, threads: usize, f: impl Fn(usize, Range<usize>) -> T + Sync + Send) -> Vec<T> {
+    let threads = threads.max(1);
     let chunk = m.div_ceil(threads);
-    let f = &f;
-    std::thread::scope(|scope| {
-        let handles: Vec<_> =
-            (0..threads).map(|t| scope.spawn(move || f(t, t * chunk..((t + 1) * chunk).min(m)))).collect();
-        handles.into_iter().map(|h| h.join().expect("an output worker does not panic")).collect()
-    })
+    (0..threads).into_par_iter().map(|t| f(t, (t * chunk).min(m)..((t + 1) * chunk).min(m))).collect()
+}
+
+/// `v` (m equal parts, one per output) cut into its outputs' parts, empty where `v` is.
+fn parts(v: &mut [f64], m: usize) -> Vec<&mut [f64]> {
+    let len = v.len() / m.max(1);
+    let mut rest = v;
+    (0..m)
+        .map(|_| {
+            let (part, tail) = std::mem::take(&mut rest).split_at_mut(len);
+            rest = tail;
+            part
+        })
+        .collect()
 }
 
 /// The largest weight w (d_a² + e^{2ε} d_b²) of a DP row in I + D Gᵀ W G D.
@@ -777,19 +852,43 @@ fn form_schur(factors: &[SparseCholesky<'_>], symbolic: &Symbolic, d: &[f64], th
 }
 
 /// Largest steps in [0, 1] that keep the primal (x, s) and the dual (z, λ) non-negative.
-fn steps(p: &Point, dir: &Direction) -> (f64, f64) {
+fn steps(lp: &BlockLp, p: &Point, dir: &Direction, threads: usize) -> (f64, f64) {
     let ratio = |v: &[f64], dv: &[f64]| {
         v.iter().zip(dv).filter(|(_, d)| **d < 0.0).map(|(v, d)| -v / d).fold(f64::INFINITY, f64::min)
     };
-    let primal = ratio(&p.x, &dir.x).min(ratio(&p.s, &dir.s));
-    let dual = ratio(&p.z, &dir.z).min(ratio(&p.lambda, &dir.lambda));
+    let (m, n, ne) = (lp.m, lp.n, lp.rows.len());
+    let (primal, dual) = (0..m)
+        .into_par_iter()
+        .with_min_len(least_outputs(m, threads))
+        .map(|k| {
+            let (rows, cols) = (k * ne..(k + 1) * ne, k * n..(k + 1) * n);
+            let primal =
+                ratio(&p.x[cols.clone()], &dir.x[cols.clone()]).min(ratio(&p.s[rows.clone()], &dir.s[rows.clone()]));
+            let dual = ratio(&p.z[cols.clone()], &dir.z[cols]).min(ratio(&p.lambda[rows.clone()], &dir.lambda[rows]));
+            (primal, dual)
+        })
+        .reduce(|| (f64::INFINITY, f64::INFINITY), |a, b| (a.0.min(b.0), a.1.min(b.1)));
     (primal.min(1.0 / STEP_FRACTION), dual.min(1.0 / STEP_FRACTION))
 }
 
 impl Direction {
-    /// This direction plus a correction of it.
-    fn plus(&self, other: &Direction) -> Direction {
-        let add = |a: &[f64], b: &[f64]| -> Vec<f64> { a.iter().zip(b).map(|(a, b)| a + b).collect() };
+    /// The zero direction for m outputs, n observations and ne DP rows an output.
+    fn zero(m: usize, n: usize, ne: usize) -> Direction {
+        Direction {
+            x: vec![0.0; m * n],
+            z: vec![0.0; m * n],
+            s: vec![0.0; m * ne],
+            lambda: vec![0.0; m * ne],
+            nu: vec![0.0; n],
+        }
+    }
+
+    /// This direction plus a correction of it (on the pool's threads where `threads` > 1).
+    fn plus(&self, other: &Direction, threads: usize) -> Direction {
+        let add = |a: &[f64], b: &[f64]| -> Vec<f64> {
+            let least = if threads <= 1 { a.len().max(1) } else { ELEMENTS_A_TASK };
+            a.par_iter().zip(b).with_min_len(least).map(|(a, b)| a + b).collect()
+        };
         Direction {
             x: add(&self.x, &other.x),
             z: add(&self.z, &other.z),
