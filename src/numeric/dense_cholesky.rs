@@ -72,7 +72,7 @@ impl DenseCholesky {
                 let (head, trailing) = a.split_at_mut(p1 * n);
                 let diagonal_block = &head[p0 * n..];
                 // The rows below the panel, solved against its diagonal block.
-                for_row_ranges(trailing, n, p1, threads, |_, rows| {
+                for_row_ranges(trailing, n, p1, (p0, p1), threads, |_, rows| {
                     for row in rows.chunks_mut(n) {
                         solve_against_diagonal_block(row, diagonal_block, n, p0, p1);
                     }
@@ -81,7 +81,7 @@ impl DenseCholesky {
                 if p1 < b1 {
                     pack_columns(trailing, n, p1, (p0, p1), (p1, b1), &mut packed);
                     let packed = &packed;
-                    for_row_ranges(trailing, n, p1, threads, |first_row, rows| {
+                    for_row_ranges(trailing, n, p1, (p1, b1), threads, |first_row, rows| {
                         update(rows, &Update { n, first_row, depth: (p0, p1), columns: (p1, b1), packed });
                     });
                 }
@@ -95,7 +95,7 @@ impl DenseCholesky {
             let trailing = &mut a[b1 * n..];
             pack_columns(trailing, n, b1, (b0, b1), (b1, n), &mut packed);
             let packed = &packed;
-            for_row_ranges(trailing, n, b1, threads, |first_row, rows| {
+            for_row_ranges(trailing, n, b1, (b1, n), threads, |first_row, rows| {
                 update(rows, &Update { n, first_row, depth: (b0, b1), columns: (b1, n), packed });
             });
             b0 = b1;
@@ -179,10 +179,12 @@ fn pack_columns(
     }
 }
 
-/// Run `work(first_row, rows)` on `threads` contiguous slices of the rows `first..n` (`rows`
-/// holds them, n values each), cut so that each slice has about the same share of a lower
-/// triangle's work (row i costs ∝ i − first).
-fn for_row_ranges<F>(rows: &mut [f64], n: usize, first: usize, threads: usize, work: F)
+/// Run `work(first_row, rows)` on up to `threads` contiguous slices of the rows `first..n`
+/// (`rows` holds them, n values each), on rayon's pool, cut so that each slice has about the same
+/// share of the work where row i works on the columns `columns` up to its own (j ≤ i): the same
+/// for every row below them (a panel's solves and update), growing along them (the trailing
+/// triangle).
+fn for_row_ranges<F>(rows: &mut [f64], n: usize, first: usize, columns: (usize, usize), threads: usize, work: F)
 where
     F: Fn(usize, &mut [f64]) + Sync,
 {
@@ -192,22 +194,28 @@ where
         work(first, rows);
         return;
     }
-    // Row r's cumulative work ∝ r²: the t-th cut at count·√(t / threads).
-    let mut cuts: Vec<usize> = (0..=threads)
-        .map(|t| ((count as f64) * (t as f64 / threads as f64).sqrt()).round() as usize)
-        .map(|r| r.div_ceil(TILE_ROWS) * TILE_ROWS)
-        .map(|r| r.min(count))
-        .collect();
-    cuts[threads] = count;
-    std::thread::scope(|scope| {
+    let row_cost = |i: usize| (i + 1).clamp(columns.0, columns.1) - columns.0;
+    let total: usize = (first..n).map(row_cost).sum();
+    // Cut after whole register tiles, each slice's cumulative work reaching its share.
+    let mut cuts = vec![0];
+    let mut done = 0;
+    for r in 0..count {
+        done += row_cost(first + r);
+        let next = cuts.len();
+        if next < threads && done * threads >= total * next && (r + 1) % TILE_ROWS == 0 {
+            cuts.push(r + 1);
+        }
+    }
+    cuts.push(count);
+    rayon::scope(|scope| {
         let mut rest = rows;
         let work = &work;
-        for t in 0..threads {
-            let (mine, tail) = rest.split_at_mut((cuts[t + 1] - cuts[t]) * n);
+        for t in cuts.windows(2) {
+            let (mine, tail) = std::mem::take(&mut rest).split_at_mut((t[1] - t[0]) * n);
             rest = tail;
-            let start = first + cuts[t];
+            let start = first + t[0];
             if !mine.is_empty() {
-                scope.spawn(move || work(start, mine));
+                scope.spawn(move |_| work(start, mine));
             }
         }
     });
