@@ -184,25 +184,25 @@ fn rebuild(blocks: &Blocks, n_out: usize, n_obs: usize) -> Array2<f64> {
 fn least_change(p: &Array2<f64>, blocks: &Blocks, residual: &[f64]) -> Vec<f64> {
     let (n_out, n_obs) = p.dim();
     let n_blocks = blocks.scale.len();
-    let entries = || {
-        (0..n_out).flat_map(move |k| (0..n_obs).map(move |i| (k, i))).filter_map(|(k, i)| {
-            match blocks.block[k * n_obs + i] {
-                usize::MAX => None,
-                b => Some((b, i, p[[k, i]])),
-            }
+    // N's entries (block, column, value), listed once for the iterations' passes.
+    let entries: Vec<(usize, usize, f64)> = (0..n_out)
+        .flat_map(move |k| (0..n_obs).map(move |i| (k, i)))
+        .filter_map(|(k, i)| match blocks.block[k * n_obs + i] {
+            usize::MAX => None,
+            b => Some((b, i, p[[k, i]])),
         })
-    };
+        .collect();
     // Nᵀy and N u.
     let transpose = |y: &[f64]| {
         let mut u = vec![0.0; n_blocks];
-        for (b, i, v) in entries() {
+        for &(b, i, v) in &entries {
             u[b] += v * y[i];
         }
         u
     };
     let forward = |u: &[f64]| {
         let mut z = vec![0.0; n_obs];
-        for (b, i, v) in entries() {
+        for &(b, i, v) in &entries {
             z[i] += v * u[b];
         }
         z

@@ -162,6 +162,11 @@ impl Symbolic {
         &self.perm
     }
 
+    /// Entries of L (the diagonal included).
+    pub(crate) fn factor_nonzeros(&self) -> usize {
+        self.l_ptr[self.n]
+    }
+
     /// Factorise the matrix whose values are `values` (indexed like the `row_idx` the pattern was
     /// analysed from), in the precision of `R` (f64, or double-double where the matrix's entries
     /// span more than f64 holds; the factor is rounded to f64 either way).

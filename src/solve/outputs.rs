@@ -174,13 +174,20 @@ pub(crate) fn run(
         let mut mu = vec![0.0; problem.n_dp_rows()];
         restriction.lift_multipliers(mu_sub, &mut mu);
         let nu = problem.column_prices(&mu, &keep);
+        // Each output's pricing LP on its own (they share nothing), on every core; their
+        // multipliers are then taken in the outputs' order.
+        let left_out: Vec<usize> = (0..n_out).filter(|&k| !in_set[k]).collect();
+        let priced: Vec<_> = left_out
+            .par_iter()
+            .map(|&k| {
+                let d: Vec<f64> = (0..problem.n_obs()).map(|i| problem.cost[[i, k]] / problem.scale - nu[i]).collect();
+                // A row whose reduced costs are ≥ 0 with no DP multiplier at all needs no LP.
+                (!d.iter().all(|&x| x >= 0.0)).then(|| row_certificate(problem, &dp, k, &d)).transpose()
+            })
+            .collect();
         let mut short: Vec<(f64, usize)> = Vec::new();
-        for k in (0..n_out).filter(|&k| !in_set[k]) {
-            let d: Vec<f64> = (0..problem.n_obs()).map(|i| problem.cost[[i, k]] / problem.scale - nu[i]).collect();
-            if d.iter().all(|&x| x >= 0.0) {
-                continue; // the row's reduced costs are ≥ 0 with no DP multiplier at all
-            }
-            let (row_mu, shortfall, _) = row_certificate(problem, &dp, k, &d)?;
+        for (&k, certificate) in left_out.iter().zip(priced) {
+            let Some((row_mu, shortfall, _)) = certificate? else { continue };
             for (r, m) in row_mu {
                 mu[r] = m;
             }
