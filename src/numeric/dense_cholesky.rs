@@ -19,6 +19,8 @@
 // `!(a <= b)` is meant: it is also true when a is NaN.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
+use rayon::prelude::*;
+
 use super::cpu::Avx2Fma;
 
 /// A pivot at most this fraction of its original diagonal is dropped.
@@ -32,6 +34,13 @@ const PANEL: usize = 64;
 /// update only the block's own columns), so the trailing matrix is read and written n / BLOCK
 /// times rather than n / PANEL.
 const BLOCK: usize = 256;
+
+/// Rows a solve takes at a time (see [`DenseCholesky::solve`]).
+const SOLVE_BLOCK: usize = 256;
+
+/// Multiply-adds a task of a solve takes at least: a task of fewer costs more to hand to another
+/// thread than it saves.
+const SOLVE_TASK: usize = 1 << 16;
 
 /// Rows and columns of the update's register tile (12 vector accumulators with AVX2).
 const TILE_ROWS: usize = 6;
@@ -103,21 +112,55 @@ impl DenseCholesky {
         DenseCholesky { n, l: a, dropped }
     }
 
-    /// Solve L Lᵀ x = b in place (dropped directions get 0).
-    pub(crate) fn solve(&self, b: &mut [f64]) {
-        let n = self.n;
-        for i in 0..n {
-            let row = &self.l[i * n..i * n + i];
-            let v = (b[i] - dot(row, &b[..i])) / self.l[i * n + i];
-            b[i] = if v.is_finite() { v } else { 0.0 };
-        }
-        for i in (0..n).rev() {
-            let v = b[i] / self.l[i * n + i];
-            let v = if v.is_finite() { v } else { 0.0 };
-            b[i] = v;
-            for (j, bj) in b.iter_mut().enumerate().take(i) {
-                *bj -= self.l[i * n + j] * v;
+    /// Solve L Lᵀ x = b in place (dropped directions get 0), a block of [`SOLVE_BLOCK`] rows at
+    /// a time: the products of the block's rows with the part already solved (forwards) and the
+    /// block's updates of the part still to solve (backwards) are shared over `threads` threads
+    /// where they are large enough to pay for it (L is read from memory once a solve, and an
+    /// interior point solves a dozen times an iteration); the block itself is solved in order.
+    /// The back substitution makes the same operations in the same order as row by row.
+    pub(crate) fn solve(&self, b: &mut [f64], threads: usize) {
+        let (n, l) = (self.n, &self.l);
+        let solved = |v: f64| if v.is_finite() { v } else { 0.0 };
+        let mut i0 = 0;
+        while i0 < n {
+            let i1 = (i0 + SOLVE_BLOCK).min(n);
+            let (done, rest) = b.split_at_mut(i0);
+            let least = if threads <= 1 { SOLVE_BLOCK } else { SOLVE_TASK.div_ceil(i0.max(1)) };
+            rest[..i1 - i0].par_iter_mut().enumerate().with_min_len(least).for_each(|(r, bi)| {
+                let row = (i0 + r) * n;
+                *bi -= dot(&l[row..row + i0], done);
+            });
+            for i in i0..i1 {
+                let v = (b[i] - dot(&l[i * n + i0..i * n + i], &b[i0..i])) / l[i * n + i];
+                b[i] = solved(v);
             }
+            i0 = i1;
+        }
+        let mut i1 = n;
+        while i1 > 0 {
+            let i0 = i1.saturating_sub(SOLVE_BLOCK);
+            for i in (i0..i1).rev() {
+                let v = solved(b[i] / l[i * n + i]);
+                b[i] = v;
+                for j in i0..i {
+                    b[j] -= l[i * n + j] * v;
+                }
+            }
+            // The block's updates of the entries before it, by column ranges: each entry takes
+            // the block's rows last first, as row by row.
+            let (head, block) = b.split_at_mut(i0);
+            let block = &block[..i1 - i0];
+            let columns = SOLVE_TASK.div_ceil(i1 - i0);
+            let least = if threads <= 1 { head.len().max(1) } else { 1 };
+            head.par_chunks_mut(columns).enumerate().with_min_len(least).for_each(|(c, part)| {
+                let j0 = c * columns;
+                for i in (i0..i1).rev() {
+                    let v = block[i - i0];
+                    let row = &l[i * n + j0..i * n + j0 + part.len()];
+                    part.iter_mut().zip(row).for_each(|(bj, lij)| *bj -= lij * v);
+                }
+            });
+            i1 = i0;
         }
     }
 }
@@ -421,11 +464,33 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_solve_on_several_threads_makes_the_same_floats_as_on_one() {
+        // 1100: five blocks of rows, the later ones large enough to be shared.
+        let n = 1100;
+        let mut a = vec![0.0; n * n];
+        for i in 0..n {
+            for j in 0..i {
+                a[i * n + j] = ((i * 7 + j * 13) % 17) as f64 / (17.0 * n as f64) - 0.5 / n as f64;
+            }
+            a[i * n + i] = 2.0;
+        }
+        let f = DenseCholesky::factorise(n, a, 1);
+        let rhs: Vec<f64> = (0..n).map(|i| (i % 11) as f64 - 5.0).collect();
+        let mut one = rhs.clone();
+        f.solve(&mut one, 1);
+        for threads in [2, 4] {
+            let mut several = rhs.clone();
+            f.solve(&mut several, threads);
+            assert_eq!(one, several, "{threads} threads");
+        }
+    }
+
     /// `f` solves A x = b to `tolerance` relative to max |b|, row by row.
     fn assert_solves(f: &DenseCholesky, a: &[f64], b: &[f64], tolerance: f64) {
         let n = b.len();
         let mut x = b.to_vec();
-        f.solve(&mut x);
+        f.solve(&mut x, 2);
         let scale = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
         for i in 0..n {
             let ax: f64 = (0..n).map(|j| a[i * n + j] * x[j]).sum();
@@ -441,7 +506,7 @@ mod tests {
         let f = DenseCholesky::factorise(4, a, 1);
         assert_eq!(f.dropped, 3);
         let mut x = u.clone();
-        f.solve(&mut x);
+        f.solve(&mut x, 1);
         // The least-norm-like answer along u: u uᵀ x = u.
         let ux: f64 = u.iter().zip(&x).map(|(a, b)| a * b).sum();
         assert!((ux - 1.0).abs() < 1e-12);

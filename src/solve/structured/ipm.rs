@@ -600,7 +600,7 @@ impl Newton<'_, '_> {
         }
         // The Schur complement is factorised in the blocks' order.
         let mut permuted: Vec<f64> = self.perm.iter().map(|&i| rhs.l[i] - sum_h[i]).collect();
-        self.f.schur.solve(&mut permuted);
+        self.f.schur.solve(&mut permuted, self.threads);
         let mut dnu = vec![0.0; n];
         for (new, &old) in self.perm.iter().enumerate() {
             dnu[old] = permuted[new];
