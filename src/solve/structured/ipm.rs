@@ -145,6 +145,8 @@ const ELEMENTS_A_TASK: usize = 1 << 14;
 /// shared cache (every factor read once a column block from memory made forming K = 60, whose
 /// factors outgrow the cache, gain 1.26× from a second core where K = 40 gained 1.85×).
 const SCHUR_GROUP_BYTES: usize = 8 << 20;
+/// Rows of the Schur complement a task adds the strips into at least.
+const SCHUR_ROWS_A_TASK: usize = 256;
 /// Centrality correctors per iteration at most.
 const CENTRALITY_CORRECTORS: usize = 2;
 
@@ -231,10 +233,12 @@ impl Drop for Direction {
     }
 }
 
-/// A vector of `len` entries from [`recycled`], entry j set to `f(j)`.
-fn filled(len: usize, f: impl Fn(usize) -> f64) -> Vec<f64> {
+/// A vector of `len` entries from [`recycled`], entry j set to `f(j)` (on the pool's threads
+/// where `threads` > 1).
+fn filled(len: usize, threads: usize, f: impl Fn(usize) -> f64 + Sync + Send) -> Vec<f64> {
     let mut v = recycled::vector(len);
-    v.iter_mut().enumerate().for_each(|(j, x)| *x = f(j));
+    let least = if threads <= 1 { len.max(1) } else { ELEMENTS_A_TASK };
+    v.par_iter_mut().enumerate().with_min_len(least).for_each(|(j, x)| *x = f(j));
     v
 }
 
@@ -641,7 +645,7 @@ impl Newton<'_, '_> {
         let (m, n, ne) = (lp.m, lp.n, lp.rows.len());
         let mut out = Rhs {
             p: recycled::vector(m * ne),
-            l: filled(n, |i| rhs.l[i]),
+            l: filled(n, self.threads, |i| rhs.l[i]),
             d: recycled::vector(m * n),
             xz: recycled::vector(m * n),
             sl: recycled::vector(m * ne),
@@ -711,7 +715,7 @@ impl Newton<'_, '_> {
 
     /// The Newton step for the residuals `r` and complementarity right-hand sides `rxz`, `rsl`.
     fn newton(&self, r: &Residuals, rxz: &[f64], rsl: &[f64]) -> (Direction, f64) {
-        let copy = |v: &[f64]| filled(v.len(), |j| v[j]);
+        let copy = |v: &[f64]| filled(v.len(), self.threads, |j| v[j]);
         self.solve_full(&Rhs { p: copy(&r.rp), l: copy(&r.rl), d: copy(&r.rd), xz: copy(rxz), sl: copy(rsl) })
     }
 
@@ -720,8 +724,8 @@ impl Newton<'_, '_> {
     fn direction(&self, r: &Residuals, count: f64) -> Option<Direction> {
         let (p, mu) = (self.p, self.mu);
         let (m, n, ne) = (self.lp.m, self.lp.n, self.lp.rows.len());
-        let rxz = filled(m * n, |j| -p.x[j] * p.z[j]);
-        let rsl = filled(m * ne, |j| -p.s[j] * p.lambda[j]);
+        let rxz = filled(m * n, self.threads, |j| -p.x[j] * p.z[j]);
+        let rsl = filled(m * ne, self.threads, |j| -p.s[j] * p.lambda[j]);
         let (affine, error) = self.newton(r, &rxz, &rsl);
         if !(error <= NEWTON_ERROR_LIMIT) {
             return None;
@@ -743,8 +747,8 @@ impl Newton<'_, '_> {
         let sigma = (mu_affine / mu).powi(3).min(1.0);
         recycled::give(rxz);
         recycled::give(rsl);
-        let rxz = filled(m * n, |j| sigma * mu - p.x[j] * p.z[j] - affine.x[j] * affine.z[j]);
-        let rsl = filled(m * ne, |j| sigma * mu - p.s[j] * p.lambda[j] - affine.s[j] * affine.lambda[j]);
+        let rxz = filled(m * n, self.threads, |j| sigma * mu - p.x[j] * p.z[j] - affine.x[j] * affine.z[j]);
+        let rsl = filled(m * ne, self.threads, |j| sigma * mu - p.s[j] * p.lambda[j] - affine.s[j] * affine.lambda[j]);
         let (dir, error) = self.newton(r, &rxz, &rsl);
         recycled::give(rxz);
         recycled::give(rsl);
@@ -772,9 +776,14 @@ impl Newton<'_, '_> {
                     0.0
                 }
             };
-            let xz = filled(m * n, |j| push((p.x[j] + tp * dir.x[j]) * (p.z[j] + td * dir.z[j])));
-            let sl = filled(m * ne, |j| push((p.s[j] + tp * dir.s[j]) * (p.lambda[j] + td * dir.lambda[j])));
-            let (p0, l, d) = (filled(m * ne, |_| 0.0), filled(n, |_| 0.0), filled(m * n, |_| 0.0));
+            let xz = filled(m * n, self.threads, |j| push((p.x[j] + tp * dir.x[j]) * (p.z[j] + td * dir.z[j])));
+            let sl =
+                filled(m * ne, self.threads, |j| push((p.s[j] + tp * dir.s[j]) * (p.lambda[j] + td * dir.lambda[j])));
+            let (p0, l, d) = (
+                filled(m * ne, self.threads, |_| 0.0),
+                filled(n, self.threads, |_| 0.0),
+                filled(m * n, self.threads, |_| 0.0),
+            );
             let (correction, error) = self.solve_full(&Rhs { p: p0, l, d, xz, sl });
             let candidate = dir.plus(&correction, self.threads);
             let (cp, cd) = steps(self.lp, p, &candidate, self.threads);
@@ -919,13 +928,16 @@ fn form_schur(factors: &[SparseCholesky<'_>], symbolic: &Symbolic, d: &[f64], th
                     }
                 }
             });
+            // The strips added into the matrix, its rows shared over the threads.
             let strips: Vec<_> = buffers.iter().map(|b| b.lock().expect("the tasks are done")).collect();
-            for (r, row) in schur[first * n..].chunks_exact_mut(n).enumerate() {
-                for buffer in &strips {
+            let strips = &strips;
+            let least = if threads <= 1 { n } else { SCHUR_ROWS_A_TASK };
+            schur[first * n..].par_chunks_mut(n).with_min_len(least).enumerate().for_each(|(r, row)| {
+                for buffer in strips {
                     let strip = &buffer.1[r * WIDTH..r * WIDTH + width];
                     row[first..first + width].iter_mut().zip(strip).for_each(|(a, b)| *a += b);
                 }
-            }
+            });
             first += width;
         }
     }
