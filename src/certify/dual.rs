@@ -237,20 +237,14 @@ pub(crate) fn exact_support_bound(
     tails: Option<&TailRows>,
 ) -> f64 {
     assert_eq!(lam.len(), support.rows(), "one multiplier per kept DP row");
-    let (edges, outputs) = (incidence.edges(), support.outputs());
+    let outputs = support.outputs();
     proven_column_sum(cost, incidence, eps, lam, scale, |i, reduced, multiplier, e_up| {
         for &(k, own, other) in tails.map_or(&[][..], |t| t.at(i)) {
             add_dp_rows(&mut reduced[k as usize], own.max(0.0), other.max(0.0), e_up);
         }
-        for &(own, _) in incidence.at(i) {
-            let e = own as usize / 2;
-            let at_a = edges[e].0 as usize == i;
-            let (first, kept) = support.pairs_of(e);
-            for (p, &(sa, sb)) in (first..).zip(kept) {
-                let (slot, row_own, row_other) = if at_a { (sa, 2 * p, 2 * p + 1) } else { (sb, 2 * p + 1, 2 * p) };
-                let k = outputs[slot as usize] as usize;
-                add_dp_rows(&mut reduced[k], multiplier(row_own), multiplier(row_other), e_up);
-            }
+        for (slot, row_own, row_other) in support.rows_at(incidence, i) {
+            let k = outputs[slot as usize] as usize;
+            add_dp_rows(&mut reduced[k], multiplier(row_own), multiplier(row_other), e_up);
         }
     })
 }

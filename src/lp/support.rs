@@ -306,6 +306,25 @@ impl Support {
         (r.start, &self.pairs[r])
     }
 
+    /// The kept DP rows that bound column i, edge by edge and pair by pair: each pair's slot at i,
+    /// the row whose own side is i (x_i ≤ e^ε x_other) and the reverse row (pair p's rows are 2p,
+    /// a over b, and 2p + 1).
+    pub(crate) fn rows_at<'a>(
+        &'a self,
+        incidence: &'a Incidence,
+        i: usize,
+    ) -> impl Iterator<Item = (u32, usize, usize)> + 'a {
+        let edges = incidence.edges();
+        incidence.at(i).iter().flat_map(move |&(own, _)| {
+            let e = own as usize / 2;
+            let at_a = edges[e].0 as usize == i;
+            let (first, pairs) = self.pairs_of(e);
+            (first..)
+                .zip(pairs)
+                .map(move |(p, &(sa, sb))| if at_a { (sa, 2 * p, 2 * p + 1) } else { (sb, 2 * p + 1, 2 * p) })
+        })
+    }
+
     /// Edge e's first pair index and its pairs as runs of consecutive slots (in pair order).
     pub(crate) fn runs_of(&self, e: usize) -> (usize, &[Run]) {
         (self.pair_start[e], &self.runs[self.run_start[e]..self.run_start[e + 1]])

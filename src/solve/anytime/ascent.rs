@@ -72,20 +72,14 @@ pub(crate) fn slot_reduced_costs(
     multiplier: impl Fn(usize) -> f64 + Sync,
 ) -> Vec<f64> {
     use rayon::prelude::*;
-    let (edges, outputs) = (incidence.edges(), support.outputs());
+    let outputs = support.outputs();
     (0..incidence.n_obs())
         .into_par_iter()
         .flat_map_iter(|i| {
             let slots = support.column(i);
             let mut column: Vec<f64> = slots.clone().map(|s| cost[[i, outputs[s] as usize]]).collect();
-            for &(own, _) in incidence.at(i) {
-                let e = own as usize / 2;
-                let at_a = edges[e].0 as usize == i;
-                let (first, pairs) = support.pairs_of(e);
-                for (p, &(sa, sb)) in (first..).zip(pairs) {
-                    let (slot, row_own, row_other) = if at_a { (sa, 2 * p, 2 * p + 1) } else { (sb, 2 * p + 1, 2 * p) };
-                    column[slot as usize - slots.start] += multiplier(row_own) - rho * multiplier(row_other);
-                }
+            for (slot, row_own, row_other) in support.rows_at(incidence, i) {
+                column[slot as usize - slots.start] += multiplier(row_own) - rho * multiplier(row_other);
             }
             column
         })

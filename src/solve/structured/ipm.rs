@@ -49,6 +49,14 @@ pub(crate) struct BlockLp {
     pub rho: f64,
 }
 
+impl BlockLp {
+    /// Where output k's entries lie: its DP rows in λ and s (k·E..), its columns in x and z (k·n..).
+    fn spans(&self, k: usize) -> (Range<usize>, Range<usize>) {
+        let ne = self.rows.len();
+        (k * ne..(k + 1) * ne, k * self.n..(k + 1) * self.n)
+    }
+}
+
 /// How the interior point ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Ending {
@@ -237,7 +245,7 @@ impl Drop for Direction {
 /// where `threads` > 1).
 fn filled(len: usize, threads: usize, f: impl Fn(usize) -> f64 + Sync + Send) -> Vec<f64> {
     let mut v = recycled::vector(len);
-    let least = if threads <= 1 { len.max(1) } else { ELEMENTS_A_TASK };
+    let least = least_per_task(threads, len, ELEMENTS_A_TASK);
     v.par_iter_mut().enumerate().with_min_len(least).for_each(|(j, x)| *x = f(j));
     v
 }
@@ -427,7 +435,7 @@ fn residuals(lp: &BlockLp, p: &Point, count: f64, threads: usize) -> Residuals {
         .with_min_len(least_outputs(m, threads))
         .enumerate()
         .for_each(|(k, (rpk, rdk))| {
-            let (rows, cols) = (k * ne..(k + 1) * ne, k * n..(k + 1) * n);
+            let (rows, cols) = lp.spans(k);
             apply_g(lp, &p.x[cols.clone()], rpk);
             for (e, j) in rows.clone().enumerate() {
                 rpk[e] = -(rpk[e] + p.s[j]);
@@ -585,7 +593,7 @@ impl Newton<'_, '_> {
         let mut h = recycled::vector(m * n);
         parts(&mut b, m).into_par_iter().zip(parts(&mut h, m)).with_min_len(least).enumerate().for_each(
             |(k, (bk, hk))| {
-                let (rows, cols) = (k * ne..(k + 1) * ne, k * n..(k + 1) * n);
+                let (rows, cols) = lp.spans(k);
                 let mut wb = vec![0.0; ne];
                 for (e, j) in rows.enumerate() {
                     bk[e] = rhs.p[j] - rhs.sl[j] / p.lambda[j];
@@ -620,7 +628,7 @@ impl Newton<'_, '_> {
             .with_min_len(least)
             .enumerate()
             .for_each(|(k, (((dxk, dzk), dsk), dlk))| {
-                let (rows, cols) = (k * ne..(k + 1) * ne, k * n..(k + 1) * n);
+                let (rows, cols) = lp.spans(k);
                 dxk.copy_from_slice(&self.h_solve(k, &dnu));
                 for (i, j) in cols.clone().enumerate() {
                     dxk[i] += h[j];
@@ -658,7 +666,7 @@ impl Newton<'_, '_> {
             .with_min_len(least_outputs(m, self.threads))
             .enumerate()
             .for_each(|(k, (((op, osl), od), oxz))| {
-                let (rows, cols) = (k * ne..(k + 1) * ne, k * n..(k + 1) * n);
+                let (rows, cols) = lp.spans(k);
                 apply_g(lp, &dir.x[cols.clone()], op);
                 for (e, j) in rows.clone().enumerate() {
                     op[e] = rhs.p[j] - (op[e] + dir.s[j]);
@@ -682,9 +690,9 @@ impl Newton<'_, '_> {
     /// Size of a leftover: feasibility rows absolutely, complementarity rows relative to x∘z, s∘λ.
     fn size(&self, r: &Rhs) -> f64 {
         let (p, mu) = (self.p, self.mu);
-        let (m, n, ne) = (self.lp.m, self.lp.n, self.lp.rows.len());
+        let m = self.lp.m;
         let per_output = (0..m).into_par_iter().with_min_len(least_outputs(m, self.threads)).map(|k| {
-            let (rows, cols) = (k * ne..(k + 1) * ne, k * n..(k + 1) * n);
+            let (rows, cols) = self.lp.spans(k);
             let compl_x = cols.clone().map(|j| r.xz[j].abs() / (p.x[j] * p.z[j])).fold(0.0, f64::max);
             let compl_s = rows.clone().map(|j| r.sl[j].abs() / (p.s[j] * p.lambda[j])).fold(0.0, f64::max);
             max_abs(&r.p[rows]).max(max_abs(&r.d[cols])).max(compl_x * mu).max(compl_s * mu)
@@ -714,9 +722,9 @@ impl Newton<'_, '_> {
     }
 
     /// The Newton step for the residuals `r` and complementarity right-hand sides `rxz`, `rsl`.
-    fn newton(&self, r: &Residuals, rxz: &[f64], rsl: &[f64]) -> (Direction, f64) {
+    fn newton(&self, r: &Residuals, xz: Vec<f64>, sl: Vec<f64>) -> (Direction, f64) {
         let copy = |v: &[f64]| filled(v.len(), self.threads, |j| v[j]);
-        self.solve_full(&Rhs { p: copy(&r.rp), l: copy(&r.rl), d: copy(&r.rd), xz: copy(rxz), sl: copy(rsl) })
+        self.solve_full(&Rhs { p: copy(&r.rp), l: copy(&r.rl), d: copy(&r.rd), xz, sl })
     }
 
     /// The step's direction: the predictor (affine scaling), Mehrotra's corrector, then Gondzio's
@@ -726,7 +734,7 @@ impl Newton<'_, '_> {
         let (m, n, ne) = (self.lp.m, self.lp.n, self.lp.rows.len());
         let rxz = filled(m * n, self.threads, |j| -p.x[j] * p.z[j]);
         let rsl = filled(m * ne, self.threads, |j| -p.s[j] * p.lambda[j]);
-        let (affine, error) = self.newton(r, &rxz, &rsl);
+        let (affine, error) = self.newton(r, rxz, rsl);
         if !(error <= NEWTON_ERROR_LIMIT) {
             return None;
         }
@@ -745,13 +753,9 @@ impl Newton<'_, '_> {
                     .sum::<f64>())
                 / count;
         let sigma = (mu_affine / mu).powi(3).min(1.0);
-        recycled::give(rxz);
-        recycled::give(rsl);
         let rxz = filled(m * n, self.threads, |j| sigma * mu - p.x[j] * p.z[j] - affine.x[j] * affine.z[j]);
         let rsl = filled(m * ne, self.threads, |j| sigma * mu - p.s[j] * p.lambda[j] - affine.s[j] * affine.lambda[j]);
-        let (dir, error) = self.newton(r, &rxz, &rsl);
-        recycled::give(rxz);
-        recycled::give(rsl);
+        let (dir, error) = self.newton(r, rxz, rsl);
         if !(error <= NEWTON_ERROR_LIMIT) {
             return None;
         }
@@ -817,16 +821,22 @@ fn raise_floor(floor: &mut f64) -> bool {
     true
 }
 
-/// Outputs a task takes at least: all of them where the work stays on the calling thread
-/// (`threads` 1: the caller runs several interior points side by side), else one, so that the
-/// pool's threads share the outputs as they free up (an output whose block is factorised in
-/// double-double costs several times another's).
-fn least_outputs(m: usize, threads: usize) -> usize {
+/// Items a task of a pass over `len` of them takes at least: all of them where the work stays on
+/// the calling thread (`threads` 1: the caller runs several interior points side by side), else
+/// `per_task`.
+fn least_per_task(threads: usize, len: usize, per_task: usize) -> usize {
     if threads <= 1 {
-        m.max(1)
+        len.max(1)
     } else {
-        1
+        per_task
     }
+}
+
+/// Outputs a task takes at least: one where the pool shares them, so that its threads take the
+/// outputs as they free up (an output whose block is factorised in double-double costs several
+/// times another's).
+fn least_outputs(m: usize, threads: usize) -> usize {
+    least_per_task(threads, m, 1)
 }
 
 /// `[f(0), …, f(m − 1)]`, the outputs shared over the pool's threads (see [`least_outputs`]).
@@ -931,7 +941,7 @@ fn form_schur(factors: &[SparseCholesky<'_>], symbolic: &Symbolic, d: &[f64], th
             // The strips added into the matrix, its rows shared over the threads.
             let strips: Vec<_> = buffers.iter().map(|b| b.lock().expect("the tasks are done")).collect();
             let strips = &strips;
-            let least = if threads <= 1 { n } else { SCHUR_ROWS_A_TASK };
+            let least = least_per_task(threads, n, SCHUR_ROWS_A_TASK);
             schur[first * n..].par_chunks_mut(n).with_min_len(least).enumerate().for_each(|(r, row)| {
                 for buffer in strips {
                     let strip = &buffer.1[r * WIDTH..r * WIDTH + width];
@@ -949,12 +959,12 @@ fn steps(lp: &BlockLp, p: &Point, dir: &Direction, threads: usize) -> (f64, f64)
     let ratio = |v: &[f64], dv: &[f64]| {
         v.iter().zip(dv).filter(|(_, d)| **d < 0.0).map(|(v, d)| -v / d).fold(f64::INFINITY, f64::min)
     };
-    let (m, n, ne) = (lp.m, lp.n, lp.rows.len());
+    let m = lp.m;
     let (primal, dual) = (0..m)
         .into_par_iter()
         .with_min_len(least_outputs(m, threads))
         .map(|k| {
-            let (rows, cols) = (k * ne..(k + 1) * ne, k * n..(k + 1) * n);
+            let (rows, cols) = lp.spans(k);
             let primal =
                 ratio(&p.x[cols.clone()], &dir.x[cols.clone()]).min(ratio(&p.s[rows.clone()], &dir.s[rows.clone()]));
             let dual = ratio(&p.z[cols.clone()], &dir.z[cols]).min(ratio(&p.lambda[rows.clone()], &dir.lambda[rows]));
@@ -980,7 +990,7 @@ impl Direction {
     /// This direction plus a correction of it (on the pool's threads where `threads` > 1).
     fn plus(&self, other: &Direction, threads: usize) -> Direction {
         let add = |a: &[f64], b: &[f64]| -> Vec<f64> {
-            let least = if threads <= 1 { a.len().max(1) } else { ELEMENTS_A_TASK };
+            let least = least_per_task(threads, a.len(), ELEMENTS_A_TASK);
             let mut sum = recycled::vector(a.len());
             sum.par_iter_mut().zip(a).zip(b).with_min_len(least).for_each(|((s, a), b)| *s = a + b);
             sum
