@@ -446,16 +446,7 @@ impl Drop for SolveProgress {
     }
 }
 
-/// `45 s`, `3 min`, `1.5 h`.
-pub fn seconds(s: f64) -> String {
-    if s < 120.0 {
-        format!("{:.0} s", s.max(0.0))
-    } else if s < 7200.0 {
-        format!("{:.0} min", s / 60.0)
-    } else {
-        format!("{:.1} h", s / 3600.0)
-    }
-}
+pub use ubapp::solve::seconds_in_words as seconds;
 
 /// Steps of the bar: the solve's share done, in thousandths.
 const BAR_STEPS: u64 = 1000;

@@ -7,8 +7,8 @@ use serde::Serialize;
 use super::chain;
 use super::shared::Shared;
 use super::{LpSize, Route, SolveOptions, SolverChoice};
-use crate::lp::{size_fields, SizeError};
-use crate::model::{Family, Model};
+use crate::lp::{size_fields, Problem, SizeError};
+use crate::model::{Family, Model, Neighbours};
 
 /// What a solve of one ε will take, before it starts.
 #[derive(Debug, Clone, Serialize)]
@@ -108,15 +108,64 @@ pub(crate) fn edge_count(family: &Family) -> u128 {
 /// (s³ would be the separator argument's; the rounds and the pricing of the other outputs cost
 /// the rest; the optima measured used exactly the first set's outputs, e.g. 29 of 66 at K = 20,
 /// Dirichlet(1, 2, 3)).
-fn lp_seconds(model: &Model, nnz: f64, share: f64) -> f64 {
-    let (n_obs, n_out) = (model.family.observation_count() as f64, model.outputs.len() as f64);
-    match model.family {
-        Family::Multinomial { .. } | Family::Table { .. } => {
-            0.1 + 7.0e-9 * n_out.powi(3) * n_obs.powf(1.87) / symmetry_order(model).powf(2.25) * share.powf(2.5)
-        }
-        Family::Poisson { .. } => 1.63 * (nnz / 1.4e5).powf(1.82) * share.powf(1.82),
-        Family::Binomial { .. } => 16.5 * (nnz / 1.5e6).powf(1.2),
+fn lp_seconds(relation: Relation, lp: &LpShape, group: f64, share: f64) -> f64 {
+    let (n_obs, n_out, nnz) = (lp.n_obs as f64, lp.n_out as f64, lp.nnz as f64);
+    match relation {
+        Relation::Graph => 0.1 + 7.0e-9 * n_out.powi(3) * n_obs.powf(1.87) / group.powf(2.25) * share.powf(2.5),
+        Relation::Band => 1.63 * (nnz / 1.4e5).powf(1.82) * share.powf(1.82),
+        Relation::Chain => 16.5 * (nnz / 1.5e6).powf(1.2),
     }
+}
+
+/// The neighbour relations [`lp_seconds`] is fitted to.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Relation {
+    /// An explicit graph (the multinomial's lattice, a table's edges).
+    Graph,
+    /// A band wider than 1 (clipped Poisson sums).
+    Band,
+    /// The path y ~ y ± 1.
+    Chain,
+}
+
+impl Relation {
+    fn of_family(family: &Family) -> Relation {
+        match family {
+            Family::Multinomial { .. } | Family::Table { .. } => Relation::Graph,
+            Family::Poisson { cap: 1, .. } | Family::Binomial { .. } => Relation::Chain,
+            Family::Poisson { .. } => Relation::Band,
+        }
+    }
+
+    fn of_neighbours(neighbours: &Neighbours) -> Relation {
+        match neighbours {
+            Neighbours::Graph { .. } => Relation::Graph,
+            Neighbours::Band { .. } => Relation::Band,
+            Neighbours::Chain { .. } => Relation::Chain,
+        }
+    }
+}
+
+/// Seconds `choice` is expected to take on the whole of `problem` (its orbit LP where HiGHS has
+/// one), by the estimate's own formulas: what a fallback backend is priced at before it starts
+/// ([`super::lp_route`]).
+pub(crate) fn whole_lp_seconds(problem: &Problem, choice: SolverChoice) -> f64 {
+    let (n_obs, n_out) = (problem.n_obs() as f64, problem.n_outputs() as f64);
+    if choice == SolverChoice::BlockIpm {
+        return block_ipm_seconds(n_obs, n_out);
+    }
+    let group = match &problem.symmetry {
+        Some(s) if choice.is_highs() => s.group_order as f64,
+        _ => 1.0,
+    };
+    let lp = LpShape {
+        n_obs: problem.n_obs() as u128,
+        n_out: problem.n_outputs() as u128,
+        n_vars: problem.n_p() as u128,
+        n_dp: (problem.n_rows() - problem.n_obs()) as u128,
+        nnz: problem.a.nnz() as u128,
+    };
+    lp_seconds(Relation::of_neighbours(&problem.neighbours), &lp, group, 1.0)
 }
 
 /// Seconds the block interior point ([`super::structured`]) takes on `n_out` outputs (the
@@ -443,7 +492,7 @@ fn estimate_route(
             let secs = if first == SolverChoice::BlockIpm {
                 block_ipm_seconds(n_obs as f64, n_out as f64 * share)
             } else {
-                lp_seconds(model, nnz as f64, share)
+                lp_seconds(Relation::of_family(&model.family), &shape, symmetry_order(model), share)
             };
             not_started = backends
                 .iter()

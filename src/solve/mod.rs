@@ -59,7 +59,7 @@ pub(crate) use route::lp_order;
 pub use route::{Reason, Route};
 pub use solution::{LpSize, Solution};
 pub use status::Status;
-pub use timing::{PhaseTime, PhaseTimes, Timings};
+pub use timing::{seconds_in_words, PhaseTime, PhaseTimes, Timings};
 
 use crate::model::Model;
 use error::Result;

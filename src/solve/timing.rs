@@ -182,6 +182,17 @@ impl Drop for Phase {
     }
 }
 
+/// A duration for a reader: `42 s` below two minutes, `17 min` below two hours, else `4.9 h`.
+pub fn seconds_in_words(s: f64) -> String {
+    if s < 120.0 {
+        format!("{:.0} s", s.max(0.0))
+    } else if s < 7200.0 {
+        format!("{:.0} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,7 +2,7 @@
 //! Scenario tests of the crate internals (the LP, the solvers, the certificate arithmetic); the
 //! public surface is tested from `tests/`.
 
-mod common;
+pub(crate) mod common;
 
 mod anytime;
 mod block_ipm;
