@@ -47,3 +47,105 @@ fn polish_probe() {
         Err(e) => println!("polish failed: {e}"),
     }
 }
+
+/// The block interior point's point on a model file, cached in `UBAPP_PROBE_CACHE` (raw f64s:
+/// the count of x, x, then μ), where its gap lies, then the active-set polish from it with its
+/// time:
+/// `UBAPP_PROBE_MODEL=benches/models/x.toml UBAPP_PROBE_EPS=0.5 UBAPP_PROBE_CACHE=/tmp/x.bin
+/// cargo test --release --lib block_ipm_polish_probe -- --ignored --nocapture`.
+#[test]
+#[ignore = "a probe: needs UBAPP_PROBE_MODEL, UBAPP_PROBE_EPS and UBAPP_PROBE_CACHE"]
+fn block_ipm_polish_probe() {
+    use crate::solve::structured::BlockIpmSolver;
+    let model = Model::load(std::path::Path::new(&std::env::var("UBAPP_PROBE_MODEL").unwrap())).unwrap();
+    let eps: f64 = std::env::var("UBAPP_PROBE_EPS").unwrap().parse().unwrap();
+    let cache = std::path::PathBuf::from(std::env::var("UBAPP_PROBE_CACHE").unwrap());
+    let cost = Arc::new(cost_matrix(&model, MemoryBudget::available()).unwrap());
+    let problem = Problem::new(cost, model.family.neighbours(), eps);
+    let (x, mu) = match std::fs::read(&cache) {
+        Ok(bytes) => {
+            let f: Vec<f64> = bytes.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect();
+            let n = f[0] as usize;
+            (f[1..1 + n].to_vec(), f[1 + n..].to_vec())
+        }
+        Err(_) => {
+            let t = Instant::now();
+            let solver = BlockIpmSolver { limits: Limits::default(), progress: crate::solve::Progress::none() };
+            let raw = solver.solve(&problem).unwrap();
+            println!("block interior point: {:.1}s, {}", t.elapsed().as_secs_f64(), raw.detail);
+            let mu = raw.dp_multipliers.unwrap();
+            let mut bytes = (raw.x.len() as f64).to_le_bytes().to_vec();
+            raw.x.iter().chain(&mu).for_each(|v| bytes.extend(v.to_le_bytes()));
+            std::fs::write(&cache, bytes).unwrap();
+            (raw.x, mu)
+        }
+    };
+    let report = |name: &str, x: &[f64], mu: &[f64], secs: f64| {
+        let p = problem.mechanism_matrix(x);
+        let scaled: Vec<f64> = mu.iter().map(|m| m * problem.scale).collect();
+        let (obj, bound) = (problem.bayes_risk(&p), problem.lagrangian_bound(&scaled));
+        println!(
+            "{name}: {secs:.2}s objective {obj:.12e} bound {bound:.12e} gap {:.1e} dp violation {:.1e} column error {:.1e}",
+            (obj - bound) / obj,
+            problem.max_dp_violation(&p),
+            problem.max_column_error(&p)
+        );
+    };
+    report("interior point", &x, &mu, 0.0);
+    where_the_gap_lies(&problem, &x, &mu);
+    let t = Instant::now();
+    match crate::solve::polish::polish(&problem, &x, &mu, std::time::Duration::from_secs(1800)) {
+        Ok(p) => report(
+            &format!("polished ({} rounds, {:?})", p.rounds, p.reduced_size),
+            &p.x,
+            &p.dp_multipliers,
+            t.elapsed().as_secs_f64(),
+        ),
+        Err(e) => println!("polish failed after {:.1}s: {e}", t.elapsed().as_secs_f64()),
+    }
+}
+
+/// Where the gap c·x − g(μ) of a point x with DP multipliers μ (scaled units) lies. With the
+/// reduced costs r = c + Dᵀμ and the DP slacks s, c·x − g(μ) = Σ_i Σ_k x (r − min_k r) + Σ μ s
+/// (Σ_k x = 1 in every column): the columns' share by the entry's size, the rows' by the size of
+/// the entry they bound; and how many DP rows have each relative slack s / (e^ε P[k, b]), the
+/// scale-free measure of whether a row is tight.
+fn where_the_gap_lies(problem: &Problem, x: &[f64], mu: &[f64]) {
+    use std::collections::BTreeMap;
+    let (n, n_out, e_eps) = (problem.n_obs(), problem.n_outputs(), problem.eps.exp());
+    let decade = |v: f64| (v.max(1e-300).log10().floor() as i64).clamp(-40, 0);
+    let mut r = vec![0.0; n_out * n];
+    for k in 0..n_out {
+        for i in 0..n {
+            r[k * n + i] = problem.cost[[i, k]];
+        }
+    }
+    let (mut rows, mut relative) = (BTreeMap::new(), BTreeMap::new());
+    for (e, (a, b)) in problem.neighbours.edges().enumerate() {
+        for (dir, (lhs, rhs)) in [(a, b), (b, a)].into_iter().enumerate() {
+            for k in 0..n_out {
+                let m = mu[(2 * e + dir) * n_out + k].max(0.0) * problem.scale;
+                r[k * n + lhs] += m;
+                r[k * n + rhs] -= e_eps * m;
+                let bound = e_eps * x[problem.var(k, rhs)];
+                let slack = bound - x[problem.var(k, lhs)];
+                *rows.entry(decade(x[problem.var(k, rhs)])).or_insert(0.0) += m * slack;
+                *relative.entry(decade(slack / bound)).or_insert(0usize) += 1;
+            }
+        }
+    }
+    let mut columns = BTreeMap::new();
+    for i in 0..n {
+        let least = (0..n_out).map(|k| r[k * n + i]).fold(f64::INFINITY, f64::min);
+        for k in 0..n_out {
+            let v = x[problem.var(k, i)];
+            *columns.entry(decade(v)).or_insert(0.0) += v * (r[k * n + i] - least);
+        }
+    }
+    let objective = problem.bayes_risk(&problem.mechanism_matrix(x));
+    let shares =
+        |m: &BTreeMap<i64, f64>| m.iter().map(|(d, v)| format!("1e{d}: {:.1e}", v / objective)).collect::<Vec<_>>();
+    println!("gap from the columns, by the entry's decade: {}", shares(&columns).join(", "));
+    println!("gap from the DP rows, by the bounding entry's decade: {}", shares(&rows).join(", "));
+    println!("DP rows by the decade of their relative slack: {relative:?}");
+}
