@@ -159,7 +159,7 @@ enum NotStarted {
 /// ([`super::estimate::whole_lp_seconds`]) exceeds the time it may take ([`solve_lp`]) by more
 /// than this factor. The estimates are within 2× on the lattices they are fitted to, but about
 /// 18× above the measured time on a ring with chords (|Y| = 300, 60 outputs: 65 s estimated, 3.5
-/// s taken): only a fallback that no error of the estimate would bring within its time is
+/// s at most): only a fallback that no error of the estimate would bring within its time is
 /// skipped. The poll of 100 (|Y| = 5151, 66 outputs): HiGHS's interior point is estimated at
 /// 4.9 h against 13 min, and was stopped after 13 min of building its first basis.
 const FALLBACK_ESTIMATE_MARGIN: f64 = 10.0;

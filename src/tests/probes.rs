@@ -24,27 +24,36 @@ fn polish_probe() {
     let raw = solver.solve(&problem).unwrap();
     let t_ipm = t.elapsed().as_secs_f64();
     let mu = raw.dp_multipliers.clone().unwrap();
-    let report = |name: &str, x: &[f64], mu: &[f64], secs: f64| {
-        let p = problem.mechanism_matrix(x);
-        let scaled: Vec<f64> = mu.iter().map(|m| m * problem.scale).collect();
-        let (obj, bound) = (problem.bayes_risk(&p), problem.lagrangian_bound(&scaled));
-        println!(
-            "{name}: {secs:.2}s objective {obj:.12e} bound {bound:.12e} gap {:.1e} dp violation {:.1e} column error {:.1e}",
-            (obj - bound) / obj,
-            problem.max_dp_violation(&p),
-            problem.max_column_error(&p)
-        );
-    };
-    report(&format!("interior point ({})", raw.detail), &raw.x, &mu, t_ipm);
+    report(&problem, &format!("interior point ({})", raw.detail), &raw.x, &mu, t_ipm);
+    polish_and_report(&problem, &raw.x, &mu, std::time::Duration::from_secs(600));
+}
+
+/// The objective, Lagrangian bound and DP and column errors of a point x with multipliers μ
+/// (scaled units).
+fn report(problem: &Problem, name: &str, x: &[f64], mu: &[f64], secs: f64) {
+    let p = problem.mechanism_matrix(x);
+    let scaled: Vec<f64> = mu.iter().map(|m| m * problem.scale).collect();
+    let (obj, bound) = (problem.bayes_risk(&p), problem.lagrangian_bound(&scaled));
+    println!(
+        "{name}: {secs:.2}s objective {obj:.12e} bound {bound:.12e} gap {:.1e} dp violation {:.1e} column error {:.1e}",
+        (obj - bound) / obj,
+        problem.max_dp_violation(&p),
+        problem.max_column_error(&p)
+    );
+}
+
+/// The active-set polish from x and μ within `budget`, and what it gave (or why not).
+fn polish_and_report(problem: &Problem, x: &[f64], mu: &[f64], budget: std::time::Duration) {
     let t = Instant::now();
-    match crate::solve::polish::polish(&problem, &raw.x, &mu, std::time::Duration::from_secs(600)) {
+    match crate::solve::polish::polish(problem, x, mu, budget) {
         Ok(p) => report(
+            problem,
             &format!("polished ({} rounds, {:?})", p.rounds, p.reduced_size),
             &p.x,
             &p.dp_multipliers,
             t.elapsed().as_secs_f64(),
         ),
-        Err(e) => println!("polish failed: {e}"),
+        Err(e) => println!("polish failed after {:.1}s: {e}", t.elapsed().as_secs_f64()),
     }
 }
 
@@ -80,29 +89,9 @@ fn block_ipm_polish_probe() {
             (raw.x, mu)
         }
     };
-    let report = |name: &str, x: &[f64], mu: &[f64], secs: f64| {
-        let p = problem.mechanism_matrix(x);
-        let scaled: Vec<f64> = mu.iter().map(|m| m * problem.scale).collect();
-        let (obj, bound) = (problem.bayes_risk(&p), problem.lagrangian_bound(&scaled));
-        println!(
-            "{name}: {secs:.2}s objective {obj:.12e} bound {bound:.12e} gap {:.1e} dp violation {:.1e} column error {:.1e}",
-            (obj - bound) / obj,
-            problem.max_dp_violation(&p),
-            problem.max_column_error(&p)
-        );
-    };
-    report("interior point", &x, &mu, 0.0);
+    report(&problem, "interior point", &x, &mu, 0.0);
     where_the_gap_lies(&problem, &x, &mu);
-    let t = Instant::now();
-    match crate::solve::polish::polish(&problem, &x, &mu, std::time::Duration::from_secs(1800)) {
-        Ok(p) => report(
-            &format!("polished ({} rounds, {:?})", p.rounds, p.reduced_size),
-            &p.x,
-            &p.dp_multipliers,
-            t.elapsed().as_secs_f64(),
-        ),
-        Err(e) => println!("polish failed after {:.1}s: {e}", t.elapsed().as_secs_f64()),
-    }
+    polish_and_report(&problem, &x, &mu, std::time::Duration::from_secs(1800));
 }
 
 /// Where the gap c·x − g(μ) of a point x with DP multipliers μ (scaled units) lies. With the
