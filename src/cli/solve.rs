@@ -436,7 +436,7 @@ fn print_estimate(model: &Model, est: &Estimate, n_eps: usize, json: bool) {
         gib(est.available_bytes as f64)
     );
     if !est.not_started.is_empty() {
-        outln!("memory: not started as fallbacks, their whole LP over the budget: {}", est.not_started.join(", "));
+        outln!("not started as fallbacks: {}", est.not_started.join(", "));
     }
     outln!(
         "time: roughly {} per ε, {} ε: {} (a rough estimate from this machine's benchmarks; size fields: {})",

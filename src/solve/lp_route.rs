@@ -8,7 +8,7 @@ use std::time::Instant;
 use super::backend::{Limits, Producer, RawSolution};
 use super::choice::SolverChoice;
 use super::error::{Result, SolveError};
-use super::estimate::{backend_bytes, whole_lp_seconds, LpShape};
+use super::estimate::{backend_bytes, fallback_seconds, priced_out, whole_lp_seconds, LpShape};
 use super::options::SolveOptions;
 use super::progress::Phase;
 use super::solution::Solution;
@@ -34,9 +34,6 @@ pub(super) fn infeasible_constraints(e: SolveError, model: &Model, eps: f64) -> 
         other => other,
     }
 }
-
-/// The least time a fallback backend gets after a near-optimal answer ([`solve_lp`]).
-const FALLBACK_MIN_SECONDS: f64 = 60.0;
 
 /// The peak bytes of `choice` on the whole of `problem` (its orbit LP where HiGHS has one), by
 /// the estimate's own formula ([`super::estimate::lp_bytes`]).
@@ -76,7 +73,7 @@ pub(crate) fn solve_lp(
         // tolerance: it may take twice the time spent so far (at least a minute), not unbounded
         // time — Clarabel has no orbit LP, and on a symmetric poll's whole LP it runs for hours
         // where HiGHS's orbit LP answered near-optimal in seconds.
-        let cap = best.as_ref().map(|_| (2.0 * start.elapsed().as_secs_f64()).max(FALLBACK_MIN_SECONDS));
+        let cap = best.as_ref().map(|_| fallback_seconds(start.elapsed().as_secs_f64()));
         match not_started(problem, choice, index, remaining, cap, options) {
             Some(NotStarted::Stop(why)) => {
                 tried.push((Producer::Solver(choice), why));
@@ -155,15 +152,6 @@ enum NotStarted {
     Skip(String, Option<SolveError>),
 }
 
-/// A fallback after a near-optimal answer is not started where its estimate
-/// ([`super::estimate::whole_lp_seconds`]) exceeds the time it may take ([`solve_lp`]) by more
-/// than this factor. The estimates are within 2× on the lattices they are fitted to, but about
-/// 18× above the measured time on a ring with chords (|Y| = 300, 60 outputs: 65 s estimated, 3.5
-/// s at most): only a fallback that no error of the estimate would bring within its time is
-/// skipped. The poll of 100 (|Y| = 5151, 66 outputs): HiGHS's interior point is estimated at
-/// 4.9 h against 13 min, and was stopped after 13 min of building its first basis.
-const FALLBACK_ESTIMATE_MARGIN: f64 = 10.0;
-
 /// Whether `choice`, the route's `index`-th backend, is not started with `remaining` seconds of
 /// the time limit left (`None`: no limit) and `cap` seconds for a fallback after a near-optimal
 /// answer (`None`: no answer yet), and why.
@@ -208,7 +196,7 @@ fn not_started(
     }
     if let Some(cap) = cap.filter(|_| index > 0) {
         let expected = whole_lp_seconds(problem, choice);
-        if expected > FALLBACK_ESTIMATE_MARGIN * cap {
+        if priced_out(expected, cap) {
             let why = format!(
                 "{choice}: not started, estimated at {} on this LP, far beyond the {} a fallback may take",
                 seconds_in_words(expected),
@@ -295,6 +283,7 @@ mod tests {
 
     use super::*;
     use crate::lp::{cost_matrix, MemoryBudget};
+    use crate::solve::estimate::FALLBACK_ESTIMATE_MARGIN;
     use crate::tests::common::parse_model;
 
     /// A fallback after a near-optimal answer is skipped, with a sentence, only where its
