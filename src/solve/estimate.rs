@@ -153,14 +153,7 @@ impl Relation {
 /// ([`super::lp_route`]).
 pub(crate) fn whole_lp_seconds(problem: &Problem, choice: SolverChoice) -> f64 {
     let group = problem.symmetry.as_ref().map_or(1.0, |s| s.group_order as f64);
-    let lp = LpShape {
-        n_obs: problem.n_obs() as u128,
-        n_out: problem.n_outputs() as u128,
-        n_vars: problem.n_p() as u128,
-        n_dp: (problem.n_rows() - problem.n_obs()) as u128,
-        nnz: problem.a.nnz() as u128,
-    };
-    backend_seconds(choice, Relation::of_neighbours(&problem.neighbours), &lp, group)
+    backend_seconds(choice, Relation::of_neighbours(&problem.neighbours), &LpShape::of(problem), group)
 }
 
 /// The least time a fallback backend gets after a near-optimal answer ([`super::lp_route`]).
@@ -293,6 +286,20 @@ pub(crate) struct LpShape {
     pub n_dp: u128,
     /// Nonzeros of the constraint matrix.
     pub nnz: u128,
+}
+
+impl LpShape {
+    /// The shape of a built LP (its P entries as the variables), as the route prices a fallback.
+    pub(crate) fn of(problem: &Problem) -> LpShape {
+        let n_obs = problem.n_obs() as u128;
+        LpShape {
+            n_obs,
+            n_out: problem.n_outputs() as u128,
+            n_vars: problem.n_p() as u128,
+            n_dp: problem.n_rows() as u128 - n_obs,
+            nnz: problem.a.nnz() as u128,
+        }
+    }
 }
 
 /// Bytes a backend takes on an LP: its arrays (CSC and vectors) with a factor 3 for the
@@ -512,24 +519,25 @@ fn estimate_route(
             // `not_started` (the solve skips it with a notice), never the reason to refuse.
             let backends = super::structured::order_for(symmetry_order(model) > 1.0, backends);
             let shape = LpShape { n_obs, n_out, n_vars, n_dp, nnz };
-            let group = symmetry_order(model) as u128;
+            let group_order = symmetry_order(model);
+            let group = group_order as u128;
+            let relation = Relation::of_family(&model.family);
             let bytes_of = |c: SolverChoice| 8 * cost + backend_bytes(c, &shape, on_graph, group, edges) + threads;
             let first = backends.first().copied().unwrap_or(SolverChoice::Auto);
             let secs = if first == SolverChoice::BlockIpm {
                 block_ipm_seconds(n_obs as f64, n_out as f64 * share)
             } else {
-                lp_seconds(Relation::of_family(&model.family), &shape, symmetry_order(model), share)
+                lp_seconds(relation, &shape, group_order, share)
             };
             // And a fallback whose time after a near-optimal answer would be far beyond what it
             // may take ([`priced_out`]), the first backend's estimate as the time spent.
             let cap = fallback_seconds(secs);
-            let relation = Relation::of_family(&model.family);
             not_started = backends
                 .iter()
                 .skip(1)
                 .filter_map(|&c| {
                     let bytes = bytes_of(c);
-                    let expected = backend_seconds(c, relation, &shape, symmetry_order(model));
+                    let expected = backend_seconds(c, relation, &shape, group_order);
                     if bytes > options.memory.in_bytes() as u128 {
                         Some(format!(
                             "{c} (its whole LP {:.1} GiB, over the memory budget)",

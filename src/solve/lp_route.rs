@@ -39,11 +39,8 @@ pub(super) fn infeasible_constraints(e: SolveError, model: &Model, eps: f64) -> 
 /// the estimate's own formula ([`super::estimate::lp_bytes`]).
 fn whole_lp_bytes(problem: &Problem, choice: SolverChoice) -> u128 {
     let group = problem.symmetry.as_ref().map_or(1, |s| s.group_order as u128);
-    let (n_obs, n_vars) = (problem.n_obs() as u128, problem.n_p() as u128);
-    let n_dp = problem.n_rows() as u128 - n_obs;
     let on_graph = matches!(problem.neighbours, Neighbours::Graph { .. });
-    let size = LpShape { n_obs, n_out: problem.n_outputs() as u128, n_vars, n_dp, nnz: problem.a.nnz() as u128 };
-    backend_bytes(choice, &size, on_graph, group, problem.neighbours.edge_count() as u128)
+    backend_bytes(choice, &LpShape::of(problem), on_graph, group, problem.neighbours.edge_count() as u128)
 }
 
 /// Solve one LP with `backends` in order until one is confirmed optimal; otherwise keep the
