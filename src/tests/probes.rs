@@ -91,6 +91,10 @@ fn block_ipm_polish_probe() {
     };
     report(&problem, "interior point", &x, &mu, 0.0);
     where_the_gap_lies(&problem, &x, &mu);
+    stiffness(&problem, &x, &mu);
+    if std::env::var("UBAPP_PROBE_NO_POLISH").is_ok() {
+        return;
+    }
     polish_and_report(&problem, &x, &mu, std::time::Duration::from_secs(1800));
 }
 
@@ -137,4 +141,46 @@ fn where_the_gap_lies(problem: &Problem, x: &[f64], mu: &[f64]) {
     println!("gap from the columns, by the entry's decade: {}", shares(&columns).join(", "));
     println!("gap from the DP rows, by the bounding entry's decade: {}", shares(&rows).join(", "));
     println!("DP rows by the decade of their relative slack: {relative:?}");
+}
+
+/// How stiff the interior point's blocks are at a cached point: per output, the DP rows whose
+/// weight w (d_a² + e^{2ε} d_b²) in I + D Gᵀ W G D exceeds 1e8, 1e10, 1e12, 1e14 (W = λ/s, and
+/// D² = x/z with z = μ̄/x, μ̄ the rows' mean λ·s: a centred point's estimate).
+fn stiffness(problem: &Problem, x: &[f64], mu: &[f64]) {
+    let (n, n_out, e_eps) = (problem.n_obs(), problem.n_outputs(), problem.eps.exp());
+    let edges: Vec<(usize, usize)> = problem.neighbours.edges().collect();
+    let mut pairs = Vec::new();
+    for (e, &(a, b)) in edges.iter().enumerate() {
+        for (dir, (lhs, rhs)) in [(a, b), (b, a)].into_iter().enumerate() {
+            for k in 0..n_out {
+                let l = mu[(2 * e + dir) * n_out + k].max(1e-300) * problem.scale;
+                let s = (e_eps * x[problem.var(k, rhs)] - x[problem.var(k, lhs)]).max(1e-300);
+                pairs.push((k, lhs, rhs, l, s));
+            }
+        }
+    }
+    let mean = pairs.iter().map(|p| p.3 * p.4).sum::<f64>() / pairs.len() as f64;
+    let d2 = |k: usize, i: usize| x[problem.var(k, i)].powi(2) / mean;
+    let thresholds = [1e8, 1e10, 1e12, 1e14];
+    let mut per_output = vec![[0usize; 4]; n_out];
+    for &(k, a, b, l, s) in &pairs {
+        let weight = l / s * (d2(k, a) + e_eps * e_eps * d2(k, b));
+        for (t, &th) in thresholds.iter().enumerate() {
+            if weight > th {
+                per_output[k][t] += 1;
+            }
+        }
+    }
+    println!("mean λ·s {mean:.2e}; {n} observations, {} DP rows an output", 2 * edges.len());
+    for (t, th) in thresholds.iter().enumerate() {
+        let mut counts: Vec<usize> = per_output.iter().map(|c| c[t]).collect();
+        counts.sort_unstable();
+        println!(
+            "rows heavier than {th:.0e}: per output min {} median {} max {} total {}",
+            counts[0],
+            counts[n_out / 2],
+            counts[n_out - 1],
+            counts.iter().sum::<usize>()
+        );
+    }
 }

@@ -153,8 +153,6 @@ const ELEMENTS_A_TASK: usize = 1 << 14;
 /// shared cache (every factor read once a column block from memory made forming K = 60, whose
 /// factors outgrow the cache, gain 1.26× from a second core where K = 40 gained 1.85×).
 const SCHUR_GROUP_BYTES: usize = 8 << 20;
-/// Rows of the Schur complement a task adds the strips into at least.
-const SCHUR_ROWS_A_TASK: usize = 256;
 /// Centrality correctors per iteration at most.
 const CENTRALITY_CORRECTORS: usize = 2;
 
@@ -844,14 +842,6 @@ fn per_output<T: Send>(m: usize, threads: usize, f: impl Fn(usize) -> T + Sync +
     (0..m).into_par_iter().with_min_len(least_outputs(m, threads)).map(f).collect()
 }
 
-/// `[f(0, outputs of part 0), …]`: the outputs 0..m cut into `threads` contiguous runs of
-/// m / threads (rounded up), each run one task, in the runs' order.
-fn per_thread<T: Send>(m: usize, threads: usize, f: impl Fn(usize, Range<usize>) -> T + Sync + Send) -> Vec<T> {
-    let threads = threads.max(1);
-    let chunk = m.div_ceil(threads);
-    (0..threads).into_par_iter().map(|t| f(t, (t * chunk).min(m)..((t + 1) * chunk).min(m))).collect()
-}
-
 /// `v` (m equal parts, one per output) cut into its outputs' parts, empty where `v` is.
 fn parts(v: &mut [f64], m: usize) -> Vec<&mut [f64]> {
     let len = v.len() / m.max(1);
@@ -893,65 +883,86 @@ fn block_values<R: Real>(lp: &BlockLp, pattern: &Pattern, w: &[f64], d: &[f64]) 
 
 /// The Schur complement Σ_k P D_k M_k⁻¹ D_k Pᵀ on and below the diagonal, in the factors' order P
 /// (row-major; the entries above the diagonal are not read). Every output shares the
-/// ordering, so the sum is formed by column blocks of [`WIDTH`]: for each block, every output's
-/// factor is solved against the same unit vectors and the solutions summed in a strip
-/// (|Y| × [`WIDTH`]) that stays in cache, the outputs split over the threads; the strip is then
-/// written into the matrix once. Summing output by output into the whole matrix instead read and
-/// wrote all of it once per output (14 GB an iteration at |Y| = 5151).
+/// ordering, so the sum is formed by column blocks of [`WIDTH`]: a task takes one block of unit
+/// vectors, solves it against every output's factor in turn and sums the solutions in a strip
+/// (|Y| × [`WIDTH`]) that stays in cache, then writes the strip into its columns of the matrix
+/// once. The column blocks are shared over the threads, not the outputs: the threads read the same
+/// group of factors at once, no thread waits for another's outputs before the next block, and
+/// every entry is summed in the outputs' order, so the matrix is the same on any number of cores.
+/// Summing output by output into the whole matrix instead read and wrote all of it once per
+/// output (14 GB an iteration at |Y| = 5151).
 fn form_schur(factors: &[SparseCholesky<'_>], symbolic: &Symbolic, d: &[f64], threads: usize) -> Vec<f64> {
-    let (n, m, threads) = (symbolic.n(), factors.len(), threads.max(1));
+    let (n, m) = (symbolic.n(), factors.len());
     let perm = symbolic.perm();
     // D in the factors' order, output by output.
     let d_permuted: Vec<f64> = (0..m).flat_map(|k| perm.iter().map(move |&old| d[k * n + old])).collect();
-    // Each thread's block of right-hand sides and strip of sums, reused throughout.
-    let buffers: Vec<Mutex<(Vec<f64>, Vec<f64>)>> =
-        (0..threads).map(|_| Mutex::new((vec![0.0; n * WIDTH], vec![0.0; n * WIDTH]))).collect();
-    let group = (SCHUR_GROUP_BYTES / (8 * symbolic.factor_nonzeros()).max(1)).max(threads);
+    // Blocks of right-hand sides and strips of sums, one pair per running task, reused throughout.
+    let buffers: Mutex<Vec<(Vec<f64>, Vec<f64>)>> = Mutex::new(Vec::new());
+    let group = (SCHUR_GROUP_BYTES / (8 * symbolic.factor_nonzeros()).max(1)).max(1);
+    let column_blocks: Vec<usize> = (0..n).step_by(WIDTH).collect();
+    let least = least_per_task(threads, column_blocks.len(), 1);
     let mut schur = vec![0.0; n * n];
+    let columns = DisjointColumns { matrix: schur.as_mut_ptr(), n };
     for group_start in (0..m).step_by(group) {
         let outputs = group_start..(group_start + group).min(m);
-        let mut first = 0;
-        while first < n {
+        column_blocks.par_iter().with_min_len(least).for_each(|&first| {
             let width = WIDTH.min(n - first);
-            // Each thread's outputs summed in its own strip, rows first.. only.
-            per_thread(outputs.len(), threads, |t, run| {
-                let mut buffer = buffers[t].lock().expect("one task per buffer");
-                let (block, strip) = &mut *buffer;
-                let strip = &mut strip[..(n - first) * WIDTH];
-                strip.iter_mut().for_each(|v| *v = 0.0);
-                for k in run.map(|i| outputs.start + i) {
-                    let dk = &d_permuted[k * n..(k + 1) * n];
-                    block[first * WIDTH..].iter_mut().for_each(|v| *v = 0.0);
-                    let mut d_col = [0.0; WIDTH];
-                    for w in 0..width {
-                        block[(first + w) * WIDTH + w] = 1.0;
-                        d_col[w] = dk[first + w];
-                    }
-                    factors[k].solve_block_lower(block, first);
-                    for r in first..n {
-                        let d_row = dk[r];
-                        let solved = &block[r * WIDTH..(r + 1) * WIDTH];
-                        let out = &mut strip[(r - first) * WIDTH..(r - first + 1) * WIDTH];
-                        for w in 0..WIDTH {
-                            out[w] += d_row * solved[w] * d_col[w];
-                        }
+            let taken = buffers.lock().expect("no task panics holding it").pop();
+            let (mut block, mut strip) = taken.unwrap_or_else(|| (vec![0.0; n * WIDTH], vec![0.0; n * WIDTH]));
+            let sums = &mut strip[..(n - first) * WIDTH];
+            sums.iter_mut().for_each(|v| *v = 0.0);
+            for k in outputs.clone() {
+                let dk = &d_permuted[k * n..(k + 1) * n];
+                block[first * WIDTH..].iter_mut().for_each(|v| *v = 0.0);
+                let mut d_col = [0.0; WIDTH];
+                for w in 0..width {
+                    block[(first + w) * WIDTH + w] = 1.0;
+                    d_col[w] = dk[first + w];
+                }
+                factors[k].solve_block_lower(&mut block, first);
+                for r in first..n {
+                    let d_row = dk[r];
+                    let solved = &block[r * WIDTH..(r + 1) * WIDTH];
+                    let out = &mut sums[(r - first) * WIDTH..(r - first + 1) * WIDTH];
+                    for w in 0..WIDTH {
+                        out[w] += d_row * solved[w] * d_col[w];
                     }
                 }
-            });
-            // The strips added into the matrix, its rows shared over the threads.
-            let strips: Vec<_> = buffers.iter().map(|b| b.lock().expect("the tasks are done")).collect();
-            let strips = &strips;
-            let least = least_per_task(threads, n, SCHUR_ROWS_A_TASK);
-            schur[first * n..].par_chunks_mut(n).with_min_len(least).enumerate().for_each(|(r, row)| {
-                for buffer in strips {
-                    let strip = &buffer.1[r * WIDTH..r * WIDTH + width];
-                    row[first..first + width].iter_mut().zip(strip).for_each(|(a, b)| *a += b);
-                }
-            });
-            first += width;
-        }
+            }
+            // SAFETY: this task alone touches columns first..first + width (each column block
+            // is one task of this pass), and the matrix outlives the pass.
+            unsafe { columns.add(first, width, sums) };
+            buffers.lock().expect("no task panics holding it").push((block, strip));
+        });
     }
     schur
+}
+
+/// The Schur complement (n × n, row-major) shared by tasks that each own a range of its columns.
+struct DisjointColumns {
+    matrix: *mut f64,
+    n: usize,
+}
+
+// SAFETY: the tasks given it write disjoint columns (see `add`).
+unsafe impl Sync for DisjointColumns {}
+
+impl DisjointColumns {
+    /// Add `sums` ((n − first) × [`WIDTH`], row-major) into rows first.. and columns
+    /// first..first + width.
+    ///
+    /// # Safety
+    ///
+    /// No other thread reads or writes columns first..first + width meanwhile, and the matrix is
+    /// alive.
+    unsafe fn add(&self, first: usize, width: usize, sums: &[f64]) {
+        for r in first..self.n {
+            // SAFETY: r < n and first + width ≤ n keep the range inside the n × n matrix; the
+            // caller guarantees that no one else touches these columns.
+            let row = unsafe { std::slice::from_raw_parts_mut(self.matrix.add(r * self.n + first), width) };
+            row.iter_mut().zip(&sums[(r - first) * WIDTH..]).for_each(|(a, b)| *a += b);
+        }
+    }
 }
 
 /// Largest steps in [0, 1] that keep the primal (x, s) and the dual (z, λ) non-negative.
@@ -1027,12 +1038,52 @@ mod tests {
         let seen = per_output(7, 1, |k| (k, std::thread::current().id()));
         assert_eq!(seen.iter().map(|s| s.0).collect::<Vec<_>>(), (0..7).collect::<Vec<_>>());
         assert!(seen.iter().all(|s| s.1 == caller));
-        let runs = per_thread(7, 1, |t, outputs| (t, outputs, std::thread::current().id()));
-        assert_eq!(runs, vec![(0, 0..7, caller)]);
-        // Several threads: the results stay in the outputs' order, the runs cover them once.
+        // Several threads: the results stay in the outputs' order.
         assert_eq!(per_output(50, 2, |k| k * k), (0..50).map(|k| k * k).collect::<Vec<_>>());
-        let runs: Vec<_> = per_thread(7, 3, |t, outputs| (t, outputs));
-        assert_eq!(runs, vec![(0, 0..3), (1, 3..6), (2, 6..7)]);
+    }
+
+    /// A ring of `n` observations with a chord every 5th, and costs (i − k·n/m)² / n² normalised.
+    fn ring_lp(n: usize, m: usize) -> BlockLp {
+        let mut rows = Vec::new();
+        for i in 0..n {
+            let mut pair = |a: usize, b: usize| rows.extend([(a, b), (b, a)]);
+            pair(i, (i + 1) % n);
+            if i % 5 == 0 {
+                pair(i, (i + n / 3) % n);
+            }
+        }
+        let c = (0..m * n)
+            .map(|j| {
+                let (k, i) = (j / n, j % n);
+                let centre = (k * n / m) as f64;
+                ((i as f64 - centre) / n as f64).powi(2)
+            })
+            .collect();
+        BlockLp { m, n, c, rows, rho: 0.5f64.exp() }
+    }
+
+    #[test]
+    fn the_iterates_are_the_same_on_any_number_of_threads() {
+        // More than one column block of the Schur complement and several outputs: a sum whose
+        // order followed the threads would differ in its last bits, and so would the path.
+        let lp = ring_lp(100, 7);
+        let settings = |threads| Settings {
+            gap_tolerance: 1e-10,
+            feasibility_tolerance: 1e-10,
+            max_iterations: 60,
+            deadline: None,
+            first_iteration_seconds: 0.0,
+            on_iteration: Box::new(|_| {}),
+            threads,
+        };
+        let one = solve(&lp, &settings(1));
+        assert_eq!(one.ending, Ending::Converged, "gap {:e}", one.gap);
+        for threads in [2, 3] {
+            let several = solve(&lp, &settings(threads));
+            assert_eq!(several.iterations, one.iterations, "{threads} threads");
+            assert!(several.x.iter().zip(&one.x).all(|(a, b)| a.to_bits() == b.to_bits()), "{threads} threads");
+            assert!(several.lambda.iter().zip(&one.lambda).all(|(a, b)| a.to_bits() == b.to_bits()));
+        }
     }
 
     #[test]

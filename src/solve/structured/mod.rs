@@ -21,10 +21,11 @@ use crate::numeric::sparse_cholesky;
 
 /// Bytes the block interior point needs on an LP of `n_obs` observations and `n_out` outputs: the
 /// dense Schur complement (one |Y| × |Y| matrix, formed and factorised in place), each worker
-/// thread's block of right-hand sides and summing strip (|Y| × 32 each), the iterates (x, z, s, λ
-/// and their directions) and the per-output factors. Only the strips grow with the threads.
+/// thread's block of right-hand sides and summing strip (|Y| × 32 each; every thread of the pool
+/// may take a column block of the Schur complement), the iterates (x, z, s, λ and their
+/// directions) and the per-output factors. Only the strips grow with the threads.
 pub(crate) fn memory_bytes(n_obs: usize, n_out: usize, n_dp_rows_per_output: usize) -> u128 {
-    let threads = ipm::worker_threads(n_out) as u128;
+    let threads = rayon::current_num_threads() as u128;
     let dense = (n_obs as u128).pow(2) * 8 + threads * 2 * (n_obs as u128) * sparse_cholesky::WIDTH as u128 * 8;
     let iterates = 24 * (n_out as u128) * (n_obs as u128 + n_dp_rows_per_output as u128) * 8;
     // A factor of the neighbour graph's pattern: measured 15 nonzeros per observation on the
