@@ -91,6 +91,40 @@ fn bundled_models_agree_with_clarabel_on_the_whole_lp() {
     assert!(checked >= 5, "only {checked} bundled LPs checked");
 }
 
+/// A ring of 120 observations with a chord from every 7th, a von Mises likelihood around it and
+/// squared loss on 30 outputs (ε = 0.5): the blocks' tight rows outgrow what f64 solves keep
+/// (weights past 1e12 while the gap is still 1e-7), and the interior point must converge on its
+/// own, with the stiff rows split off into the augmented system, not stop at its numerical limit
+/// and leave the answer to the polish.
+#[test]
+fn a_ring_whose_blocks_outgrow_f64_converges_on_its_own() {
+    let (n_obs, n_out, kappa) = (120usize, 30usize, 20.0f64);
+    let likelihood: Vec<Vec<f64>> = (0..n_out)
+        .map(|j| {
+            let theta = (j as f64 + 0.5) / n_out as f64;
+            let w: Vec<f64> = (0..n_obs)
+                .map(|i| (kappa * ((2.0 * std::f64::consts::PI * (i as f64 / n_obs as f64 - theta)).cos() - 1.0)).exp())
+                .collect();
+            let total: f64 = w.iter().sum();
+            w.iter().map(|v| v / total).collect()
+        })
+        .collect();
+    let cost = Arc::new(ndarray::Array2::from_shape_fn((n_obs, n_out), |(i, k)| {
+        let released = (k as f64 + 0.5) / n_out as f64;
+        (0..n_out).map(|j| likelihood[j][i] * ((j as f64 + 0.5) / n_out as f64 - released).powi(2)).sum::<f64>()
+            / n_out as f64
+    }));
+    let mut edges: Vec<(usize, usize)> = (0..n_obs).map(|i| (i, (i + 1) % n_obs)).collect();
+    edges.extend((0..n_obs).step_by(7).map(|i| (i, (i + 41) % n_obs)));
+    let mut edges: Vec<(usize, usize)> = edges.into_iter().map(|(a, b)| (a.min(b), a.max(b))).collect();
+    edges.sort_unstable();
+    edges.dedup();
+    let neighbours = crate::model::Neighbours::Graph { len: n_obs, edges };
+    let problem = Problem::try_new(cost, neighbours, 0.5, MemoryBudget::available()).unwrap();
+    let block = agree(&problem, true, "ring of 120 with chords");
+    assert!(block.solver_detail.contains("block interior point: converged"), "{}", block.solver_detail);
+}
+
 /// Stopped after a few iterations, the interior point's answer is not an optimum, and nothing
 /// may call it one (the polish is off, so nothing repairs it either).
 #[test]
