@@ -561,15 +561,23 @@ fn factorise<'s>(
     let w: Vec<f64> = p.lambda.iter().zip(&p.s).map(|(l, s)| l / s).collect();
     let d: Vec<f64> = p.x.iter().zip(&p.z).map(|(x, z)| (x / (z + PRIMAL_REGULARISATION * x)).sqrt()).collect();
     let clock = Instant::now();
-    let factors = per_output(m, threads, |k| {
+    let rho2 = lp.rho * lp.rho;
+    let stiff_rows: Vec<Vec<usize>> = per_output(m, threads, |k| {
         let (wk, dk) = (&w[k * ne..(k + 1) * ne], &d[k * n..(k + 1) * n]);
-        let rho2 = lp.rho * lp.rho;
-        let stiff_rows: Vec<usize> = (0..ne)
+        (0..ne)
             .filter(|&e| {
                 let (a, b) = lp.rows[e];
                 wk[e] * (dk[a] * dk[a] + rho2 * dk[b] * dk[b]) > stiff_above
             })
-            .collect();
+            .collect()
+    });
+    if stiff_bytes(&stiff_rows, n) > stiff_allowance(n) {
+        // More stiff rows than the memory set aside for them: the next rung of the ladder.
+        return None;
+    }
+    let factors = per_output(m, threads, |k| {
+        let (wk, dk) = (&w[k * ne..(k + 1) * ne], &d[k * n..(k + 1) * n]);
+        let stiff_rows = stiff_rows[k].clone();
         let mut kept = wk.to_vec();
         stiff_rows.iter().for_each(|&e| kept[e] = 0.0);
         // I + D Gᵀ W G D ⪰ I: every pivot is ≥ 1.
@@ -598,6 +606,20 @@ fn factorise<'s>(
         return None;
     }
     Some(Factored { w, d, factors, stiff, schur })
+}
+
+/// Bytes the stiff rows take: each output's C (|T|² values) and, per thread, one output's
+/// H_L⁻¹ G_Tᵀ (n × |T|) while it is formed.
+fn stiff_bytes(stiff_rows: &[Vec<usize>], n: usize) -> u128 {
+    let widest = stiff_rows.iter().map(Vec::len).max().unwrap_or(0) as u128;
+    let capacitances: u128 = stiff_rows.iter().map(|r| (r.len() as u128).pow(2)).sum();
+    8 * (capacitances + rayon::current_num_threads() as u128 * n as u128 * widest)
+}
+
+/// Bytes set aside for the stiff rows ([`super::memory_bytes`] counts them): a second Schur
+/// complement's worth, and at least 32 MiB.
+pub(crate) fn stiff_allowance(n: usize) -> u128 {
+    (8 * (n as u128).pow(2)).max(32 << 20)
 }
 
 /// H_L⁻¹ v = D M_L⁻¹ D v for one output's block factor.

@@ -23,7 +23,8 @@ use crate::numeric::sparse_cholesky;
 /// dense Schur complement (one |Y| × |Y| matrix, formed and factorised in place), each worker
 /// thread's block of right-hand sides and summing strip (|Y| × 32 each; every thread of the pool
 /// may take a column block of the Schur complement), the iterates (x, z, s, λ and their
-/// directions) and the per-output factors. Only the strips grow with the threads.
+/// directions), the per-output factors and what the stiff rows may take near the end. Only the
+/// strips grow with the threads.
 pub(crate) fn memory_bytes(n_obs: usize, n_out: usize, n_dp_rows_per_output: usize) -> u128 {
     let threads = rayon::current_num_threads() as u128;
     let dense = (n_obs as u128).pow(2) * 8 + threads * 2 * (n_obs as u128) * sparse_cholesky::WIDTH as u128 * 8;
@@ -31,7 +32,7 @@ pub(crate) fn memory_bytes(n_obs: usize, n_out: usize, n_dp_rows_per_output: usi
     // A factor of the neighbour graph's pattern: measured 15 nonzeros per observation on the
     // multinomial's lattice at |Y| = 861; 64 leaves room for larger lattices.
     let factors = (n_out as u128) * (n_obs as u128) * 64 * 16;
-    dense + iterates + factors
+    dense + iterates + factors + ipm::stiff_allowance(n_obs)
 }
 
 /// The order `backends` run in on an LP with or without symmetries: where HiGHS solves a
