@@ -114,18 +114,13 @@ fn where_the_gap_lies(problem: &Problem, x: &[f64], mu: &[f64]) {
         }
     }
     let (mut rows, mut relative) = (BTreeMap::new(), BTreeMap::new());
-    for (e, (a, b)) in problem.neighbours.edges().enumerate() {
-        for (dir, (lhs, rhs)) in [(a, b), (b, a)].into_iter().enumerate() {
-            for k in 0..n_out {
-                let m = mu[(2 * e + dir) * n_out + k].max(0.0) * problem.scale;
-                r[k * n + lhs] += m;
-                r[k * n + rhs] -= e_eps * m;
-                let bound = e_eps * x[problem.var(k, rhs)];
-                let slack = bound - x[problem.var(k, lhs)];
-                *rows.entry(decade(x[problem.var(k, rhs)])).or_insert(0.0) += m * slack;
-                *relative.entry(decade(slack / bound)).or_insert(0usize) += 1;
-            }
-        }
+    for row in dp_rows(problem, x, mu) {
+        let m = row.multiplier.max(0.0);
+        r[row.output * n + row.lhs] += m;
+        r[row.output * n + row.rhs] -= e_eps * m;
+        let bound = e_eps * x[problem.var(row.output, row.rhs)];
+        *rows.entry(decade(x[problem.var(row.output, row.rhs)])).or_insert(0.0) += m * row.slack;
+        *relative.entry(decade(row.slack / bound)).or_insert(0usize) += 1;
     }
     let mut columns = BTreeMap::new();
     for i in 0..n {
@@ -148,17 +143,9 @@ fn where_the_gap_lies(problem: &Problem, x: &[f64], mu: &[f64]) {
 /// D² = x/z with z = μ̄/x, μ̄ the rows' mean λ·s: a centred point's estimate).
 fn stiffness(problem: &Problem, x: &[f64], mu: &[f64]) {
     let (n, n_out, e_eps) = (problem.n_obs(), problem.n_outputs(), problem.eps.exp());
-    let edges: Vec<(usize, usize)> = problem.neighbours.edges().collect();
-    let mut pairs = Vec::new();
-    for (e, &(a, b)) in edges.iter().enumerate() {
-        for (dir, (lhs, rhs)) in [(a, b), (b, a)].into_iter().enumerate() {
-            for k in 0..n_out {
-                let l = mu[(2 * e + dir) * n_out + k].max(1e-300) * problem.scale;
-                let s = (e_eps * x[problem.var(k, rhs)] - x[problem.var(k, lhs)]).max(1e-300);
-                pairs.push((k, lhs, rhs, l, s));
-            }
-        }
-    }
+    let pairs: Vec<_> = dp_rows(problem, x, mu)
+        .map(|row| (row.output, row.lhs, row.rhs, row.multiplier.max(1e-300), row.slack.max(1e-300)))
+        .collect();
     let mean = pairs.iter().map(|p| p.3 * p.4).sum::<f64>() / pairs.len() as f64;
     let d2 = |k: usize, i: usize| x[problem.var(k, i)].powi(2) / mean;
     let thresholds = [1e8, 1e10, 1e12, 1e14];
@@ -171,7 +158,7 @@ fn stiffness(problem: &Problem, x: &[f64], mu: &[f64]) {
             }
         }
     }
-    println!("mean λ·s {mean:.2e}; {n} observations, {} DP rows an output", 2 * edges.len());
+    println!("mean λ·s {mean:.2e}; {n} observations, {} DP rows an output", pairs.len() / n_out);
     for (t, th) in thresholds.iter().enumerate() {
         let mut counts: Vec<usize> = per_output.iter().map(|c| c[t]).collect();
         counts.sort_unstable();
@@ -183,4 +170,29 @@ fn stiffness(problem: &Problem, x: &[f64], mu: &[f64]) {
             counts.iter().sum::<usize>()
         );
     }
+}
+
+/// One DP row P[k, lhs] ≤ e^ε P[k, rhs] at a point: its multiplier (scaled units) and slack.
+struct DpRow {
+    output: usize,
+    lhs: usize,
+    rhs: usize,
+    multiplier: f64,
+    slack: f64,
+}
+
+/// Every DP row of `problem` at the point x with multipliers μ, in the LP's row order.
+fn dp_rows<'a>(problem: &'a Problem, x: &'a [f64], mu: &'a [f64]) -> impl Iterator<Item = DpRow> + 'a {
+    let (n_out, e_eps) = (problem.n_outputs(), problem.eps.exp());
+    problem.neighbours.edges().enumerate().flat_map(move |(e, (a, b))| {
+        [(a, b), (b, a)].into_iter().enumerate().flat_map(move |(dir, (lhs, rhs))| {
+            (0..n_out).map(move |k| DpRow {
+                output: k,
+                lhs,
+                rhs,
+                multiplier: mu[(2 * e + dir) * n_out + k] * problem.scale,
+                slack: e_eps * x[problem.var(k, rhs)] - x[problem.var(k, lhs)],
+            })
+        })
+    })
 }

@@ -561,15 +561,9 @@ fn factorise<'s>(
     let w: Vec<f64> = p.lambda.iter().zip(&p.s).map(|(l, s)| l / s).collect();
     let d: Vec<f64> = p.x.iter().zip(&p.z).map(|(x, z)| (x / (z + PRIMAL_REGULARISATION * x)).sqrt()).collect();
     let clock = Instant::now();
-    let rho2 = lp.rho * lp.rho;
     let stiff_rows: Vec<Vec<usize>> = per_output(m, threads, |k| {
         let (wk, dk) = (&w[k * ne..(k + 1) * ne], &d[k * n..(k + 1) * n]);
-        (0..ne)
-            .filter(|&e| {
-                let (a, b) = lp.rows[e];
-                wk[e] * (dk[a] * dk[a] + rho2 * dk[b] * dk[b]) > stiff_above
-            })
-            .collect()
+        (0..ne).filter(|&e| row_weight(lp, e, wk, dk) > stiff_above).collect()
     });
     if stiff_bytes(&stiff_rows, n) > stiff_allowance(n) {
         // More stiff rows than the memory set aside for them: the next rung of the ladder.
@@ -578,13 +572,19 @@ fn factorise<'s>(
     let factors = per_output(m, threads, |k| {
         let (wk, dk) = (&w[k * ne..(k + 1) * ne], &d[k * n..(k + 1) * n]);
         let stiff_rows = stiff_rows[k].clone();
-        let mut kept = wk.to_vec();
-        stiff_rows.iter().for_each(|&e| kept[e] = 0.0);
-        // I + D Gᵀ W G D ⪰ I: every pivot is ≥ 1.
-        let factor = if heaviest_row(lp, &kept, dk) > DOUBLE_DOUBLE_ABOVE {
-            symbolic.factorise(&block_values::<DoubleDouble>(lp, pattern, &kept, dk), 1.0, pivot_floor).ok()
+        // The block keeps the other rows' weights (the stiff ones weigh 0 in it).
+        let without_stiff: Vec<f64>;
+        let kept = if stiff_rows.is_empty() {
+            wk
         } else {
-            symbolic.factorise(&block_values::<f64>(lp, pattern, &kept, dk), 1.0, pivot_floor).ok()
+            without_stiff = (0..ne).map(|e| if stiff_rows.binary_search(&e).is_ok() { 0.0 } else { wk[e] }).collect();
+            &without_stiff
+        };
+        // I + D Gᵀ W G D ⪰ I: every pivot is ≥ 1.
+        let factor = if heaviest_row(lp, kept, dk) > DOUBLE_DOUBLE_ABOVE {
+            symbolic.factorise(&block_values::<DoubleDouble>(lp, pattern, kept, dk), 1.0, pivot_floor).ok()
+        } else {
+            symbolic.factorise(&block_values::<f64>(lp, pattern, kept, dk), 1.0, pivot_floor).ok()
         }?;
         let stiff = stiff_part(lp, &factor, stiff_rows, wk, dk, symbolic.perm());
         Some((factor, stiff))
@@ -596,7 +596,7 @@ fn factorise<'s>(
     let (factors, stiff): (Vec<_>, Vec<_>) = factors.into_iter().map(|f| f.expect("checked")).unzip();
     let clock = Instant::now();
     let mut schur = form_schur(&factors, symbolic, &d, threads);
-    subtract_stiff(&mut schur, lp, &factors, &stiff, &d, symbolic.perm());
+    subtract_stiff(&mut schur, lp, (&factors, &stiff), &d, symbolic.perm(), threads);
     times.schur_forming += clock.elapsed().as_secs_f64();
     let clock = Instant::now();
     let schur = DenseCholesky::factorise(n, schur, threads);
@@ -699,22 +699,25 @@ fn stiff_part(
 
 /// S −= Σ_k P H_L⁻¹ G_Tᵀ C_k⁻¹ G_T H_L⁻¹ Pᵀ on and below the diagonal (the stiff rows' share of
 /// H_k⁻¹), as U Uᵀ with U = P H_L⁻¹ G_Tᵀ L_C⁻ᵀ, one output at a time in the outputs' order.
+/// H_L⁻¹ G_Tᵀ is solved for again here rather than kept from [`stiff_part`]: kept for every
+/// output it would take n·Σ|T| values, here one output's n·|T| at a time.
 fn subtract_stiff(
     schur: &mut [f64],
     lp: &BlockLp,
-    factors: &[SparseCholesky<'_>],
-    stiff: &[Stiff],
+    (factors, stiff): (&[SparseCholesky<'_>], &[Stiff]),
     d: &[f64],
     perm: &[usize],
+    threads: usize,
 ) {
     let n = lp.n;
+    let least = least_per_task(threads, n, 1);
     for (k, st) in stiff.iter().enumerate() {
         let Some(cap) = &st.capacitance else { continue };
         let t = st.rows.len();
         let mut u = stiff_columns(lp, &factors[k], &st.rows, &d[k * n..(k + 1) * n], perm);
-        u.par_chunks_mut(t).for_each(|row| cap.solve_lower(row));
+        u.par_chunks_mut(t).with_min_len(least).for_each(|row| cap.solve_lower(row));
         let u = &u;
-        schur.par_chunks_mut(n).enumerate().for_each(|(r, srow)| {
+        schur.par_chunks_mut(n).with_min_len(least).enumerate().for_each(|(r, srow)| {
             let ur = &u[r * t..(r + 1) * t];
             for c in 0..=r {
                 srow[c] -= crate::numeric::dense_cholesky::dot(ur, &u[c * t..(c + 1) * t]);
@@ -735,14 +738,20 @@ struct Newton<'a, 's> {
 }
 
 impl Newton<'_, '_> {
-    /// H_k⁻¹ v (Woodbury on the stiff rows) and the stiff rows' share t = C⁻¹ G_T H_L⁻¹ v.
-    fn h_solve(&self, k: usize, v: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    /// Output k's augmented system [H_L, G_Tᵀ; G_T, −W_T⁻¹][x; t] = [v; b_T] (`b` the right-hand
+    /// side of all its DP rows, of which the stiff rows' are read; `None` for 0), by Woodbury:
+    /// t = C⁻¹(G_T H_L⁻¹ v − b_T), x = H_L⁻¹(v − G_Tᵀ t). Without stiff rows x = H_k⁻¹ v and t is
+    /// empty.
+    fn augmented_solve(&self, k: usize, v: &[f64], b: Option<&[f64]>) -> (Vec<f64>, Vec<f64>) {
         let n = self.lp.n;
         let dk = &self.f.d[k * n..(k + 1) * n];
         let y = hl_solve(&self.f.factors[k], dk, v);
         let st = &self.f.stiff[k];
         let Some(cap) = &st.capacitance else { return (y, Vec::new()) };
         let mut t = stiff_g(self.lp, &st.rows, &y);
+        if let Some(b) = b {
+            t.iter_mut().zip(&st.rows).for_each(|(q, &e)| *q -= b[e]);
+        }
         cap.solve(&mut t, 1);
         let back = hl_solve(&self.f.factors[k], dk, &stiff_gt(self.lp, &st.rows, &t));
         (y.iter().zip(&back).map(|(a, b)| a - b).collect(), t)
@@ -775,17 +784,8 @@ impl Newton<'_, '_> {
                 st.rows.iter().for_each(|&e| wb[e] = 0.0);
                 let mut gk: Vec<f64> = cols.map(|j| rhs.d[j] + rhs.xz[j] / p.x[j]).collect();
                 add_gt(lp, &wb, &mut gk);
-                let dk = &self.f.d[k * n..(k + 1) * n];
-                let y = hl_solve(&self.f.factors[k], dk, &gk);
-                let Some(cap) = &st.capacitance else {
-                    hk.copy_from_slice(&y);
-                    return Vec::new();
-                };
-                let mut l0 = stiff_g(lp, &st.rows, &y);
-                l0.iter_mut().zip(&st.rows).for_each(|(q, &e)| *q -= bk[e]);
-                cap.solve(&mut l0, 1);
-                let back = hl_solve(&self.f.factors[k], dk, &stiff_gt(lp, &st.rows, &l0));
-                hk.iter_mut().zip(y.iter().zip(&back)).for_each(|(o, (a, c))| *o = a - c);
+                let (x, l0) = self.augmented_solve(k, &gk, Some(bk));
+                hk.copy_from_slice(&x);
                 l0
             })
             .collect();
@@ -814,7 +814,7 @@ impl Newton<'_, '_> {
             .enumerate()
             .for_each(|(k, (((dxk, dzk), dsk), dlk))| {
                 let (rows, cols) = lp.spans(k);
-                let (hx, t) = self.h_solve(k, &dnu);
+                let (hx, t) = self.augmented_solve(k, &dnu, None);
                 dxk.copy_from_slice(&hx);
                 for (i, j) in cols.clone().enumerate() {
                     dxk[i] += h[j];
@@ -1049,10 +1049,15 @@ fn parts(v: &mut [f64], m: usize) -> Vec<&mut [f64]> {
         .collect()
 }
 
-/// The largest weight w (d_a² + e^{2ε} d_b²) of a DP row in I + D Gᵀ W G D.
+/// The weight w (d_a² + e^{2ε} d_b²) of DP row e in I + D Gᵀ W G D.
+fn row_weight(lp: &BlockLp, e: usize, w: &[f64], d: &[f64]) -> f64 {
+    let (a, b) = lp.rows[e];
+    w[e] * (d[a] * d[a] + lp.rho * lp.rho * d[b] * d[b])
+}
+
+/// The largest weight of a DP row in I + D Gᵀ W G D.
 fn heaviest_row(lp: &BlockLp, w: &[f64], d: &[f64]) -> f64 {
-    let rho2 = lp.rho * lp.rho;
-    lp.rows.iter().zip(w).map(|(&(a, b), &we)| we * (d[a] * d[a] + rho2 * d[b] * d[b])).fold(0.0, f64::max)
+    (0..lp.rows.len()).map(|e| row_weight(lp, e, w, d)).fold(0.0, f64::max)
 }
 
 /// The values of I + D Gᵀ W G D on the pattern, in the precision of `R`.
