@@ -35,7 +35,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use crate::numeric::dense_cholesky::DenseCholesky;
+use crate::numeric::dense_cholesky::{subtract_gram, DenseCholesky};
 use crate::numeric::double_double::{DoubleDouble, Real};
 use crate::numeric::sparse_cholesky::{SparseCholesky, Symbolic, PIVOT_FLOOR, WIDTH};
 
@@ -91,13 +91,17 @@ pub(crate) struct IpmResult {
     pub times: KernelTimes,
 }
 
-/// Seconds the iterations spent factorising the outputs' blocks, forming the Schur complement
-/// and factorising it (the rest of an iteration is the Newton solves and the vector work).
+/// Seconds the iterations spent factorising the outputs' blocks, forming the Schur complement,
+/// splitting off the stiff rows and factorising the Schur complement (the rest of an iteration is
+/// the Newton solves and the vector work).
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct KernelTimes {
     pub block_factorisations: f64,
     pub schur_forming: f64,
     pub schur_factorisation: f64,
+    /// Splitting off the stiff rows: their columns, C's factorisation and the Schur complement's
+    /// correction.
+    pub stiff_rows: f64,
 }
 
 /// Stopping rule and limits.
@@ -332,6 +336,7 @@ fn iterate(lp: &BlockLp, settings: &Settings) -> IpmResult {
     let mut iteration = 0;
     let mut pivot_floor = PIVOT_FLOOR;
     let mut stiff_above = f64::INFINITY;
+    let mut stiff_outgrown = false;
     let mut times = KernelTimes::default();
     let mut iteration_seconds = settings.first_iteration_seconds;
     let mut iteration_began = Instant::now();
@@ -349,17 +354,25 @@ fn iterate(lp: &BlockLp, settings: &Settings) -> IpmResult {
         let direction = factorise(lp, &pattern, &symbolic, &p, (pivot_floor, stiff_above), threads, &mut times)
             .and_then(|f| {
                 let newton = Newton { lp, p: &p, f: &f, perm: symbolic.perm(), threads, mu: r.mu };
-                newton.direction(&r, count)
+                newton.direction(&r, count).ok_or(GaveOut::LinearAlgebra)
             });
-        let Some(dir) = direction else {
-            if stiff_above > STIFF_ABOVE {
+        let dir = match direction {
+            Ok(dir) => dir,
+            Err(GaveOut::LinearAlgebra) if stiff_above > STIFF_ABOVE && !stiff_outgrown => {
                 stiff_above = STIFF_ABOVE;
                 continue;
             }
-            if raise_floor(&mut pivot_floor) {
-                continue;
+            Err(gave_out) => {
+                if gave_out == GaveOut::StiffRowsOutgrowTheirMemory {
+                    // From here on the stiff rows stay in their blocks, and the pivot floor rises.
+                    stiff_outgrown = true;
+                    stiff_above = f64::INFINITY;
+                }
+                if raise_floor(&mut pivot_floor) {
+                    continue;
+                }
+                break Ending::Stalled;
             }
-            break Ending::Stalled;
         };
         take_step(lp, &mut p, &dir, threads);
         iteration += 1;
@@ -545,9 +558,18 @@ struct Stiff {
     capacitance: Option<DenseCholesky>,
 }
 
+/// Why an iteration's linear algebra gave out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum GaveOut {
+    /// A block not positive definite at the pivot floor, nothing left of the Schur complement, or
+    /// a Newton direction whose leftover exceeds [`NEWTON_ERROR_LIMIT`].
+    LinearAlgebra,
+    /// More stiff rows than [`stiff_allowance`] holds.
+    StiffRowsOutgrowTheirMemory,
+}
+
 /// Factorise every block and form and factorise the Schur complement (the kernels' times added
-/// to `times`); `None` where a block is not positive definite at `pivot_floor` or nothing is left
-/// of the Schur complement.
+/// to `times`), the rows heavier than `stiff_above` split off.
 fn factorise<'s>(
     lp: &BlockLp,
     pattern: &Pattern,
@@ -556,7 +578,7 @@ fn factorise<'s>(
     (pivot_floor, stiff_above): (f64, f64),
     threads: usize,
     times: &mut KernelTimes,
-) -> Option<Factored<'s>> {
+) -> Result<Factored<'s>, GaveOut> {
     let (m, n, ne) = (lp.m, lp.n, lp.rows.len());
     let w: Vec<f64> = p.lambda.iter().zip(&p.s).map(|(l, s)| l / s).collect();
     let d: Vec<f64> = p.x.iter().zip(&p.z).map(|(x, z)| (x / (z + PRIMAL_REGULARISATION * x)).sqrt()).collect();
@@ -566,12 +588,11 @@ fn factorise<'s>(
         (0..ne).filter(|&e| row_weight(lp, e, wk, dk) > stiff_above).collect()
     });
     if stiff_bytes(&stiff_rows, n) > stiff_allowance(n) {
-        // More stiff rows than the memory set aside for them: the next rung of the ladder.
-        return None;
+        return Err(GaveOut::StiffRowsOutgrowTheirMemory);
     }
     let factors = per_output(m, threads, |k| {
         let (wk, dk) = (&w[k * ne..(k + 1) * ne], &d[k * n..(k + 1) * n]);
-        let stiff_rows = stiff_rows[k].clone();
+        let stiff_rows = &stiff_rows[k];
         // The block keeps the other rows' weights (the stiff ones weigh 0 in it).
         let without_stiff: Vec<f64>;
         let kept = if stiff_rows.is_empty() {
@@ -581,39 +602,43 @@ fn factorise<'s>(
             &without_stiff
         };
         // I + D Gᵀ W G D ⪰ I: every pivot is ≥ 1.
-        let factor = if heaviest_row(lp, kept, dk) > DOUBLE_DOUBLE_ABOVE {
+        if heaviest_row(lp, kept, dk) > DOUBLE_DOUBLE_ABOVE {
             symbolic.factorise(&block_values::<DoubleDouble>(lp, pattern, kept, dk), 1.0, pivot_floor).ok()
         } else {
             symbolic.factorise(&block_values::<f64>(lp, pattern, kept, dk), 1.0, pivot_floor).ok()
-        }?;
-        let stiff = stiff_part(lp, &factor, stiff_rows, wk, dk, symbolic.perm());
-        Some((factor, stiff))
+        }
     });
     times.block_factorisations += clock.elapsed().as_secs_f64();
     if factors.iter().any(Option::is_none) {
-        return None;
+        return Err(GaveOut::LinearAlgebra);
     }
-    let (factors, stiff): (Vec<_>, Vec<_>) = factors.into_iter().map(|f| f.expect("checked")).unzip();
+    let factors: Vec<_> = factors.into_iter().map(|f| f.expect("checked")).collect();
     let clock = Instant::now();
     let mut schur = form_schur(&factors, symbolic, &d, threads);
-    subtract_stiff(&mut schur, lp, (&factors, &stiff), &d, symbolic.perm(), threads);
     times.schur_forming += clock.elapsed().as_secs_f64();
+    let clock = Instant::now();
+    let any_stiff = stiff_rows.iter().any(|r| !r.is_empty());
+    let stiff = split_off_stiff_rows(&mut schur, lp, &factors, stiff_rows, (&w, &d), symbolic.perm(), threads);
+    if any_stiff {
+        times.stiff_rows += clock.elapsed().as_secs_f64();
+    }
     let clock = Instant::now();
     let schur = DenseCholesky::factorise(n, schur, threads);
     times.schur_factorisation += clock.elapsed().as_secs_f64();
     if schur.dropped == n {
         // Nothing left of the Schur complement (its entries overflowed): the end of the road.
-        return None;
+        return Err(GaveOut::LinearAlgebra);
     }
-    Some(Factored { w, d, factors, stiff, schur })
+    Ok(Factored { w, d, factors, stiff, schur })
 }
 
-/// Bytes the stiff rows take: each output's C (|T|² values) and, per thread, one output's
-/// H_L⁻¹ G_Tᵀ (n × |T|) while it is formed.
+/// Bytes the stiff rows take at least: each output's C (|T|² values), and while the Schur
+/// complement is corrected, one output's U (n × |T|) and block of right-hand sides
+/// ([`split_off_stiff_rows`] makes more side by side only in what the allowance has to spare).
 fn stiff_bytes(stiff_rows: &[Vec<usize>], n: usize) -> u128 {
-    let widest = stiff_rows.iter().map(Vec::len).max().unwrap_or(0) as u128;
+    let widest = stiff_rows.iter().map(Vec::len).max().unwrap_or(0);
     let capacitances: u128 = stiff_rows.iter().map(|r| (r.len() as u128).pow(2)).sum();
-    8 * (capacitances + rayon::current_num_threads() as u128 * n as u128 * widest)
+    8 * (capacitances + (n * (widest + WIDTH)) as u128)
 }
 
 /// Bytes set aside for the stiff rows ([`super::memory_bytes`] counts them): a second Schur
@@ -651,79 +676,88 @@ fn stiff_g(lp: &BlockLp, rows: &[usize], x: &[f64]) -> Vec<f64> {
         .collect()
 }
 
-/// H_L⁻¹ G_Tᵀ (n × |T|, row-major in the factors' order P: row `new` is observation perm\[new\]).
-fn stiff_columns(lp: &BlockLp, factor: &SparseCholesky<'_>, rows: &[usize], dk: &[f64], perm: &[usize]) -> Vec<f64> {
-    let (n, t) = (lp.n, rows.len());
-    let mut v = vec![0.0; n * t];
-    for (j, &e) in rows.iter().enumerate() {
-        let (a, b) = lp.rows[e];
-        let mut g = vec![0.0; n];
-        g[a] += 1.0;
-        g[b] -= lp.rho;
-        let u = hl_solve(factor, dk, &g);
-        for (new, &old) in perm.iter().enumerate() {
-            v[new * t + j] = u[old];
+/// Take each output's stiff rows T out of the Schur complement's blocks, in the outputs' order:
+/// `schur` (which holds Σ_k H_L⁻¹ in the factors' order) takes the stiff rows' share of H_k⁻¹
+/// (Woodbury), S −= V C⁻¹ Vᵀ = U Uᵀ ([`stiff_part`]), through the dense factor's update kernel
+/// on all `threads` threads. The outputs' parts are made side by side, a group at a time, as many
+/// as the memory set aside for the stiff rows holds beside their C's (up to one per thread). Each
+/// part is made on one thread and subtracted in the outputs' order, so the floats are the same
+/// on any number of threads.
+fn split_off_stiff_rows(
+    schur: &mut [f64],
+    lp: &BlockLp,
+    factors: &[SparseCholesky<'_>],
+    stiff_rows: Vec<Vec<usize>>,
+    (w, d): (&[f64], &[f64]),
+    perm: &[usize],
+    threads: usize,
+) -> Vec<Stiff> {
+    let (n, ne) = (lp.n, lp.rows.len());
+    let mut position = vec![0; n];
+    perm.iter().enumerate().for_each(|(new, &old)| position[old] = new);
+    let spare =
+        stiff_allowance(n).saturating_sub(8 * stiff_rows.iter().map(|r| (r.len() as u128).pow(2)).sum::<u128>());
+    let widest = stiff_rows.iter().map(Vec::len).max().unwrap_or(0);
+    let group = (spare / (8 * (n * (widest + WIDTH)) as u128).max(1)).clamp(1, threads.max(1) as u128) as usize;
+    let outputs: Vec<usize> = (0..stiff_rows.len()).filter(|&k| !stiff_rows[k].is_empty()).collect();
+    let mut stiff: Vec<Stiff> = stiff_rows.into_iter().map(|rows| Stiff { rows, capacitance: None }).collect();
+    for chunk in outputs.chunks(group) {
+        let parts: Vec<(DenseCholesky, Vec<f64>)> = chunk
+            .par_iter()
+            .with_min_len(least_per_task(threads, chunk.len(), 1))
+            .map(|&k| {
+                let d_permuted: Vec<f64> = perm.iter().map(|&old| d[k * n + old]).collect();
+                stiff_part(lp, &factors[k], &stiff[k].rows, &w[k * ne..(k + 1) * ne], (&d_permuted, &position))
+            })
+            .collect();
+        for (&k, (capacitance, u)) in chunk.iter().zip(parts) {
+            subtract_gram(schur, n, &u, stiff[k].rows.len(), threads);
+            stiff[k].capacitance = Some(capacitance);
         }
     }
-    v
+    stiff
 }
 
-/// The stiff rows' Schur complement C = W_T⁻¹ + G_T H_L⁻¹ G_Tᵀ, factorised.
+/// One output's stiff rows T, on the calling thread: V = H_L⁻¹ G_Tᵀ = D M_L⁻¹ D G_Tᵀ by blocked
+/// solves ([`WIDTH`] columns a solve), C = W_T⁻¹ + G_T V factorised as L_C L_Cᵀ, and
+/// U = V L_C⁻ᵀ (n × |T|, row-major in the factors' order: row `new` is observation
+/// perm\[new\]); `d_permuted` is D in the factors' order, `position` the inverse order.
 fn stiff_part(
     lp: &BlockLp,
     factor: &SparseCholesky<'_>,
-    rows: Vec<usize>,
+    rows: &[usize],
     wk: &[f64],
-    dk: &[f64],
-    perm: &[usize],
-) -> Stiff {
-    let t = rows.len();
-    if t == 0 {
-        return Stiff { rows, capacitance: None };
+    (d_permuted, position): (&[f64], &[usize]),
+) -> (DenseCholesky, Vec<f64>) {
+    let (n, t) = (lp.n, rows.len());
+    let mut v = vec![0.0; n * t];
+    let mut block = vec![0.0; n * WIDTH];
+    for (c, chunk) in rows.chunks(WIDTH).enumerate() {
+        block.iter_mut().for_each(|x| *x = 0.0);
+        for (w, &e) in chunk.iter().enumerate() {
+            let (a, b) = (position[lp.rows[e].0], position[lp.rows[e].1]);
+            block[a * WIDTH + w] = d_permuted[a];
+            block[b * WIDTH + w] = -lp.rho * d_permuted[b];
+        }
+        factor.solve_block_lower(&mut block, 0);
+        let first = c * WIDTH;
+        for new in 0..n {
+            let (dr, solved) = (d_permuted[new], &block[new * WIDTH..new * WIDTH + chunk.len()]);
+            v[new * t + first..new * t + first + chunk.len()].iter_mut().zip(solved).for_each(|(x, y)| *x = dr * y);
+        }
     }
-    let v = stiff_columns(lp, factor, &rows, dk, perm);
-    let mut position = vec![usize::MAX; lp.n];
-    perm.iter().enumerate().for_each(|(new, &old)| position[old] = new);
-    // C[i, j] = (G_T H_L⁻¹ G_Tᵀ)[i, j] = row i of G_T applied to column j of V.
+    // C[i, j] = (G_T V)[i, j], row i of G_T applied to column j of V, on and below the diagonal,
+    // plus W_T⁻¹.
     let mut c = vec![0.0; t * t];
     for (i, &e) in rows.iter().enumerate() {
         let (a, b) = lp.rows[e];
-        let (va, vb) = (&v[position[a] * t..(position[a] + 1) * t], &v[position[b] * t..(position[b] + 1) * t]);
-        for j in 0..=i {
-            c[i * t + j] = va[j] - lp.rho * vb[j];
-        }
+        let (va, vb) = (&v[position[a] * t..position[a] * t + i + 1], &v[position[b] * t..position[b] * t + i + 1]);
+        c[i * t..i * t + i + 1].iter_mut().zip(va.iter().zip(vb)).for_each(|(cij, (x, y))| *cij = x - lp.rho * y);
         c[i * t + i] += 1.0 / wk[e];
     }
-    Stiff { rows, capacitance: Some(DenseCholesky::factorise(t, c, 1)) }
-}
-
-/// S −= Σ_k P H_L⁻¹ G_Tᵀ C_k⁻¹ G_T H_L⁻¹ Pᵀ on and below the diagonal (the stiff rows' share of
-/// H_k⁻¹), as U Uᵀ with U = P H_L⁻¹ G_Tᵀ L_C⁻ᵀ, one output at a time in the outputs' order.
-/// H_L⁻¹ G_Tᵀ is solved for again here rather than kept from [`stiff_part`]: kept for every
-/// output it would take n·Σ|T| values, here one output's n·|T| at a time.
-fn subtract_stiff(
-    schur: &mut [f64],
-    lp: &BlockLp,
-    (factors, stiff): (&[SparseCholesky<'_>], &[Stiff]),
-    d: &[f64],
-    perm: &[usize],
-    threads: usize,
-) {
-    let n = lp.n;
-    let least = least_per_task(threads, n, 1);
-    for (k, st) in stiff.iter().enumerate() {
-        let Some(cap) = &st.capacitance else { continue };
-        let t = st.rows.len();
-        let mut u = stiff_columns(lp, &factors[k], &st.rows, &d[k * n..(k + 1) * n], perm);
-        u.par_chunks_mut(t).with_min_len(least).for_each(|row| cap.solve_lower(row));
-        let u = &u;
-        schur.par_chunks_mut(n).with_min_len(least).enumerate().for_each(|(r, srow)| {
-            let ur = &u[r * t..(r + 1) * t];
-            for c in 0..=r {
-                srow[c] -= crate::numeric::dense_cholesky::dot(ur, &u[c * t..(c + 1) * t]);
-            }
-        });
-    }
+    let capacitance = DenseCholesky::factorise(t, c, 1);
+    capacitance.solve_lower_rows(&mut v, 1);
+    (capacitance, v)
 }
 
 /// Solves of the whole Newton system at the point `p` through its factorisation `f`.

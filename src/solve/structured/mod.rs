@@ -123,6 +123,10 @@ impl LpSolver for BlockIpmSolver {
         let times = result.times;
         self.progress.add_time("block factorisations", times.block_factorisations);
         self.progress.add_time("Schur complement forming", times.schur_forming);
+        if times.stiff_rows > 0.0 {
+            // Only where rows were split off (near the end, on the few graphs that need it).
+            self.progress.add_time("stiff rows", times.stiff_rows);
+        }
         self.progress.add_time("Schur complement factorisation", times.schur_factorisation);
 
         let mut x = vec![0.0; problem.n_vars()];
