@@ -636,9 +636,15 @@ fn factorise<'s>(
 /// complement is corrected, one output's U (n × |T|) and block of right-hand sides
 /// ([`split_off_stiff_rows`] makes more side by side only in what the allowance has to spare).
 fn stiff_bytes(stiff_rows: &[Vec<usize>], n: usize) -> u128 {
-    let widest = stiff_rows.iter().map(Vec::len).max().unwrap_or(0);
     let capacitances: u128 = stiff_rows.iter().map(|r| (r.len() as u128).pow(2)).sum();
-    8 * (capacitances + (n * (widest + WIDTH)) as u128)
+    8 * capacitances + stiff_part_bytes(stiff_rows, n)
+}
+
+/// Bytes one output's part takes while it is made ([`stiff_part`]): its U (n × |T|) and a block
+/// of right-hand sides, for the output with the most stiff rows.
+fn stiff_part_bytes(stiff_rows: &[Vec<usize>], n: usize) -> u128 {
+    let widest = stiff_rows.iter().map(Vec::len).max().unwrap_or(0);
+    8 * (n * (widest + WIDTH)) as u128
 }
 
 /// Bytes set aside for the stiff rows ([`super::memory_bytes`] counts them): a second Schur
@@ -695,10 +701,9 @@ fn split_off_stiff_rows(
     let (n, ne) = (lp.n, lp.rows.len());
     let mut position = vec![0; n];
     perm.iter().enumerate().for_each(|(new, &old)| position[old] = new);
-    let spare =
-        stiff_allowance(n).saturating_sub(8 * stiff_rows.iter().map(|r| (r.len() as u128).pow(2)).sum::<u128>());
-    let widest = stiff_rows.iter().map(Vec::len).max().unwrap_or(0);
-    let group = (spare / (8 * (n * (widest + WIDTH)) as u128).max(1)).clamp(1, threads.max(1) as u128) as usize;
+    // [`stiff_bytes`] counts one part; what the allowance has beyond it holds more side by side.
+    let spare = stiff_allowance(n).saturating_sub(stiff_bytes(&stiff_rows, n));
+    let group = (1 + spare / stiff_part_bytes(&stiff_rows, n).max(1)).min(threads.max(1) as u128) as usize;
     let outputs: Vec<usize> = (0..stiff_rows.len()).filter(|&k| !stiff_rows[k].is_empty()).collect();
     let mut stiff: Vec<Stiff> = stiff_rows.into_iter().map(|rows| Stiff { rows, capacitance: None }).collect();
     for chunk in outputs.chunks(group) {
