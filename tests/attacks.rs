@@ -67,14 +67,15 @@ fn huge_sizes_are_refused_before_any_allocation() {
         refused(d, &["solve", name], &[name, field]);
         refused(d, &["solve", name, "--dry-run"], &[name]);
     }
-    // A Poisson with tens of thousands of records: the default time budget (or, on a small
-    // machine, the memory guard) answers before the work; `--max-seconds` would run it, capped.
+    // A Poisson with hundreds of thousands of records: neither the exact route (its dense Schur
+    // complement alone terabytes) nor the anytime route (its likelihood alone far beyond the
+    // time budget) fits, and the memory guard answers before the work.
     write_file(
         d,
         "poisson.toml",
-        &model("family = \"poisson\"\nrecords = 20000\ncap = 3", &format!("lower = 0.0\nupper = 10.0\n{grid}"), ""),
+        &model("family = \"poisson\"\nrecords = 200000\ncap = 3", &format!("lower = 0.0\nupper = 10.0\n{grid}"), ""),
     );
-    refused(d, &["solve", "poisson.toml"], &["observation.records"]);
+    refused(d, &["solve", "poisson.toml"], &["poisson.toml", "observation.records"]);
     // A huge upper bound: a sentence about the input, not a solver failure.
     write_file(
         d,

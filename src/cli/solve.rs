@@ -34,8 +34,8 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     eps: Option<Vec<f64>>,
     /// Solver (auto = the exact chain solver when the neighbour relation is y ~ y ± 1 and the
-    /// program is the plain Bayes one, else Clarabel then HiGHS; on explicit graphs the block
-    /// interior point first, HiGHS first on a symmetric model's orbit LP; the anytime route
+    /// program is the plain Bayes one; else on the plain program the block interior point first
+    /// (HiGHS first on a symmetric model's orbit LP), then HiGHS and Clarabel; the anytime route
     /// where the exact one would not fit the memory or time budget).
     #[arg(long, value_parser = super::params::solver(), default_value_t = SolverChoice::Auto)]
     solver: SolverChoice,

@@ -11,9 +11,11 @@ use std::str::FromStr;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SolverChoice {
     /// Decided per model: the exact chain solver for chain neighbours and the plain Bayes
-    /// program; on other explicit neighbour graphs the block interior point, then HiGHS's
-    /// interior point, then Clarabel (HiGHS first on a symmetric model's orbit LP, and on a
-    /// constrained program, which is solved whole); on banded relations Clarabel, then HiGHS.
+    /// program; on the plain program otherwise the block interior point, then on explicit
+    /// neighbour graphs HiGHS's interior point and Clarabel (HiGHS first on a symmetric model's
+    /// orbit LP), on chains and bands Clarabel and HiGHS; on the (ε, δ), minimax or constrained
+    /// programs, which are solved whole, HiGHS's interior point first on a graph, Clarabel first
+    /// on a chain or band.
     /// Where that exact route would not fit the memory budget or the time (--max-seconds, else
     /// 10 minutes), the anytime route on plain programs.
     // (The command line's help restates these lines. The decision is `Route::for_model`.)

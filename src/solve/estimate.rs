@@ -182,14 +182,14 @@ pub(crate) fn priced_out(expected: f64, cap: f64) -> bool {
 /// has order `group` (HiGHS solves the orbit LP; the others the whole LP).
 fn backend_seconds(choice: SolverChoice, relation: Relation, lp: &LpShape, group: f64) -> f64 {
     if choice == SolverChoice::BlockIpm {
-        return block_ipm_seconds(lp.n_obs as f64, lp.n_out as f64);
+        return block_ipm_seconds(relation, lp.n_obs as f64, lp.n_out as f64);
     }
     lp_seconds(relation, lp, if choice.is_highs() { group } else { 1.0 }, 1.0)
 }
 
 /// Seconds the block interior point ([`super::structured`]) takes on `n_out` outputs (the
-/// restricted LP's under output generation) and `n_obs` observations on a 2-core machine: about
-/// 40 iterations, each
+/// restricted LP's under output generation) and `n_obs` observations on a 2-core machine:
+/// [`block_ipm_iterations`] iterations, each
 ///
 /// - forming the |Y| × |Y| Schur complement's lower triangle from every output's factor solved
 ///   against the identity (|Θ̃|·|Y|·nnz(L) multiply-adds at most, nnz(L) ≈ 15·|Y|·√(|Y|/861) on the
@@ -203,9 +203,21 @@ fn backend_seconds(choice: SolverChoice, relation: Relation, lp: &LpShape, group
 /// solving about 0.6 s) and K = 100 (|Y| = 5151, 66 outputs: 3.7 s, 1.4 s, about 1.2 s), with a
 /// per-unit-vector term for the forming's fixed costs; checked against the whole solves at K = 20,
 /// 40 and 60 and the 2-D grid table model (docs/benchmarks.md).
-fn block_ipm_seconds(n_obs: f64, n_out: f64) -> f64 {
-    const ITERATIONS: f64 = 40.0;
-    0.3 + ITERATIONS * super::structured::block_ipm_iteration_seconds(n_obs, n_out)
+fn block_ipm_seconds(relation: Relation, n_obs: f64, n_out: f64) -> f64 {
+    0.3 + block_ipm_iterations(relation) * super::structured::block_ipm_iteration_seconds(n_obs, n_out)
+}
+
+/// The iterations the block interior point takes on `relation`: 27–45 on the multinomial's
+/// lattice (d = 3, resolution 10, K = 20…100), 54–74 on the bench models' clipped Poisson
+/// sums (60 and 200 records, caps 3 and 5; others measured 32–187) and 27 on a binomial of
+/// 300 trials (docs/benchmarks.md). The iteration's cost is the lattice's formula on both: its
+/// fill overstates a band's factor, its unit-vector term a band's forming, and the two come
+/// out within 2× of the measured iterations on the bands (docs/benchmarks.md).
+fn block_ipm_iterations(relation: Relation) -> f64 {
+    match relation {
+        Relation::Graph => 40.0,
+        Relation::Band | Relation::Chain => 60.0,
+    }
 }
 
 /// The largest LP whose first restricted output set [`restricted_shares`] computes for the
@@ -468,8 +480,10 @@ fn estimate_route(
             let bytes = super::anytime::memory_bytes(n_obs, n_out, m, edges);
             let n_eps = epsilons.map_or(model.epsilons.len(), <[f64]>::len).max(1) as f64;
             let budget = options.limits.seconds.unwrap_or(super::DEFAULT_TIME_BUDGET_SECONDS) / n_eps;
-            // The route runs until its gap or the budget: the budget is what it may take.
-            let secs = budget;
+            // The route runs until its gap or the budget, the likelihood included (the limit
+            // covers the whole command): the budget is what it may take, or the likelihood alone
+            // where that is longer (added below).
+            let secs = (budget - likelihood_seconds(model)).max(0.0);
             (
                 "first-order iterations (matrix-free, certified gap)",
                 bytes,
@@ -525,7 +539,7 @@ fn estimate_route(
             let bytes_of = |c: SolverChoice| 8 * cost + backend_bytes(c, &shape, on_graph, group, edges) + threads;
             let first = backends.first().copied().unwrap_or(SolverChoice::Auto);
             let secs = if first == SolverChoice::BlockIpm {
-                block_ipm_seconds(n_obs as f64, n_out as f64 * share)
+                block_ipm_seconds(relation, n_obs as f64, n_out as f64 * share)
             } else {
                 lp_seconds(relation, &shape, group_order, share)
             };

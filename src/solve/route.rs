@@ -54,18 +54,22 @@ pub enum Route {
 impl Route {
     /// The one decision of which solvers a model's LP goes to for `choice`. `Auto`: the chain
     /// solver when the neighbour relation is the chain y ~ y ± 1 and the program is the plain
-    /// Bayes one; on another explicit neighbour graph with the plain program the block interior
-    /// point, then HiGHS, then Clarabel (`lp_order_for`; HiGHS first where a symmetric model has
-    /// its orbit LP, `structured::order_for`); otherwise Clarabel then HiGHS, HiGHS first on an
-    /// explicit neighbour graph.
+    /// Bayes one; otherwise, on the plain program, the block interior point first, then on an
+    /// explicit neighbour graph HiGHS and Clarabel (`lp_order_for`; HiGHS first where a symmetric
+    /// model has its orbit LP, `structured::order_for`), on a chain or band Clarabel and HiGHS;
+    /// on the (ε, δ), minimax or constrained programs HiGHS's interior point first on a graph,
+    /// Clarabel first on a chain or band.
     ///
-    /// Why the LP order depends on the graph: on a chain or band the KKT system of an
-    /// interior-point method stays banded and Clarabel wins by far (HiGHS dual simplex: > 120 s at
-    /// (K, M) = (300, 300) where Clarabel takes 5 s); on the multinomial's lattice it fills in and
-    /// HiGHS wins (`models/vote-share-3way.toml` at ε = 0.5: 45 s against 217 s), its interior
-    /// point with crossover ahead of its dual simplex (multinomial d = 3, K = 40 on the orbit LP:
-    /// 24 s against 35 s). On a model with symmetries HiGHS solves the orbit LP
-    /// (`lp::Symmetry`).
+    /// Why the order depends on the relation and the program: the block interior point only ever
+    /// factorises one output row's |Y| × |Y| matrix and the |Y| × |Y| Schur complement, and wins
+    /// wherever it applies (multinomial d = 3, K = 40: 8 s against HiGHS's 239 s; the clipped
+    /// Poisson sum of 200 records, cap 5: 17 s against Clarabel's 996 s, docs/benchmarks.md). Of
+    /// the general backends, on a chain or band the KKT system of an interior point stays banded
+    /// and Clarabel wins by far (HiGHS dual simplex: > 120 s at (K, M) = (300, 300) where Clarabel
+    /// takes 5 s); on the multinomial's lattice it fills in and HiGHS wins
+    /// (`models/vote-share-3way.toml` at ε = 0.5: 45 s against 217 s), its interior point with
+    /// crossover ahead of its dual simplex (multinomial d = 3, K = 40 on the orbit LP: 24 s
+    /// against 35 s). On a model with symmetries HiGHS solves the orbit LP (`lp::Symmetry`).
     pub fn for_model(model: &Model, choice: SolverChoice) -> Result<Route, SolveError> {
         let plain = model.is_plain_program();
         let (chain, graph) = neighbour_shape(model);
@@ -87,10 +91,13 @@ impl Route {
                     } else {
                         "auto: [constraints] rows, so the whole LP (no chain solver, output generation, orbit LP or polish), Clarabel first, then HiGHS"
                     }
-                } else if graph {
-                    "auto: an explicit neighbour graph, so the block interior point first (HiGHS first on a symmetric model's orbit LP), then HiGHS interior point, then Clarabel"
                 } else {
-                    "auto: a banded neighbour relation, so Clarabel first, then HiGHS"
+                    match (graph, plain) {
+                        (true, true) => "auto: an explicit neighbour graph and the plain Bayes program, so the block interior point first (HiGHS first on a symmetric model's orbit LP), then HiGHS interior point, then Clarabel",
+                        (true, false) => "auto: an explicit neighbour graph and the (ε, δ) or minimax program, so HiGHS interior point first, then Clarabel",
+                        (false, true) => "auto: a chain or banded neighbour relation and the plain Bayes program, so the block interior point first, then Clarabel, then HiGHS",
+                        (false, false) => "auto: a chain or banded neighbour relation and the (ε, δ) or minimax program, so Clarabel first, then HiGHS",
+                    }
                 };
                 Ok(Route::Lp { backends, reason: Reason::Auto(reason) })
             }
@@ -135,13 +142,14 @@ pub(crate) fn lp_order(neighbours: &Neighbours) -> Vec<SolverChoice> {
     lp_order_for(matches!(neighbours, Neighbours::Graph { .. }), true)
 }
 
-/// Explicit graphs: the block interior point (plain programs only), then HiGHS's interior point,
-/// then Clarabel; chains and bands: Clarabel, then HiGHS.
+/// The block interior point first on plain programs (it solves only those), then on explicit
+/// graphs HiGHS's interior point and Clarabel, on chains and bands Clarabel and HiGHS.
 fn lp_order_for(graph: bool, plain: bool) -> Vec<SolverChoice> {
     let order: &[SolverChoice] = match (graph, plain) {
         (true, true) => &[SolverChoice::BlockIpm, SolverChoice::HighsIpm, SolverChoice::Clarabel],
         (true, false) => &[SolverChoice::HighsIpm, SolverChoice::Clarabel],
-        (false, _) => &[SolverChoice::Clarabel, SolverChoice::Highs],
+        (false, true) => &[SolverChoice::BlockIpm, SolverChoice::Clarabel, SolverChoice::Highs],
+        (false, false) => &[SolverChoice::Clarabel, SolverChoice::Highs],
     };
     order.iter().copied().filter(|c| c.is_available()).collect()
 }

@@ -68,6 +68,24 @@ fn random_graphs_agree_with_clarabel_on_the_whole_lp() {
     assert!(disconnected >= 2, "only {disconnected} of the 12 graphs were disconnected");
 }
 
+/// Seeded random costs on chains and bands (the clipped sums' relation, where `auto` runs the
+/// block interior point first), half through output generation.
+#[test]
+fn random_bands_agree_with_clarabel_on_the_whole_lp() {
+    let mut rng = StdRng::seed_from_u64(2027);
+    for case in 0..8 {
+        let len = rng.random_range(10..40usize);
+        let width = rng.random_range(1..6usize);
+        let n_out = rng.random_range(6..24usize);
+        let eps = [0.3, 0.8, 2.0, 4.0][case % 4];
+        let cost = Arc::new(random_costs(&mut rng, len, n_out));
+        let neighbours = crate::model::Neighbours::Band { len, width };
+        let problem = Problem::try_new(cost, neighbours, eps, MemoryBudget::available()).unwrap();
+        let what = format!("case {case} (|Y| = {len}, width {width}, |Θ̃| = {n_out}, ε = {eps})");
+        agree(&problem, case % 2 == 0, &what);
+    }
+}
+
 /// Every bundled model whose LPs are plain and small enough for Clarabel's whole LP in a test.
 #[test]
 fn bundled_models_agree_with_clarabel_on_the_whole_lp() {

@@ -202,6 +202,34 @@ fn a_constrained_model_goes_to_the_whole_lp() {
     assert!(refused.contains("[constraints]"), "{refused}");
 }
 
+/// `auto`'s order on a chain or band: the block interior point first on the plain program (and
+/// after the chain solver), Clarabel first on a program it does not solve.
+#[test]
+fn chains_and_bands_go_to_the_block_interior_point_on_the_plain_program() {
+    use crate::solve::Route;
+    let band = |extra: &str| {
+        let text = format!(
+            "name = \"m\"\nepsilon = [0.5]\n{extra}\n[parameter]\nlower = 0.0\nupper = 4.0\n\
+             grid = {{ kind = \"midpoint\", points = 10 }}\nprior = {{ kind = \"uniform\" }}\n\
+             [observation]\nfamily = \"poisson\"\nrecords = 5\ncap = 3\n[loss]\nkind = \"absolute\"\n"
+        );
+        parse_model(&text)
+    };
+    let first = |route: &Route| match route {
+        Route::Lp { backends, .. } => backends[0],
+        Route::Chain { fallback, .. } => fallback[0],
+        Route::Anytime { .. } => panic!("{route:?}"),
+    };
+    let plain = Route::for_model(&band(""), SolverChoice::Auto).unwrap();
+    assert_eq!(first(&plain), SolverChoice::BlockIpm, "{plain:?}");
+    assert!(plain.reason().to_string().contains("block interior point first"), "{}", plain.reason());
+    let delta = Route::for_model(&band("delta = 0.001"), SolverChoice::Auto).unwrap();
+    assert_eq!(first(&delta), SolverChoice::Clarabel, "{delta:?}");
+    let chain = Route::for_model(&binomial_with(6, 1.0, &counts_grid(6), ""), SolverChoice::Auto).unwrap();
+    assert!(matches!(chain, Route::Chain { .. }), "{chain:?}");
+    assert_eq!(first(&chain), SolverChoice::BlockIpm, "{chain:?}");
+}
+
 /// Binomial chain, uniform prior: the geometric + remap optimum is already monotone (a Bayes
 /// remap of a monotone-likelihood-ratio channel is monotone), so the monotone optimum equals the
 /// unconstrained one.
