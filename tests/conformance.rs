@@ -103,7 +103,7 @@ macro_rules! conformance {
                 let model = binomial_model(30, 30, "squared", &[0.5]);
                 let options = SolveOptions {
                     solver: CHOICE,
-                    limits: Limits { iterations: Some(1), seconds: None },
+                    limits: Limits { iterations: Some(1), ..Limits::default() },
                     polish: false,
                     ..SolveOptions::default()
                 };
@@ -164,7 +164,7 @@ fn a_spent_time_limit_is_reported_as_such() {
     let model = two_by_two("");
     let options = SolveOptions {
         solver: SolverChoice::HighsSimplex,
-        limits: Limits { iterations: None, seconds: Some(0.0) },
+        limits: Limits { seconds: Some(0.0), ..Limits::default() },
         ..SolveOptions::default()
     };
     match solve_model(&model, None, options) {
@@ -187,7 +187,7 @@ fn a_spent_time_limit_returns_a_certified_mechanism_whose_interval_holds_the_opt
         let optimum = solve_one(&model, 0.5, choice).unwrap();
         assert_eq!(optimum.status, Status::Optimal);
         let limited =
-            SolveOptions { limits: Limits { iterations: None, seconds: Some(0.0) }, ..SolveOptions::from(choice) };
+            SolveOptions { limits: Limits { seconds: Some(0.0), ..Limits::default() }, ..SolveOptions::from(choice) };
         let s = solve_model(&model, Some(&[0.5]), limited).unwrap().remove(0);
         // `auto` prices the exact route beyond the spent limit and takes the anytime route.
         let stopped = if choice == SolverChoice::Auto { Status::CertifiedGap } else { Status::TimeLimit };

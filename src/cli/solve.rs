@@ -424,13 +424,26 @@ fn print_estimate(model: &Model, est: &Estimate, n_eps: usize, json: bool) {
     } else {
         format!("does NOT fit: reduce {} (or raise UBAPP_MEMORY_LIMIT)", est.fields)
     };
+    // The block interior point's end game splits stiff rows off into what the budget has to
+    // spare beyond its price, at several plain iterations' time each (of the bench models only
+    // the poll of 100 gets that far): neither estimate can tell beforehand whether it will.
+    let block_ipm = est.priced == SolverChoice::BlockIpm.to_string() && est.fits;
     let (most, peak) = if est.output_generation {
-        ("at most ", " (its whole LP, if output generation falls back to it)")
+        // (Not "at most" where the block interior point's end game may take more.)
+        (if block_ipm { "" } else { "at most " }, " (its whole LP, if output generation falls back to it)")
+    } else {
+        ("", "")
+    };
+    let (end_game, end_game_time) = if block_ipm {
+        (
+            "; near its end the block interior point may take more, up to the budget, for its stiff rows",
+            "; not counted: the block interior point's end game where it splits stiff rows off",
+        )
     } else {
         ("", "")
     };
     outln!(
-        "memory: {most}about {:.3} GiB on {}, the route that runs{peak}, of the {:.1} GiB budget ({fits})",
+        "memory: {most}about {:.3} GiB on {}, the route that runs{peak}, of the {:.1} GiB budget ({fits}){end_game}",
         gib(est.memory_bytes as f64),
         est.priced,
         gib(est.available_bytes as f64)
@@ -439,7 +452,7 @@ fn print_estimate(model: &Model, est: &Estimate, n_eps: usize, json: bool) {
         outln!("not started as fallbacks: {}", est.not_started.join(", "));
     }
     outln!(
-        "time: roughly {} per ε, {} ε: {} (a rough estimate from this machine's benchmarks; size fields: {})",
+        "time: roughly {} per ε, {} ε: {} (a rough estimate from this machine's benchmarks; size fields: {}{end_game_time})",
         duration(est.seconds_per_eps),
         n_eps,
         duration(est.seconds_per_eps * n_eps as f64),

@@ -234,7 +234,7 @@ fn second_vertex(
 ) -> Result<Judged, SolveError> {
     let started = Instant::now();
     let _second = progress.time("second vertex (dual simplex)");
-    let limits = Limits { seconds: Some(budget.as_secs_f64()), iterations: None };
+    let limits = Limits { seconds: Some(budget.as_secs_f64()), ..Limits::default() };
     let simplex = lp_solver(SolverChoice::HighsSimplex, limits, progress)?;
     let gap = |j: &Judged| j.assessment.checks.relative_gap.unwrap_or(f64::INFINITY);
     let solved = {

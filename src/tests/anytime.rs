@@ -87,7 +87,7 @@ fn random_graphs_bracket_the_whole_optimum_and_an_early_stop_still_does() {
         // A hundred iterations: a wider interval, still around the optimum.
         let early_options = SolveOptions {
             gap: Some(1e-9),
-            limits: Limits { iterations: Some(1), seconds: None },
+            limits: Limits { iterations: Some(1), ..Limits::default() },
             ..SolveOptions::default()
         };
         let early = anytime(&cost, &neighbours, eps, &early_options);
@@ -112,7 +112,7 @@ fn bundled_plain_models_are_bracketed_and_their_release_verifies() {
         let options = SolveOptions {
             solver: SolverChoice::Anytime,
             gap: Some(1e-2),
-            limits: Limits { seconds: Some(3.0), iterations: None },
+            limits: Limits { seconds: Some(3.0), ..Limits::default() },
             ..SolveOptions::default()
         };
         if !model.is_plain_program() {

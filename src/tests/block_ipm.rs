@@ -151,7 +151,7 @@ fn an_early_stop_is_never_optimal() {
     let cost = Arc::new(random_costs(&mut rng, 16, 12));
     let problem = Problem::try_new(cost, random_graph(&mut rng, 16), 0.7, MemoryBudget::available()).unwrap();
     let options = SolveOptions {
-        limits: Limits { iterations: Some(3), seconds: None },
+        limits: Limits { iterations: Some(3), ..Limits::default() },
         polish: false,
         output_generation: false,
         ..SolveOptions::from(SolverChoice::BlockIpm)

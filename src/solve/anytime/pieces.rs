@@ -358,17 +358,22 @@ fn solve_piece(
     let settings = ipm::Settings {
         gap_tolerance: 1e-9,
         feasibility_tolerance: 1e-9,
+        end_game_gap: 1e-9,
+        end_game_feasibility: 1e-9,
         max_iterations: 200,
         deadline,
         first_iteration_seconds: 0.0,
         on_iteration: Box::new(|_| {}),
         threads: 1,
+        stiff_allowance: ipm::stiff_allowance(n),
+        stiff_priced: ipm::stiff_allowance(n),
     };
     let result = ipm::solve(&lp, &settings);
     let ne = lp.rows.len();
     // An LP stopped short of its optimum (the deadline) keeps the multipliers it had: an early
     // interior iterate's are far from any useful direction.
-    let solved = matches!(result.ending, ipm::Ending::Converged | ipm::Ending::Stalled) && result.gap <= ACCEPTED_GAP;
+    let solved = matches!(result.ending, ipm::Ending::Converged | ipm::Ending::Stalled | ipm::Ending::EndGame)
+        && result.gap <= ACCEPTED_GAP;
     let rows = if !solved {
         Vec::new()
     } else {

@@ -68,6 +68,10 @@ pub(crate) enum Ending {
     Converged,
     /// Progress stopped (numerical limits); the best iterate is returned.
     Stalled,
+    /// Gap and residuals within the end game's tolerances ([`Settings::end_game_gap`]) once the
+    /// stiff rows outgrew what the estimate prices ([`Settings::stiff_priced`]), where each
+    /// further iteration costs several plain ones.
+    EndGame,
     /// The iteration cap.
     IterationLimit,
     /// The time cap.
@@ -108,6 +112,10 @@ pub(crate) struct KernelTimes {
 pub(crate) struct Settings {
     pub gap_tolerance: f64,
     pub feasibility_tolerance: f64,
+    /// The gap and residuals that end the loop once the stiff rows have outgrown
+    /// [`Settings::stiff_priced`].
+    pub end_game_gap: f64,
+    pub end_game_feasibility: f64,
     pub max_iterations: u32,
     pub deadline: Option<Instant>,
     /// Seconds the first iteration is expected to take (later ones: the last one's): an
@@ -118,6 +126,14 @@ pub(crate) struct Settings {
     /// Threads the outputs' work is split over ([`worker_threads`] for one LP on the whole
     /// machine; 1 where the caller runs several LPs side by side).
     pub threads: usize,
+    /// Bytes the stiff rows may take: [`stiff_allowance`] (what the estimate prices) and what the
+    /// memory budget holds beyond the estimate. Each iteration the end game goes on gives the gap
+    /// a factor of 2–2.5 and takes 1.2–1.5 times the last one's stiff rows, so the budget decides
+    /// how far it goes.
+    pub stiff_allowance: u128,
+    /// Bytes of stiff rows the estimate prices ([`stiff_allowance`]): beyond them the end game is
+    /// spending the budget's spare memory, and stops at [`Settings::end_game_gap`].
+    pub stiff_priced: u128,
 }
 
 /// Primal regularisation ρ: X⁻¹Z + ρI.
@@ -337,6 +353,9 @@ fn iterate(lp: &BlockLp, settings: &Settings) -> IpmResult {
     let mut pivot_floor = PIVOT_FLOOR;
     let mut stiff_above = f64::INFINITY;
     let mut stiff_outgrown = false;
+    // The last split's stiff rows took more than the estimate prices: the end game is spending the
+    // budget's spare memory, and stops at its own tolerances.
+    let mut beyond_priced = false;
     let mut times = KernelTimes::default();
     let mut iteration_seconds = settings.first_iteration_seconds;
     let mut iteration_began = Instant::now();
@@ -348,14 +367,15 @@ fn iterate(lp: &BlockLp, settings: &Settings) -> IpmResult {
         } else {
             since_best += 1;
         }
-        if let Some(ending) = stopped(settings, &r, since_best, iteration, iteration_seconds) {
+        if let Some(ending) = stopped(settings, &r, (since_best, beyond_priced), iteration, iteration_seconds) {
             break ending;
         }
-        let direction = factorise(lp, &pattern, &symbolic, &p, (pivot_floor, stiff_above), threads, &mut times)
-            .and_then(|f| {
-                let newton = Newton { lp, p: &p, f: &f, perm: symbolic.perm(), threads, mu: r.mu };
-                newton.direction(&r, count).ok_or(GaveOut::LinearAlgebra)
-            });
+        let rung = Rung { pivot_floor, stiff_above, stiff_allowance: settings.stiff_allowance };
+        let direction = factorise(lp, &pattern, &symbolic, &p, rung, threads, &mut times).and_then(|f| {
+            beyond_priced = f.stiff_bytes > settings.stiff_priced;
+            let newton = Newton { lp, p: &p, f: &f, perm: symbolic.perm(), threads, mu: r.mu };
+            newton.direction(&r, count).ok_or(GaveOut::LinearAlgebra)
+        });
         let dir = match direction {
             Ok(dir) => dir,
             Err(GaveOut::LinearAlgebra) if stiff_above > STIFF_ABOVE && !stiff_outgrown => {
@@ -367,6 +387,13 @@ fn iterate(lp: &BlockLp, settings: &Settings) -> IpmResult {
                     // From here on the stiff rows stay in their blocks, and the pivot floor rises.
                     stiff_outgrown = true;
                     stiff_above = f64::INFINITY;
+                }
+                if beyond_priced && pivot_floor < MAX_PIVOT_FLOOR {
+                    // That far into the end game a try costs several plain iterations: the last
+                    // rung at once (on the poll of 100 the two below it gave out again, 220 s
+                    // each).
+                    pivot_floor = MAX_PIVOT_FLOOR;
+                    continue;
                 }
                 if raise_floor(&mut pivot_floor) {
                     continue;
@@ -510,21 +537,23 @@ impl Residuals {
     }
 }
 
-/// Why the loop ends before this iteration, if it does: converged, no better iterate for
-/// [`PATIENCE`] iterations (or a non-finite one), the iteration limit, or a deadline the next
-/// iteration (as long as the last) would pass.
+/// Why the loop ends before this iteration, if it does: converged (to the end game's tolerances
+/// where the stiff rows have outgrown what the estimate prices: `end_game`), no better iterate for [`PATIENCE`] iterations (or
+/// a non-finite one), the iteration limit, or a deadline the next iteration (as long as the last)
+/// would pass.
 fn stopped(
     settings: &Settings,
     r: &Residuals,
-    since_best: u32,
+    (since_best, end_game): (u32, bool),
     iteration: u32,
     iteration_seconds: f64,
 ) -> Option<Ending> {
-    if r.gap <= settings.gap_tolerance
-        && r.pinf <= settings.feasibility_tolerance
-        && r.dinf <= settings.feasibility_tolerance
-    {
+    let within = |gap: f64, feasibility: f64| r.gap <= gap && r.pinf <= feasibility && r.dinf <= feasibility;
+    if within(settings.gap_tolerance, settings.feasibility_tolerance) {
         return Some(Ending::Converged);
+    }
+    if end_game && within(settings.end_game_gap, settings.end_game_feasibility) {
+        return Some(Ending::EndGame);
     }
     if since_best > PATIENCE || !r.merit.is_finite() {
         return Some(Ending::Stalled);
@@ -548,6 +577,8 @@ struct Factored<'s> {
     factors: Vec<SparseCholesky<'s>>,
     /// Each output's stiff rows and their Schur complement.
     stiff: Vec<Stiff>,
+    /// Bytes the stiff rows take ([`stiff_bytes`]).
+    stiff_bytes: u128,
     schur: DenseCholesky,
 }
 
@@ -558,13 +589,22 @@ struct Stiff {
     capacitance: Option<DenseCholesky>,
 }
 
+/// How far an iteration's linear algebra is pushed: the pivot floor of the blocks' factors, the
+/// weight above which DP rows are split off as stiff, and the bytes those may take.
+#[derive(Debug, Clone, Copy)]
+struct Rung {
+    pivot_floor: f64,
+    stiff_above: f64,
+    stiff_allowance: u128,
+}
+
 /// Why an iteration's linear algebra gave out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum GaveOut {
     /// A block not positive definite at the pivot floor, nothing left of the Schur complement, or
     /// a Newton direction whose leftover exceeds [`NEWTON_ERROR_LIMIT`].
     LinearAlgebra,
-    /// More stiff rows than [`stiff_allowance`] holds.
+    /// More stiff rows than their allowance ([`Settings::stiff_allowance`]) holds.
     StiffRowsOutgrowTheirMemory,
 }
 
@@ -575,10 +615,11 @@ fn factorise<'s>(
     pattern: &Pattern,
     symbolic: &'s Symbolic,
     p: &Point,
-    (pivot_floor, stiff_above): (f64, f64),
+    rung: Rung,
     threads: usize,
     times: &mut KernelTimes,
 ) -> Result<Factored<'s>, GaveOut> {
+    let Rung { pivot_floor, stiff_above, stiff_allowance } = rung;
     let (m, n, ne) = (lp.m, lp.n, lp.rows.len());
     let w: Vec<f64> = p.lambda.iter().zip(&p.s).map(|(l, s)| l / s).collect();
     let d: Vec<f64> = p.x.iter().zip(&p.z).map(|(x, z)| (x / (z + PRIMAL_REGULARISATION * x)).sqrt()).collect();
@@ -587,7 +628,8 @@ fn factorise<'s>(
         let (wk, dk) = (&w[k * ne..(k + 1) * ne], &d[k * n..(k + 1) * n]);
         (0..ne).filter(|&e| row_weight(lp, e, wk, dk) > stiff_above).collect()
     });
-    if stiff_bytes(&stiff_rows, n) > stiff_allowance(n) {
+    let stiff_taken = if stiff_rows.iter().all(Vec::is_empty) { 0 } else { stiff_bytes(&stiff_rows, n) };
+    if stiff_taken > stiff_allowance {
         return Err(GaveOut::StiffRowsOutgrowTheirMemory);
     }
     let factors = per_output(m, threads, |k| {
@@ -618,7 +660,15 @@ fn factorise<'s>(
     times.schur_forming += clock.elapsed().as_secs_f64();
     let clock = Instant::now();
     let any_stiff = stiff_rows.iter().any(|r| !r.is_empty());
-    let stiff = split_off_stiff_rows(&mut schur, lp, &factors, stiff_rows, (&w, &d), symbolic.perm(), threads);
+    let stiff = split_off_stiff_rows(
+        &mut schur,
+        lp,
+        &factors,
+        (stiff_rows, stiff_allowance),
+        (&w, &d),
+        symbolic.perm(),
+        threads,
+    );
     if any_stiff {
         times.stiff_rows += clock.elapsed().as_secs_f64();
     }
@@ -629,7 +679,7 @@ fn factorise<'s>(
         // Nothing left of the Schur complement (its entries overflowed): the end of the road.
         return Err(GaveOut::LinearAlgebra);
     }
-    Ok(Factored { w, d, factors, stiff, schur })
+    Ok(Factored { w, d, factors, stiff, stiff_bytes: stiff_taken, schur })
 }
 
 /// Bytes the stiff rows take at least: each output's C (|T|² values), and while the Schur
@@ -693,7 +743,7 @@ fn split_off_stiff_rows(
     schur: &mut [f64],
     lp: &BlockLp,
     factors: &[SparseCholesky<'_>],
-    stiff_rows: Vec<Vec<usize>>,
+    (stiff_rows, allowance): (Vec<Vec<usize>>, u128),
     (w, d): (&[f64], &[f64]),
     perm: &[usize],
     threads: usize,
@@ -702,7 +752,7 @@ fn split_off_stiff_rows(
     let mut position = vec![0; n];
     perm.iter().enumerate().for_each(|(new, &old)| position[old] = new);
     // [`stiff_bytes`] counts one part; what the allowance has beyond it holds more side by side.
-    let spare = stiff_allowance(n).saturating_sub(stiff_bytes(&stiff_rows, n));
+    let spare = allowance.saturating_sub(stiff_bytes(&stiff_rows, n));
     let group = (1 + spare / stiff_part_bytes(&stiff_rows, n).max(1)).min(threads.max(1) as u128) as usize;
     let outputs: Vec<usize> = (0..stiff_rows.len()).filter(|&k| !stiff_rows[k].is_empty()).collect();
     let mut stiff: Vec<Stiff> = stiff_rows.into_iter().map(|rows| Stiff { rows, capacitance: None }).collect();
@@ -1308,11 +1358,15 @@ mod tests {
         let settings = |threads| Settings {
             gap_tolerance: 1e-10,
             feasibility_tolerance: 1e-10,
+            end_game_gap: 1e-10,
+            end_game_feasibility: 1e-10,
             max_iterations: 60,
             deadline: None,
             first_iteration_seconds: 0.0,
             on_iteration: Box::new(|_| {}),
             threads,
+            stiff_allowance: stiff_allowance(lp.n),
+            stiff_priced: stiff_allowance(lp.n),
         };
         let one = solve(&lp, &settings(1));
         assert_eq!(one.ending, Ending::Converged, "gap {:e}", one.gap);
@@ -1322,6 +1376,67 @@ mod tests {
             assert!(several.x.iter().zip(&one.x).all(|(a, b)| a.to_bits() == b.to_bits()), "{threads} threads");
             assert!(several.lambda.iter().zip(&one.lambda).all(|(a, b)| a.to_bits() == b.to_bits()));
         }
+    }
+
+    /// The ring of 120 observations with chords, a von Mises likelihood and squared loss on 30
+    /// outputs (ε = 0.5) whose tight rows outgrow f64 while the gap is still about 1e-7
+    /// (`a_ring_whose_blocks_outgrow_f64_converges_on_its_own` in `src/tests/block_ipm.rs`).
+    fn von_mises_ring() -> BlockLp {
+        let (n, m, kappa) = (120usize, 30usize, 20.0f64);
+        let tau = 2.0 * std::f64::consts::PI;
+        let likelihood = |j: usize, i: usize| {
+            let theta = (j as f64 + 0.5) / m as f64;
+            let w = |i: usize| (kappa * ((tau * (i as f64 / n as f64 - theta)).cos() - 1.0)).exp();
+            w(i) / (0..n).map(w).sum::<f64>()
+        };
+        let mut c: Vec<f64> = (0..m * n)
+            .map(|v| {
+                let (k, i) = (v / n, v % n);
+                let released = (k as f64 + 0.5) / m as f64;
+                (0..m).map(|j| likelihood(j, i) * ((j as f64 + 0.5) / m as f64 - released).powi(2)).sum::<f64>()
+            })
+            .collect();
+        let most = c.iter().fold(0.0f64, |a, &v| a.max(v));
+        c.iter_mut().for_each(|v| *v /= most);
+        let mut edges: Vec<(usize, usize)> = (0..n).map(|i| (i, (i + 1) % n)).collect();
+        edges.extend((0..n).step_by(7).map(|i| (i, (i + 41) % n)));
+        let mut edges: Vec<(usize, usize)> = edges.into_iter().map(|(a, b)| (a.min(b), a.max(b))).collect();
+        edges.sort_unstable();
+        edges.dedup();
+        let rows = edges.iter().flat_map(|&(a, b)| [(a, b), (b, a)]).collect();
+        BlockLp { m, n, c, rows, rho: 0.5f64.exp() }
+    }
+
+    #[test]
+    fn the_end_game_stops_at_its_own_gap_once_its_rows_outgrow_their_price() {
+        let lp = von_mises_ring();
+        let settings = |priced: u128, allowance: u128| Settings {
+            gap_tolerance: 1e-10,
+            feasibility_tolerance: 1e-10,
+            end_game_gap: 1e-8,
+            end_game_feasibility: 1e-9,
+            max_iterations: 200,
+            deadline: None,
+            first_iteration_seconds: 0.0,
+            on_iteration: Box::new(|_| {}),
+            threads: 1,
+            stiff_allowance: allowance,
+            stiff_priced: priced,
+        };
+        let room = stiff_allowance(lp.n);
+        // Within their price the stiff rows take the interior point to its own tolerance.
+        let priced = solve(&lp, &settings(room, room));
+        assert_eq!(priced.ending, Ending::Converged, "gap {:e}", priced.gap);
+        // Priced at nothing but given room, the end game stops at its gap, sooner.
+        let spare = solve(&lp, &settings(0, room));
+        assert_eq!(spare.ending, Ending::EndGame, "gap {:e}", spare.gap);
+        assert!(spare.gap <= 1e-8 && spare.gap > priced.gap, "{:e} against {:e}", spare.gap, priced.gap);
+        assert!(spare.iterations < priced.iterations);
+        // No room at all: the rows stay in their blocks and the interior point stops at its
+        // numerical limit short of the end game's gap — the room is what takes it further.
+        let none = solve(&lp, &settings(0, 0));
+        assert_eq!(none.ending, Ending::Stalled, "gap {:e}", none.gap);
+        assert!(none.gap > 1e-8, "gap {:e}", none.gap);
     }
 
     #[test]
