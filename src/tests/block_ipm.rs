@@ -109,13 +109,10 @@ fn bundled_models_agree_with_clarabel_on_the_whole_lp() {
     assert!(checked >= 5, "only {checked} bundled LPs checked");
 }
 
-/// A ring of 120 observations with a chord from every 7th, a von Mises likelihood around it and
-/// squared loss on 30 outputs (ε = 0.5): the blocks' tight rows outgrow what f64 solves keep
-/// (weights past 1e12 while the gap is still 1e-7), and the interior point must converge on its
-/// own, with the stiff rows split off into the augmented system, not stop at its numerical limit
-/// and leave the answer to the polish.
-#[test]
-fn a_ring_whose_blocks_outgrow_f64_converges_on_its_own() {
+/// A ring of 120 observations with a chord from every 7th, a von Mises likelihood (κ = 20) around
+/// it and squared loss on 30 outputs, ε = 0.5: the blocks' tight rows outgrow what f64 solves keep
+/// (weights past 1e12 while the gap is still 1e-7).
+pub(crate) fn von_mises_ring() -> Problem {
     let (n_obs, n_out, kappa) = (120usize, 30usize, 20.0f64);
     let likelihood: Vec<Vec<f64>> = (0..n_out)
         .map(|j| {
@@ -138,8 +135,15 @@ fn a_ring_whose_blocks_outgrow_f64_converges_on_its_own() {
     edges.sort_unstable();
     edges.dedup();
     let neighbours = crate::model::Neighbours::Graph { len: n_obs, edges };
-    let problem = Problem::try_new(cost, neighbours, 0.5, MemoryBudget::available()).unwrap();
-    let block = agree(&problem, true, "ring of 120 with chords");
+    Problem::try_new(cost, neighbours, 0.5, MemoryBudget::available()).unwrap()
+}
+
+/// On [`von_mises_ring`] the interior point must converge on its own, with the stiff rows split
+/// off into the augmented system, not stop at its numerical limit and leave the answer to the
+/// polish.
+#[test]
+fn a_ring_whose_blocks_outgrow_f64_converges_on_its_own() {
+    let block = agree(&von_mises_ring(), true, "ring of 120 with chords");
     assert!(block.solver_detail.contains("block interior point: converged"), "{}", block.solver_detail);
 }
 

@@ -5,7 +5,7 @@
 pub(crate) mod common;
 
 mod anytime;
-mod block_ipm;
+pub(crate) mod block_ipm;
 mod breadth_families;
 mod breadth_programs;
 mod chain_solver;

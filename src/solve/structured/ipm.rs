@@ -538,9 +538,9 @@ impl Residuals {
 }
 
 /// Why the loop ends before this iteration, if it does: converged (to the end game's tolerances
-/// where the stiff rows have outgrown what the estimate prices: `end_game`), no better iterate for [`PATIENCE`] iterations (or
-/// a non-finite one), the iteration limit, or a deadline the next iteration (as long as the last)
-/// would pass.
+/// where the stiff rows have outgrown what the estimate prices: `end_game`), no better iterate
+/// for [`PATIENCE`] iterations (or a non-finite one), the iteration limit, or a deadline the
+/// next iteration (as long as the last) would pass.
 fn stopped(
     settings: &Settings,
     r: &Residuals,
@@ -628,7 +628,8 @@ fn factorise<'s>(
         let (wk, dk) = (&w[k * ne..(k + 1) * ne], &d[k * n..(k + 1) * n]);
         (0..ne).filter(|&e| row_weight(lp, e, wk, dk) > stiff_above).collect()
     });
-    let stiff_taken = if stiff_rows.iter().all(Vec::is_empty) { 0 } else { stiff_bytes(&stiff_rows, n) };
+    let any_stiff = stiff_rows.iter().any(|r| !r.is_empty());
+    let stiff_taken = if any_stiff { stiff_bytes(&stiff_rows, n) } else { 0 };
     if stiff_taken > stiff_allowance {
         return Err(GaveOut::StiffRowsOutgrowTheirMemory);
     }
@@ -659,7 +660,6 @@ fn factorise<'s>(
     let mut schur = form_schur(&factors, symbolic, &d, threads);
     times.schur_forming += clock.elapsed().as_secs_f64();
     let clock = Instant::now();
-    let any_stiff = stiff_rows.iter().any(|r| !r.is_empty());
     let stiff = split_off_stiff_rows(
         &mut schur,
         lp,
@@ -1378,38 +1378,10 @@ mod tests {
         }
     }
 
-    /// The ring of 120 observations with chords, a von Mises likelihood and squared loss on 30
-    /// outputs (ε = 0.5) whose tight rows outgrow f64 while the gap is still about 1e-7
-    /// (`a_ring_whose_blocks_outgrow_f64_converges_on_its_own` in `src/tests/block_ipm.rs`).
-    fn von_mises_ring() -> BlockLp {
-        let (n, m, kappa) = (120usize, 30usize, 20.0f64);
-        let tau = 2.0 * std::f64::consts::PI;
-        let likelihood = |j: usize, i: usize| {
-            let theta = (j as f64 + 0.5) / m as f64;
-            let w = |i: usize| (kappa * ((tau * (i as f64 / n as f64 - theta)).cos() - 1.0)).exp();
-            w(i) / (0..n).map(w).sum::<f64>()
-        };
-        let mut c: Vec<f64> = (0..m * n)
-            .map(|v| {
-                let (k, i) = (v / n, v % n);
-                let released = (k as f64 + 0.5) / m as f64;
-                (0..m).map(|j| likelihood(j, i) * ((j as f64 + 0.5) / m as f64 - released).powi(2)).sum::<f64>()
-            })
-            .collect();
-        let most = c.iter().fold(0.0f64, |a, &v| a.max(v));
-        c.iter_mut().for_each(|v| *v /= most);
-        let mut edges: Vec<(usize, usize)> = (0..n).map(|i| (i, (i + 1) % n)).collect();
-        edges.extend((0..n).step_by(7).map(|i| (i, (i + 41) % n)));
-        let mut edges: Vec<(usize, usize)> = edges.into_iter().map(|(a, b)| (a.min(b), a.max(b))).collect();
-        edges.sort_unstable();
-        edges.dedup();
-        let rows = edges.iter().flat_map(|&(a, b)| [(a, b), (b, a)]).collect();
-        BlockLp { m, n, c, rows, rho: 0.5f64.exp() }
-    }
-
     #[test]
     fn the_end_game_stops_at_its_own_gap_once_its_rows_outgrow_their_price() {
-        let lp = von_mises_ring();
+        // (The ring whose tight rows outgrow f64 while the gap is still about 1e-7.)
+        let (lp, _) = super::super::block_lp(&crate::tests::block_ipm::von_mises_ring());
         let settings = |priced: u128, allowance: u128| Settings {
             gap_tolerance: 1e-10,
             feasibility_tolerance: 1e-10,

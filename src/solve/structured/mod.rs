@@ -64,6 +64,23 @@ pub(crate) fn block_ipm_iteration_seconds(n_obs: f64, n_out: f64) -> f64 {
     forming + dense + solving
 }
 
+/// `problem` (plain) in the interior point's terms, its costs divided by their largest magnitude
+/// (returned beside it to scale the multipliers back).
+pub(crate) fn block_lp(problem: &Problem) -> (ipm::BlockLp, f64) {
+    let (n, m) = (problem.n_obs(), problem.n_outputs());
+    let scaled = problem.scaled_costs();
+    let c_max = scaled.iter().fold(0.0f64, |a, v| a.max(v.abs())).max(f64::MIN_POSITIVE);
+    let mut c = vec![0.0; m * n];
+    for i in 0..n {
+        for k in 0..m {
+            c[k * n + i] = scaled[problem.var(k, i)] / c_max;
+        }
+    }
+    // DP row order of the LP: per edge (a, b), "P[a] ≤ e^ε P[b]" then the reverse.
+    let rows: Vec<(usize, usize)> = problem.neighbours.edges().flat_map(|(a, b)| [(a, b), (b, a)]).collect();
+    (ipm::BlockLp { m, n, c, rows, rho: problem.eps.exp() }, c_max)
+}
+
 /// The block interior point with its limits.
 pub(crate) struct BlockIpmSolver {
     pub limits: Limits,
@@ -99,18 +116,7 @@ impl LpSolver for BlockIpmSolver {
             });
         }
         let (n, m) = (problem.n_obs(), problem.n_outputs());
-        let scaled = problem.scaled_costs();
-        let c_max = scaled.iter().fold(0.0f64, |a, v| a.max(v.abs())).max(f64::MIN_POSITIVE);
-        let mut c = vec![0.0; m * n];
-        for i in 0..n {
-            for k in 0..m {
-                c[k * n + i] = scaled[problem.var(k, i)] / c_max;
-            }
-        }
-        let edges: Vec<(usize, usize)> = problem.neighbours.edges().collect();
-        // DP row order of the LP: per edge (a, b), "P[a] ≤ e^ε P[b]" then the reverse.
-        let rows: Vec<(usize, usize)> = edges.iter().flat_map(|&(a, b)| [(a, b), (b, a)]).collect();
-        let lp = ipm::BlockLp { m, n, c, rows, rho: problem.eps.exp() };
+        let (lp, c_max) = block_lp(problem);
         let progress = self.progress.clone();
         let settings = ipm::Settings {
             gap_tolerance: GAP_TOLERANCE,
