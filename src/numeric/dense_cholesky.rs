@@ -35,12 +35,6 @@ const PANEL: usize = 64;
 /// times rather than n / PANEL.
 const BLOCK: usize = 256;
 
-/// Columns of L a row solve takes at a time (see [`DenseCholesky::solve_lower_rows`]): its
-/// diagonal block is solved by dot products, and everything before it through the update kernel,
-/// which is several times faster. Measured on a ring of 300 observations whose outputs have up
-/// to 343 stiff rows: with blocks of 256 the row solves took a quarter of the solve's time.
-const ROW_SOLVE_BLOCK: usize = 2 * TILE_COLS;
-
 /// Rows a solve takes at a time (see [`DenseCholesky::solve`]).
 const SOLVE_BLOCK: usize = 256;
 
@@ -142,45 +136,6 @@ impl DenseCholesky {
         }
     }
 
-    /// Replace each row b of `rows` (n values each) by L⁻¹b, so that `rows` becomes B L⁻ᵀ (a
-    /// dropped direction gets 0), the rows shared over `threads` threads: per row, column block by
-    /// column block of [`ROW_SOLVE_BLOCK`], the part already solved is applied through the update
-    /// kernel, then the block's diagonal is solved. Each row's arithmetic is the same on any
-    /// number of threads.
-    pub(crate) fn solve_lower_rows(&self, rows: &mut [f64], threads: usize) {
-        let n = self.n;
-        if n == 0 {
-            return;
-        }
-        debug_assert_eq!(rows.len() % n, 0);
-        let blocks: Vec<(usize, usize)> =
-            (0..n).step_by(ROW_SOLVE_BLOCK).map(|b0| (b0, (b0 + ROW_SOLVE_BLOCK).min(n))).collect();
-        // L's rows of each block over the columns before it, packed once for every row.
-        let packs: Vec<Vec<f64>> = blocks
-            .iter()
-            .map(|&(b0, b1)| {
-                let mut packed = Vec::new();
-                if b0 > 0 {
-                    pack_columns(&self.l, n, 0, (0, b0), (b0, b1), &mut packed);
-                }
-                packed
-            })
-            .collect();
-        let chunk = TILE_ROWS * TILE_GROUP;
-        let least = if threads <= 1 { rows.len() } else { 1 };
-        rows.par_chunks_mut(chunk * n).with_min_len(least).for_each(|part| {
-            for (&(b0, b1), packed) in blocks.iter().zip(&packs) {
-                if b0 > 0 {
-                    let job = Update { n, first_row: None, depth: (0, b0), columns: (b0, b1), packed, left: None };
-                    update(part, &job);
-                }
-                for row in part.chunks_mut(n) {
-                    solve_against_diagonal_block(row, &self.l[b0 * n..], n, b0, b1);
-                }
-            }
-        });
-    }
-
     /// Solve L Lᵀ x = b in place (dropped directions get 0), a block of [`SOLVE_BLOCK`] rows at
     /// a time: the products of the block's rows with the part already solved (forwards) and the
     /// block's updates of the part still to solve (backwards) are shared over `threads` threads
@@ -231,27 +186,6 @@ impl DenseCholesky {
             });
             i1 = i0;
         }
-    }
-}
-
-/// A −= U Uᵀ on and below the diagonal of the symmetric n × n matrix whose lower triangle is in
-/// `a` (row-major), U being n × `width` (row-major), through the factorisation's update kernel,
-/// [`BLOCK`] of U's columns at a time; the rows are shared over `threads` threads, and each entry
-/// takes the same operations in the same order on any number of them.
-pub(crate) fn subtract_gram(a: &mut [f64], n: usize, u: &[f64], width: usize, threads: usize) {
-    debug_assert_eq!(a.len(), n * n);
-    debug_assert_eq!(u.len(), n * width);
-    let mut packed = Vec::new();
-    let mut d0 = 0;
-    while d0 < width {
-        let d1 = (d0 + BLOCK).min(width);
-        pack_columns(u, width, 0, (d0, d1), (0, n), &mut packed);
-        let packed = &packed;
-        for_row_ranges(a, n, 0, (0, n), threads, |first_row, rows| {
-            let left = Some(Left { values: &u[first_row * width..], stride: width });
-            update(rows, &Update { n, first_row: Some(first_row), depth: (d0, d1), columns: (0, n), packed, left });
-        });
-        d0 = d1;
     }
 }
 
@@ -613,55 +547,6 @@ mod tests {
         }
     }
 
-    #[test]
-    fn rows_solved_against_the_factor_match_row_by_row_solves() {
-        // 600: two full column blocks and a ragged third; 101 rows: two groups and a ragged one.
-        let (n, count) = (600, 101);
-        let f = DenseCholesky::factorise(n, positive_definite(n), 2);
-        let rows: Vec<f64> = (0..count * n).map(|i| ((i * 29 % 23) as f64 - 11.0) / 5.0).collect();
-        let mut one_by_one = rows.clone();
-        one_by_one.chunks_mut(n).for_each(|row| f.solve_lower(row));
-        let mut blocked = rows.clone();
-        f.solve_lower_rows(&mut blocked, 1);
-        let scale = one_by_one.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        for (i, (a, b)) in blocked.iter().zip(&one_by_one).enumerate() {
-            assert!((a - b).abs() <= 1e-11 * scale, "entry {i}: {a} against {b}");
-        }
-        for threads in [2, 3] {
-            let mut several = rows.clone();
-            f.solve_lower_rows(&mut several, threads);
-            assert_eq!(several, blocked, "{threads} threads");
-        }
-    }
-
-    #[test]
-    fn the_gram_update_subtracts_u_ut_below_the_diagonal() {
-        // 307 columns of U: a full block of 256 and a ragged one; 203 rows: ragged tiles.
-        let (n, width) = (203, 307);
-        let u: Vec<f64> = (0..n * width).map(|i| ((i * 31 % 19) as f64 - 9.0) / 13.0).collect();
-        let a0: Vec<f64> = (0..n * n).map(|i| (i % 7) as f64).collect();
-        let mut a = a0.clone();
-        subtract_gram(&mut a, n, &u, width, 1);
-        for i in 0..n {
-            for j in 0..=i {
-                let want = a0[i * n + j] - (0..width).map(|t| u[i * width + t] * u[j * width + t]).sum::<f64>();
-                assert!(
-                    (a[i * n + j] - want).abs() <= 1e-11 * want.abs().max(1.0),
-                    "({i}, {j}): {} against {want}",
-                    a[i * n + j]
-                );
-            }
-        }
-        for threads in [2, 3] {
-            let mut several = a0.clone();
-            subtract_gram(&mut several, n, &u, width, threads);
-            for i in 0..n {
-                assert_eq!(several[i * n..i * n + i + 1], a[i * n..i * n + i + 1], "row {i}, {threads} threads");
-            }
-        }
-    }
-
-    /// `f` solves A x = b to `tolerance` relative to max |b|, row by row.
     fn assert_solves(f: &DenseCholesky, a: &[f64], b: &[f64], tolerance: f64) {
         let n = b.len();
         let mut x = b.to_vec();

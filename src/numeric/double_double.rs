@@ -8,8 +8,12 @@
 
 /// The operations a sparse factorisation needs, in f64 or in double-double.
 pub(crate) trait Real: Copy + Default + Send + Sync {
+    /// Whether this is [`DoubleDouble`].
+    const IS_DOUBLE_DOUBLE: bool;
     fn from_f64(v: f64) -> Self;
     fn to_f64(self) -> f64;
+    /// The value in double-double, exactly.
+    fn to_double_double(self) -> DoubleDouble;
     fn add(self, other: Self) -> Self;
     fn sub(self, other: Self) -> Self;
     fn mul(self, other: Self) -> Self;
@@ -18,11 +22,15 @@ pub(crate) trait Real: Copy + Default + Send + Sync {
 }
 
 impl Real for f64 {
+    const IS_DOUBLE_DOUBLE: bool = false;
     fn from_f64(v: f64) -> f64 {
         v
     }
     fn to_f64(self) -> f64 {
         self
+    }
+    fn to_double_double(self) -> DoubleDouble {
+        DoubleDouble::from_f64(self)
     }
     fn add(self, other: f64) -> f64 {
         self + other
@@ -79,12 +87,17 @@ impl DoubleDouble {
 }
 
 impl Real for DoubleDouble {
+    const IS_DOUBLE_DOUBLE: bool = true;
     fn from_f64(v: f64) -> DoubleDouble {
         DoubleDouble { hi: v, lo: 0.0 }
     }
 
     fn to_f64(self) -> f64 {
         self.hi + self.lo
+    }
+
+    fn to_double_double(self) -> DoubleDouble {
+        self
     }
 
     fn add(self, other: DoubleDouble) -> DoubleDouble {

@@ -11,6 +11,10 @@
 // Index loops over parallel arrays (x, z, s, λ by output and row) read as the formulas do.
 #![allow(clippy::needless_range_loop)]
 
+use std::borrow::Cow;
+
+use super::double_double::Real;
+
 /// The starting relative floor of a pivot where the caller gives a lower bound (see `factorise`;
 /// the interior point raises it where the linear algebra gives out). Measured on
 /// the interior point's last iterations (asymmetric multinomial K = 40): 1e-14 and 1e-12 let the
@@ -18,8 +22,6 @@
 /// it finite to convergence (gap 9.1e-12, 41 iterations); 1e-8 perturbs the system more than
 /// refinement recovers.
 pub(crate) const PIVOT_FLOOR: f64 = 1e-10;
-
-use super::double_double::Real;
 
 /// Right-hand sides per block in [`SparseCholesky::solve_block_lower`]. Forming the Schur
 /// complement of the 3-option poll of 100 (|Y| = 5151) took 9.4 s an iteration with 8, 6.3 s with
@@ -51,7 +53,7 @@ pub(crate) struct Symbolic {
 #[derive(Debug)]
 pub(crate) struct SparseCholesky<'s> {
     sym: &'s Symbolic,
-    l_val: Vec<f64>,
+    l_val: Cow<'s, [f64]>,
 }
 
 /// The matrix was not numerically positive definite at `column` (in the factor's order).
@@ -225,7 +227,31 @@ impl Symbolic {
             }
             l_val[self.l_ptr[k]] = diagonal.sqrt();
         }
-        Ok(SparseCholesky { sym: self, l_val: l_val.into_iter().map(R::to_f64).collect() })
+        Ok(SparseCholesky { sym: self, l_val: Cow::Owned(l_val.into_iter().map(R::to_f64).collect()) })
+    }
+}
+
+impl<'s> SparseCholesky<'s> {
+    /// The factor whose values (in `sym`'s order, as [`SparseCholesky::into_values`] gave them)
+    /// are borrowed from `l_val`: a factor kept beside the analysis it belongs to.
+    pub(crate) fn borrowed(sym: &'s Symbolic, l_val: &'s [f64]) -> SparseCholesky<'s> {
+        debug_assert_eq!(l_val.len(), sym.factor_nonzeros());
+        SparseCholesky { sym, l_val: Cow::Borrowed(l_val) }
+    }
+
+    /// The factor's values, to keep apart from its analysis.
+    pub(crate) fn into_values(self) -> Vec<f64> {
+        self.l_val.into_owned()
+    }
+
+    /// The fill-reducing order: `perm[new] = old`.
+    pub(crate) fn perm(&self) -> &[usize] {
+        self.sym.perm()
+    }
+
+    /// Entries of L.
+    pub(crate) fn nonzeros(&self) -> usize {
+        self.l_val.len()
     }
 }
 

@@ -19,10 +19,14 @@
 //! H_k is handled as D(I + D Gᵀ W G D)D with D = (X⁻¹Z + ρI)^{-1/2}: the middle matrix has
 //! eigenvalues ≥ 1, so its inverse is bounded, and ρ (a primal regularisation, Altman & Gondzio
 //! 1999) caps D. Near the end a tight row's weight in it grows like (xλ/μ)², and past about 1e12
-//! the solves lose the directions the tight rows leave free; once that stops the iteration, the
-//! rows heavier than [`STIFF_ABOVE`] are taken out of the blocks and kept in the augmented
-//! system [H_L, G_Tᵀ; G_T, −W_T⁻¹] (their multipliers solved for from its small dense Schur
-//! complement, the Woodbury form of H_k⁻¹), as a quasidefinite solver would (Vanderbei 1995).
+//! the solves lose the directions the tight rows leave free. Once that stops the iteration, every
+//! output with a row heavier than [`STIFF_ABOVE`] is split: its rows heavier than
+//! [`CLASSES_ABOVE`] join classes of observations they hold in proportion, and the block is taken
+//! in the basis those classes give ([`super::quotient`]), where the weights sit on coordinates of
+//! their own and the free directions are exact; its stiff rows' multipliers are unknowns of their
+//! own, as in the augmented system [H_L, G_Tᵀ; G_T, −W_T⁻¹] a quasidefinite solver would keep
+//! (Vanderbei 1995), solved through a forest-sized matrix (or, where a class holds x = 0, the
+//! augmented system's small dense Schur complement, the Woodbury form of H_k⁻¹).
 
 // Index loops over parallel arrays (x, z, s, λ by output and row) read as the formulas do.
 #![allow(clippy::needless_range_loop)]
@@ -35,9 +39,11 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use crate::numeric::dense_cholesky::{subtract_gram, DenseCholesky};
+use crate::numeric::dense_cholesky::DenseCholesky;
 use crate::numeric::double_double::{DoubleDouble, Real};
 use crate::numeric::sparse_cholesky::{SparseCholesky, Symbolic, PIVOT_FLOOR, WIDTH};
+
+use super::quotient::{BlockPattern, Quotient, Tight};
 
 /// The LP in the interior point's terms (costs normalised so that max |c| = 1).
 pub(crate) struct BlockLp {
@@ -103,8 +109,8 @@ pub(crate) struct KernelTimes {
     pub block_factorisations: f64,
     pub schur_forming: f64,
     pub schur_factorisation: f64,
-    /// Splitting off the stiff rows: their columns, C's factorisation and the Schur complement's
-    /// correction.
+    /// The split outputs' blocks ([`STIFF_ABOVE`]): their stiff rows' classes, the bases' and
+    /// the forest's factors (or C's).
     pub stiff_rows: f64,
 }
 
@@ -170,15 +176,21 @@ const MAX_PIVOT_FLOOR: f64 = 1e-6;
 /// complement.
 const DOUBLE_DOUBLE_ABOVE: f64 = 1e8;
 /// Weight of a DP row in a block (as for [`DOUBLE_DOUBLE_ABOVE`]) above which, once the blocks'
-/// linear algebra has given out, the row is kept out of its block and solved for in the augmented
-/// system [H_L, G_Tᵀ; G_T, −W_T⁻¹]: its multiplier is an unknown of its own, found from the small
-/// dense Schur complement C = W_T⁻¹ + G_T H_L⁻¹ G_Tᵀ on the stiff rows T (Woodbury), so that no
-/// weight above this multiplies the rounding of a block's solve. Below 1e12 the double-double
+/// linear algebra has given out, the row's output is split ([`Split`]): its stiff rows are kept
+/// out of the block, their multipliers unknowns of their own, so that no weight above
+/// [`CLASSES_ABOVE`] multiplies the rounding of a block's solve. Below 1e12 the double-double
 /// blocks keep the free directions (their f64 solves lose them from about 1e12). Measured on a
 /// ring of 300 observations with chords (60 outputs, squared loss, ε = 0.5): the f64 solves gave
 /// out at a gap of 8.5e-6 (weights 2e15); with the stiff rows above 1e12 split off the interior
 /// point converged to 2e-12 in 31 iterations; above 1e14 it stopped as before.
 const STIFF_ABOVE: f64 = 1e12;
+/// Weight of a DP row above which, in an output that is split ([`STIFF_ABOVE`]), the row is
+/// stiff: it joins the classes of [`super::quotient`] (or the augmented system's C). Rows kept in
+/// the block between this and [`STIFF_ABOVE`] would spoil their own multipliers,
+/// W_L(G_L Δx − b_L), a weight times the rounding of Δx: on the 120-observation ring with the
+/// split at 1e12 the Newton leftover stalled at 0.245; from 1e10 the interior point converged
+/// (1.7e-11, 16 iterations after the split).
+const CLASSES_ABOVE: f64 = 1e10;
 /// Entries a task of an elementwise pass takes at least (a pass over 10⁵ entries is tens of
 /// microseconds: finer tasks cost more to hand out than they save).
 const ELEMENTS_A_TASK: usize = 1 << 14;
@@ -373,7 +385,7 @@ fn iterate(lp: &BlockLp, settings: &Settings) -> IpmResult {
         let rung = Rung { pivot_floor, stiff_above, stiff_allowance: settings.stiff_allowance };
         let direction = factorise(lp, &pattern, &symbolic, &p, rung, threads, &mut times).and_then(|f| {
             beyond_priced = f.stiff_bytes > settings.stiff_priced;
-            let newton = Newton { lp, p: &p, f: &f, perm: symbolic.perm(), threads, mu: r.mu };
+            let newton = Newton { lp, p: &p, f: &f, perm: symbolic.perm(), pattern: &pattern, threads, mu: r.mu };
             newton.direction(&r, count).ok_or(GaveOut::LinearAlgebra)
         });
         let dir = match direction {
@@ -569,24 +581,69 @@ fn stopped(
 }
 
 /// The Newton system factorised at a point: the scalings W = Λ S⁻¹ and D, every output's block
-/// factor and the factorised Schur complement on the column sums.
+/// and the factorised Schur complement on the column sums.
 struct Factored<'s> {
     w: Vec<f64>,
     d: Vec<f64>,
-    /// Each output's block without its stiff rows: D⁻¹ H_L D⁻¹ = I + D G_Lᵀ W_L G_L D.
-    factors: Vec<SparseCholesky<'s>>,
-    /// Each output's stiff rows and their Schur complement.
-    stiff: Vec<Stiff>,
-    /// Bytes the stiff rows take ([`stiff_bytes`]).
+    blocks: Vec<Block<'s>>,
+    /// Bytes the stiff rows take ([`Split::bytes`]).
     stiff_bytes: u128,
     schur: DenseCholesky,
 }
 
-/// One output's stiff rows T (indices into its DP rows) and C = W_T⁻¹ + G_T H_L⁻¹ G_Tᵀ
-/// factorised; with none, H = H_L.
-struct Stiff {
+/// One output's block D⁻¹ H D⁻¹ = M = I + D Gᵀ W G D, factorised.
+enum Block<'s> {
+    /// No row heavier than the rung's split: M's factor.
+    Whole(SparseCholesky<'s>),
+    /// Rows heavier than the split: see [`Split`].
+    Split(Box<Split<'s>>),
+}
+
+/// An output whose stiff rows are split off: its block in the basis of the classes of its rows
+/// heavier than [`CLASSES_ABOVE`] ([`Quotient`]), which gives its share of the Schur complement
+/// and, where no class contradicts itself, its Newton solves; where one does, the solves go
+/// through the augmented system on the rows heavier than the split ([`Woodbury`]).
+struct Split<'s> {
+    quotient: Quotient,
+    woodbury: Option<Woodbury<'s>>,
+}
+
+/// The augmented system [H_L, G_Tᵀ; G_T, −W_T⁻¹] on one output's stiff rows T: H_L's block
+/// factor (I + D G_Lᵀ W_L G_L D, the stiff rows weighing 0) and C = W_T⁻¹ + G_T H_L⁻¹ G_Tᵀ
+/// factorised (Woodbury).
+struct Woodbury<'s> {
+    factor: SparseCholesky<'s>,
     rows: Vec<usize>,
-    capacitance: Option<DenseCholesky>,
+    capacitance: DenseCholesky,
+}
+
+impl Split<'_> {
+    /// Bytes the split takes beyond a plain block's factor.
+    fn bytes(&self) -> u128 {
+        let woodbury = self
+            .woodbury
+            .as_ref()
+            .map_or(0, |w| 8 * (w.factor.nonzeros() as u128 + (w.rows.len() as u128).pow(2) + w.rows.len() as u128));
+        self.quotient.bytes() + woodbury
+    }
+
+    /// The stiff rows whose multipliers the Newton solves return.
+    fn rows(&self) -> &[usize] {
+        match &self.woodbury {
+            Some(w) => &w.rows,
+            None => self.quotient.stiff_rows(),
+        }
+    }
+}
+
+impl Block<'_> {
+    /// The DP rows whose multipliers the block's Newton solves return (none for a whole block).
+    fn stiff_rows(&self) -> &[usize] {
+        match self {
+            Block::Whole(_) => &[],
+            Block::Split(split) => split.rows(),
+        }
+    }
 }
 
 /// How far an iteration's linear algebra is pushed: the pivot floor of the blocks' factors, the
@@ -609,7 +666,7 @@ enum GaveOut {
 }
 
 /// Factorise every block and form and factorise the Schur complement (the kernels' times added
-/// to `times`), the rows heavier than `stiff_above` split off.
+/// to `times`), the outputs with a row heavier than `stiff_above` split ([`Split`]).
 fn factorise<'s>(
     lp: &BlockLp,
     pattern: &Pattern,
@@ -623,55 +680,50 @@ fn factorise<'s>(
     let (m, n, ne) = (lp.m, lp.n, lp.rows.len());
     let w: Vec<f64> = p.lambda.iter().zip(&p.s).map(|(l, s)| l / s).collect();
     let d: Vec<f64> = p.x.iter().zip(&p.z).map(|(x, z)| (x / (z + PRIMAL_REGULARISATION * x)).sqrt()).collect();
+    let output = |k: usize| (&w[k * ne..(k + 1) * ne], &d[k * n..(k + 1) * n]);
     let clock = Instant::now();
-    let stiff_rows: Vec<Vec<usize>> = per_output(m, threads, |k| {
-        let (wk, dk) = (&w[k * ne..(k + 1) * ne], &d[k * n..(k + 1) * n]);
-        (0..ne).filter(|&e| row_weight(lp, e, wk, dk) > stiff_above).collect()
+    let split: Vec<bool> = per_output(m, threads, |k| {
+        let (wk, dk) = output(k);
+        stiff_above.is_finite() && heaviest_row(lp, wk, dk) > stiff_above
     });
-    let any_stiff = stiff_rows.iter().any(|r| !r.is_empty());
-    let stiff_taken = if any_stiff { stiff_bytes(&stiff_rows, n) } else { 0 };
-    if stiff_taken > stiff_allowance {
-        return Err(GaveOut::StiffRowsOutgrowTheirMemory);
-    }
-    let factors = per_output(m, threads, |k| {
-        let (wk, dk) = (&w[k * ne..(k + 1) * ne], &d[k * n..(k + 1) * n]);
-        let stiff_rows = &stiff_rows[k];
-        // The block keeps the other rows' weights (the stiff ones weigh 0 in it).
-        let without_stiff: Vec<f64>;
-        let kept = if stiff_rows.is_empty() {
-            wk
-        } else {
-            without_stiff = (0..ne).map(|e| if stiff_rows.binary_search(&e).is_ok() { 0.0 } else { wk[e] }).collect();
-            &without_stiff
-        };
-        // I + D Gᵀ W G D ⪰ I: every pivot is ≥ 1.
-        if heaviest_row(lp, kept, dk) > DOUBLE_DOUBLE_ABOVE {
-            symbolic.factorise(&block_values::<DoubleDouble>(lp, pattern, kept, dk), 1.0, pivot_floor).ok()
-        } else {
-            symbolic.factorise(&block_values::<f64>(lp, pattern, kept, dk), 1.0, pivot_floor).ok()
-        }
+    let (split_outputs, whole_outputs): (Vec<usize>, Vec<usize>) = (0..m).partition(|&k| split[k]);
+    let wholes = over_outputs(&whole_outputs, threads, |k| {
+        let (wk, dk) = output(k);
+        block_factor(lp, pattern, symbolic, wk, dk, pivot_floor)
     });
     times.block_factorisations += clock.elapsed().as_secs_f64();
-    if factors.iter().any(Option::is_none) {
+    let clock = Instant::now();
+    let splits = over_outputs(&split_outputs, threads, |k| {
+        let (wk, dk) = output(k);
+        split_block(lp, pattern, symbolic, (wk, dk), pivot_floor)
+    });
+    times.stiff_rows += clock.elapsed().as_secs_f64();
+    if wholes.iter().any(Option::is_none) || splits.iter().any(Option::is_none) {
         return Err(GaveOut::LinearAlgebra);
     }
-    let factors: Vec<_> = factors.into_iter().map(|f| f.expect("checked")).collect();
-    let clock = Instant::now();
-    let mut schur = form_schur(&factors, symbolic, &d, threads);
-    times.schur_forming += clock.elapsed().as_secs_f64();
-    let clock = Instant::now();
-    let stiff = split_off_stiff_rows(
-        &mut schur,
-        lp,
-        &factors,
-        (stiff_rows, stiff_allowance),
-        (&w, &d),
-        symbolic.perm(),
-        threads,
-    );
-    if any_stiff {
-        times.stiff_rows += clock.elapsed().as_secs_f64();
+    let stiff_bytes: u128 = splits.iter().flatten().map(Split::bytes).sum();
+    if stiff_bytes > stiff_allowance {
+        return Err(GaveOut::StiffRowsOutgrowTheirMemory);
     }
+    let mut blocks: Vec<Option<Block<'s>>> = (0..m).map(|_| None).collect();
+    for (k, whole) in whole_outputs.into_iter().zip(wholes) {
+        blocks[k] = whole.map(Block::Whole);
+    }
+    for (k, split) in split_outputs.into_iter().zip(splits) {
+        blocks[k] = split.map(|split| Block::Split(Box::new(split)));
+    }
+    let blocks: Vec<Block<'s>> = blocks.into_iter().map(|b| b.expect("every output is whole or split")).collect();
+    let clock = Instant::now();
+    let shares: Vec<SchurShare<'_, 's>> = blocks
+        .iter()
+        .map(|block| match block {
+            Block::Whole(factor) => SchurShare::Block(factor),
+            Block::Split(split) => SchurShare::Quotient(&split.quotient),
+        })
+        .collect();
+    let schur = form_schur(&shares, symbolic, &d, threads);
+    drop(shares);
+    times.schur_forming += clock.elapsed().as_secs_f64();
     let clock = Instant::now();
     let schur = DenseCholesky::factorise(n, schur, threads);
     times.schur_factorisation += clock.elapsed().as_secs_f64();
@@ -679,23 +731,70 @@ fn factorise<'s>(
         // Nothing left of the Schur complement (its entries overflowed): the end of the road.
         return Err(GaveOut::LinearAlgebra);
     }
-    Ok(Factored { w, d, factors, stiff, stiff_bytes: stiff_taken, schur })
+    Ok(Factored { w, d, blocks, stiff_bytes, schur })
 }
 
-/// Bytes the stiff rows take at least: each output's C (|T|² values), and while the Schur
-/// complement is corrected, one output's U (n × |T|) and block of right-hand sides
-/// ([`split_off_stiff_rows`] makes more side by side only in what the allowance has to spare).
-fn stiff_bytes(stiff_rows: &[Vec<usize>], n: usize) -> u128 {
-    let capacitances: u128 = stiff_rows.iter().map(|r| (r.len() as u128).pow(2)).sum();
-    8 * capacitances + stiff_part_bytes(stiff_rows, n)
+/// The block I + D Gᵀ W G D's factor for one output (`wk` its rows' weights, 0 for a row kept
+/// out), or `None` where it is not positive definite at `pivot_floor`; in double-double where a
+/// row is heavier than [`DOUBLE_DOUBLE_ABOVE`]. Every pivot is ≥ 1 (the matrix is ⪰ I).
+fn block_factor<'s>(
+    lp: &BlockLp,
+    pattern: &Pattern,
+    symbolic: &'s Symbolic,
+    wk: &[f64],
+    dk: &[f64],
+    pivot_floor: f64,
+) -> Option<SparseCholesky<'s>> {
+    if heaviest_row(lp, wk, dk) > DOUBLE_DOUBLE_ABOVE {
+        symbolic.factorise(&block_values::<DoubleDouble>(lp, pattern, wk, dk), 1.0, pivot_floor).ok()
+    } else {
+        symbolic.factorise(&block_values::<f64>(lp, pattern, wk, dk), 1.0, pivot_floor).ok()
+    }
 }
 
-/// Bytes one output's part takes while it is made ([`stiff_part`]): its U (n × |T|) and a block
-/// of right-hand sides, for the output with the most stiff rows.
-fn stiff_part_bytes(stiff_rows: &[Vec<usize>], n: usize) -> u128 {
-    let widest = stiff_rows.iter().map(Vec::len).max().unwrap_or(0);
-    8 * (n * (widest + WIDTH)) as u128
+/// `[f(k) for k in outputs]`, shared over the pool's threads as [`per_output`] does.
+fn over_outputs<T: Send>(outputs: &[usize], threads: usize, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
+    outputs.par_iter().with_min_len(least_outputs(outputs.len(), threads)).map(|&k| f(k)).collect()
 }
+
+/// One output's block with its stiff rows split off ([`Split`]): the rows heavier than
+/// [`CLASSES_ABOVE`], in their classes' basis or, where a class contradicts itself, the augmented
+/// system on them; `None` where a factor is not positive definite.
+fn split_block<'s>(
+    lp: &BlockLp,
+    pattern: &Pattern,
+    symbolic: &'s Symbolic,
+    (wk, dk): (&[f64], &[f64]),
+    pivot_floor: f64,
+) -> Option<Split<'s>> {
+    let stiff: Vec<usize> = (0..lp.rows.len()).filter(|&e| row_weight(lp, e, wk, dk) > CLASSES_ABOVE).collect();
+    let mut outside = wk.to_vec();
+    stiff.iter().for_each(|&e| outside[e] = 0.0);
+    let tight = Tight { rows: &lp.rows, stiff: &stiff, rho: lp.rho };
+    let block = BlockPattern { col_ptr: &pattern.col_ptr, row_idx: &pattern.row_idx, perm: symbolic.perm() };
+    let quotient = if heaviest_row(lp, &outside, dk) > DOUBLE_DOUBLE_ABOVE {
+        Quotient::new(tight, wk, dk, &block_values::<DoubleDouble>(lp, pattern, &outside, dk), block)
+    } else {
+        Quotient::new(tight, wk, dk, &block_values::<f64>(lp, pattern, &outside, dk), block)
+    }?;
+    let woodbury = if quotient.solves_newton() && !woodbury_only() {
+        None
+    } else {
+        let factor = block_factor(lp, pattern, symbolic, &outside, dk, pivot_floor)?;
+        let capacitance = capacitance(lp, &factor, &stiff, wk, dk);
+        Some(Woodbury { factor, rows: stiff, capacitance })
+    };
+    Some(Split { quotient, woodbury })
+}
+
+/// Whether every split output takes the augmented system's route (tests ask for it, to compare
+/// the two routes).
+#[cfg(not(test))]
+fn woodbury_only() -> bool {
+    false
+}
+#[cfg(test)]
+use tests::woodbury_only;
 
 /// Bytes set aside for the stiff rows ([`super::memory_bytes`] counts them): a second Schur
 /// complement's worth, and at least 32 MiB.
@@ -732,62 +831,18 @@ fn stiff_g(lp: &BlockLp, rows: &[usize], x: &[f64]) -> Vec<f64> {
         .collect()
 }
 
-/// Take each output's stiff rows T out of the Schur complement's blocks, in the outputs' order:
-/// `schur` (which holds Σ_k H_L⁻¹ in the factors' order) takes the stiff rows' share of H_k⁻¹
-/// (Woodbury), S −= V C⁻¹ Vᵀ = U Uᵀ ([`stiff_part`]), through the dense factor's update kernel
-/// on all `threads` threads. The outputs' parts are made side by side, a group at a time, as many
-/// as the memory set aside for the stiff rows holds beside their C's (up to one per thread). Each
-/// part is made on one thread and subtracted in the outputs' order, so the floats are the same
-/// on any number of threads.
-fn split_off_stiff_rows(
-    schur: &mut [f64],
-    lp: &BlockLp,
-    factors: &[SparseCholesky<'_>],
-    (stiff_rows, allowance): (Vec<Vec<usize>>, u128),
-    (w, d): (&[f64], &[f64]),
-    perm: &[usize],
-    threads: usize,
-) -> Vec<Stiff> {
-    let (n, ne) = (lp.n, lp.rows.len());
+/// One output's C = W_T⁻¹ + G_T V with V = H_L⁻¹ G_Tᵀ = D M_L⁻¹ D G_Tᵀ, factorised densely: V by
+/// blocked solves ([`WIDTH`] columns a solve), each block's columns of C taken from it at once
+/// (V is never whole).
+fn capacitance(lp: &BlockLp, factor: &SparseCholesky<'_>, rows: &[usize], wk: &[f64], dk: &[f64]) -> DenseCholesky {
+    let (n, t) = (lp.n, rows.len());
+    let perm = factor.perm();
     let mut position = vec![0; n];
     perm.iter().enumerate().for_each(|(new, &old)| position[old] = new);
-    // [`stiff_bytes`] counts one part; what the allowance has beyond it holds more side by side.
-    let spare = allowance.saturating_sub(stiff_bytes(&stiff_rows, n));
-    let group = (1 + spare / stiff_part_bytes(&stiff_rows, n).max(1)).min(threads.max(1) as u128) as usize;
-    let outputs: Vec<usize> = (0..stiff_rows.len()).filter(|&k| !stiff_rows[k].is_empty()).collect();
-    let mut stiff: Vec<Stiff> = stiff_rows.into_iter().map(|rows| Stiff { rows, capacitance: None }).collect();
-    for chunk in outputs.chunks(group) {
-        let parts: Vec<(DenseCholesky, Vec<f64>)> = chunk
-            .par_iter()
-            .with_min_len(least_per_task(threads, chunk.len(), 1))
-            .map(|&k| {
-                let d_permuted: Vec<f64> = perm.iter().map(|&old| d[k * n + old]).collect();
-                stiff_part(lp, &factors[k], &stiff[k].rows, &w[k * ne..(k + 1) * ne], (&d_permuted, &position))
-            })
-            .collect();
-        for (&k, (capacitance, u)) in chunk.iter().zip(parts) {
-            subtract_gram(schur, n, &u, stiff[k].rows.len(), threads);
-            stiff[k].capacitance = Some(capacitance);
-        }
-    }
-    stiff
-}
-
-/// One output's stiff rows T, on the calling thread: V = H_L⁻¹ G_Tᵀ = D M_L⁻¹ D G_Tᵀ by blocked
-/// solves ([`WIDTH`] columns a solve), C = W_T⁻¹ + G_T V factorised as L_C L_Cᵀ, and
-/// U = V L_C⁻ᵀ (n × |T|, row-major in the factors' order: row `new` is observation
-/// perm\[new\]); `d_permuted` is D in the factors' order, `position` the inverse order.
-fn stiff_part(
-    lp: &BlockLp,
-    factor: &SparseCholesky<'_>,
-    rows: &[usize],
-    wk: &[f64],
-    (d_permuted, position): (&[f64], &[usize]),
-) -> (DenseCholesky, Vec<f64>) {
-    let (n, t) = (lp.n, rows.len());
-    let mut v = vec![0.0; n * t];
+    let d_permuted: Vec<f64> = perm.iter().map(|&old| dk[old]).collect();
+    let mut c = vec![0.0; t * t];
     let mut block = vec![0.0; n * WIDTH];
-    for (c, chunk) in rows.chunks(WIDTH).enumerate() {
+    for (chunk_index, chunk) in rows.chunks(WIDTH).enumerate() {
         block.iter_mut().for_each(|x| *x = 0.0);
         for (w, &e) in chunk.iter().enumerate() {
             let (a, b) = (position[lp.rows[e].0], position[lp.rows[e].1]);
@@ -795,24 +850,22 @@ fn stiff_part(
             block[b * WIDTH + w] = -lp.rho * d_permuted[b];
         }
         factor.solve_block_lower(&mut block, 0);
-        let first = c * WIDTH;
-        for new in 0..n {
-            let (dr, solved) = (d_permuted[new], &block[new * WIDTH..new * WIDTH + chunk.len()]);
-            v[new * t + first..new * t + first + chunk.len()].iter_mut().zip(solved).for_each(|(x, y)| *x = dr * y);
+        // C[i, j] = (G_T V)[i, j], row i of G_T applied to column j of V, on and below the
+        // diagonal: rows i ≥ first for this block's columns j.
+        let first = chunk_index * WIDTH;
+        for (i, &e) in rows.iter().enumerate().skip(first) {
+            let (a, b) = (position[lp.rows[e].0], position[lp.rows[e].1]);
+            let (da, db) = (d_permuted[a], lp.rho * d_permuted[b]);
+            let width = chunk.len().min(i + 1 - first);
+            for w in 0..width {
+                c[i * t + first + w] = da * block[a * WIDTH + w] - db * block[b * WIDTH + w];
+            }
         }
     }
-    // C[i, j] = (G_T V)[i, j], row i of G_T applied to column j of V, on and below the diagonal,
-    // plus W_T⁻¹.
-    let mut c = vec![0.0; t * t];
     for (i, &e) in rows.iter().enumerate() {
-        let (a, b) = lp.rows[e];
-        let (va, vb) = (&v[position[a] * t..position[a] * t + i + 1], &v[position[b] * t..position[b] * t + i + 1]);
-        c[i * t..i * t + i + 1].iter_mut().zip(va.iter().zip(vb)).for_each(|(cij, (x, y))| *cij = x - lp.rho * y);
         c[i * t + i] += 1.0 / wk[e];
     }
-    let capacitance = DenseCholesky::factorise(t, c, 1);
-    capacitance.solve_lower_rows(&mut v, 1);
-    (capacitance, v)
+    DenseCholesky::factorise(t, c, 1)
 }
 
 /// Solves of the whole Newton system at the point `p` through its factorisation `f`.
@@ -822,27 +875,37 @@ struct Newton<'a, 's> {
     f: &'a Factored<'s>,
     /// The blocks' (and so the Schur complement's) order of the observations.
     perm: &'a [usize],
+    /// The blocks' pattern (for M_L's products in the classes' solves).
+    pattern: &'a Pattern,
     threads: usize,
     mu: f64,
 }
 
 impl Newton<'_, '_> {
     /// Output k's augmented system [H_L, G_Tᵀ; G_T, −W_T⁻¹][x; t] = [v; b_T] (`b` the right-hand
-    /// side of all its DP rows, of which the stiff rows' are read; `None` for 0), by Woodbury:
-    /// t = C⁻¹(G_T H_L⁻¹ v − b_T), x = H_L⁻¹(v − G_Tᵀ t). Without stiff rows x = H_k⁻¹ v and t is
-    /// empty.
+    /// side of all its DP rows, of which the stiff rows' are read; `None` for 0): through the
+    /// classes' basis ([`Quotient::newton_solve`]), or by Woodbury, t = C⁻¹(G_T H_L⁻¹ v − b_T),
+    /// x = H_L⁻¹(v − G_Tᵀ t). A whole block gives x = H_k⁻¹ v and no t.
     fn augmented_solve(&self, k: usize, v: &[f64], b: Option<&[f64]>) -> (Vec<f64>, Vec<f64>) {
-        let n = self.lp.n;
+        let (n, ne) = (self.lp.n, self.lp.rows.len());
         let dk = &self.f.d[k * n..(k + 1) * n];
-        let y = hl_solve(&self.f.factors[k], dk, v);
-        let st = &self.f.stiff[k];
-        let Some(cap) = &st.capacitance else { return (y, Vec::new()) };
-        let mut t = stiff_g(self.lp, &st.rows, &y);
+        let split = match &self.f.blocks[k] {
+            Block::Whole(factor) => return (hl_solve(factor, dk, v), Vec::new()),
+            Block::Split(split) => split,
+        };
+        let wk = &self.f.w[k * ne..(k + 1) * ne];
+        let Some(woodbury) = &split.woodbury else {
+            let block =
+                BlockPattern { col_ptr: &self.pattern.col_ptr, row_idx: &self.pattern.row_idx, perm: self.perm };
+            return split.quotient.newton_solve(&block, wk, v, b);
+        };
+        let y = hl_solve(&woodbury.factor, dk, v);
+        let mut t = stiff_g(self.lp, &woodbury.rows, &y);
         if let Some(b) = b {
-            t.iter_mut().zip(&st.rows).for_each(|(q, &e)| *q -= b[e]);
+            t.iter_mut().zip(&woodbury.rows).for_each(|(q, &e)| *q -= b[e]);
         }
-        cap.solve(&mut t, 1);
-        let back = hl_solve(&self.f.factors[k], dk, &stiff_gt(self.lp, &st.rows, &t));
+        woodbury.capacitance.solve(&mut t, 1);
+        let back = hl_solve(&woodbury.factor, dk, &stiff_gt(self.lp, &woodbury.rows, &t));
         (y.iter().zip(&back).map(|(a, b)| a - b).collect(), t)
     }
 
@@ -864,13 +927,13 @@ impl Newton<'_, '_> {
             .enumerate()
             .map(|(k, (bk, hk))| {
                 let (rows, cols) = lp.spans(k);
-                let st = &self.f.stiff[k];
+                let stiff_rows = self.f.blocks[k].stiff_rows();
                 let mut wb = vec![0.0; ne];
                 for (e, j) in rows.enumerate() {
                     bk[e] = rhs.p[j] - rhs.sl[j] / p.lambda[j];
                     wb[e] = w[j] * bk[e];
                 }
-                st.rows.iter().for_each(|&e| wb[e] = 0.0);
+                stiff_rows.iter().for_each(|&e| wb[e] = 0.0);
                 let mut gk: Vec<f64> = cols.map(|j| rhs.d[j] + rhs.xz[j] / p.x[j]).collect();
                 add_gt(lp, &wb, &mut gk);
                 let (x, l0) = self.augmented_solve(k, &gk, Some(bk));
@@ -912,8 +975,7 @@ impl Newton<'_, '_> {
                 for (e, j) in rows.clone().enumerate() {
                     dlk[e] = w[j] * (dlk[e] - b[j]);
                 }
-                let st = &self.f.stiff[k];
-                for (q, &e) in st.rows.iter().enumerate() {
+                for (q, &e) in self.f.blocks[k].stiff_rows().iter().enumerate() {
                     dlk[e] = lambda0[k][q] + t[q];
                 }
                 for (e, j) in rows.enumerate() {
@@ -1169,23 +1231,32 @@ fn block_values<R: Real>(lp: &BlockLp, pattern: &Pattern, w: &[f64], d: &[f64]) 
     values
 }
 
+/// Where one output's share of the Schur complement comes from.
+enum SchurShare<'a, 's> {
+    /// Its block's factor: D M⁻¹ D.
+    Block(&'a SparseCholesky<'s>),
+    /// Its block in the basis Q of its stiff rows' classes, through A = Qᵀ M Q's factor:
+    /// D Q A⁻¹ Qᵀ D.
+    Quotient(&'a Quotient),
+}
+
 /// The Schur complement Σ_k P D_k M_k⁻¹ D_k Pᵀ on and below the diagonal, in the factors' order P
 /// (row-major; the entries above the diagonal are not read). Every output shares the
 /// ordering, so the sum is formed by column blocks of [`WIDTH`]: a task takes one block of unit
-/// vectors, solves it against every output's factor in turn and sums the solutions in a strip
-/// (|Y| × [`WIDTH`]) that stays in cache, then writes the strip into its columns of the matrix
-/// once. The column blocks are shared over the threads, not the outputs: the threads read the same
-/// group of factors at once, no thread waits for another's outputs before the next block, and
-/// every entry is summed in the outputs' order, so the matrix is the same on any number of cores.
-/// Summing output by output into the whole matrix instead read and wrote all of it once per
-/// output (14 GB an iteration at |Y| = 5151).
-fn form_schur(factors: &[SparseCholesky<'_>], symbolic: &Symbolic, d: &[f64], threads: usize) -> Vec<f64> {
-    let (n, m) = (symbolic.n(), factors.len());
+/// vectors, solves it against every output's factor in turn (or its quotient's, [`SchurShare`])
+/// and sums the solutions in a strip (|Y| × [`WIDTH`]) that stays in cache, then writes the strip
+/// into its columns of the matrix once. The column blocks are shared over the threads, not the
+/// outputs: the threads read the same group of factors at once, no thread waits for another's
+/// outputs before the next block, and every entry is summed in the outputs' order, so the matrix
+/// is the same on any number of cores. Summing output by output into the whole matrix instead
+/// read and wrote all of it once per output (14 GB an iteration at |Y| = 5151).
+fn form_schur(shares: &[SchurShare<'_, '_>], symbolic: &Symbolic, d: &[f64], threads: usize) -> Vec<f64> {
+    let (n, m) = (symbolic.n(), shares.len());
     let perm = symbolic.perm();
     // D in the factors' order, output by output.
     let d_permuted: Vec<f64> = (0..m).flat_map(|k| perm.iter().map(move |&old| d[k * n + old])).collect();
-    // Blocks of right-hand sides and strips of sums, one pair per running task, reused throughout.
-    let buffers: Mutex<Vec<(Vec<f64>, Vec<f64>)>> = Mutex::new(Vec::new());
+    // Blocks of right-hand sides and strips of sums, one set per running task, reused throughout.
+    let buffers: Mutex<Vec<[Vec<f64>; 3]>> = Mutex::new(Vec::new());
     let group = (SCHUR_GROUP_BYTES / (8 * symbolic.factor_nonzeros()).max(1)).max(1);
     let column_blocks: Vec<usize> = (0..n).step_by(WIDTH).collect();
     let least = least_per_task(threads, column_blocks.len(), 1);
@@ -1196,31 +1267,58 @@ fn form_schur(factors: &[SparseCholesky<'_>], symbolic: &Symbolic, d: &[f64], th
         column_blocks.par_iter().with_min_len(least).for_each(|&first| {
             let width = WIDTH.min(n - first);
             let taken = buffers.lock().expect("no task panics holding it").pop();
-            let (mut block, mut strip) = taken.unwrap_or_else(|| (vec![0.0; n * WIDTH], vec![0.0; n * WIDTH]));
+            let [mut block, mut strip, mut classes] =
+                taken.unwrap_or_else(|| [vec![0.0; n * WIDTH], vec![0.0; n * WIDTH], Vec::new()]);
             let sums = &mut strip[..(n - first) * WIDTH];
             sums.iter_mut().for_each(|v| *v = 0.0);
             for k in outputs.clone() {
-                let dk = &d_permuted[k * n..(k + 1) * n];
-                block[first * WIDTH..].iter_mut().for_each(|v| *v = 0.0);
-                let mut d_col = [0.0; WIDTH];
-                for w in 0..width {
-                    block[(first + w) * WIDTH + w] = 1.0;
-                    d_col[w] = dk[first + w];
-                }
-                factors[k].solve_block_lower(&mut block, first);
-                for r in first..n {
-                    let d_row = dk[r];
-                    let solved = &block[r * WIDTH..(r + 1) * WIDTH];
-                    let out = &mut sums[(r - first) * WIDTH..(r - first + 1) * WIDTH];
-                    for w in 0..WIDTH {
-                        out[w] += d_row * solved[w] * d_col[w];
+                match shares[k] {
+                    SchurShare::Block(factor) => {
+                        let dk = &d_permuted[k * n..(k + 1) * n];
+                        block[first * WIDTH..].iter_mut().for_each(|v| *v = 0.0);
+                        let mut d_col = [0.0; WIDTH];
+                        for w in 0..width {
+                            block[(first + w) * WIDTH + w] = 1.0;
+                            d_col[w] = dk[first + w];
+                        }
+                        factor.solve_block_lower(&mut block, first);
+                        for r in first..n {
+                            let d_row = dk[r];
+                            let solved = &block[r * WIDTH..(r + 1) * WIDTH];
+                            let out = &mut sums[(r - first) * WIDTH..(r - first + 1) * WIDTH];
+                            for w in 0..WIDTH {
+                                out[w] += d_row * solved[w] * d_col[w];
+                            }
+                        }
+                    }
+                    SchurShare::Quotient(quotient) => {
+                        let factor = quotient.factor();
+                        // Column j of D M⁻¹ D = D Q A⁻¹ Qᵀ D e_j: A solved for row j of D Q
+                        // (in A's factor order, so the whole solve), then D Q applied.
+                        classes.clear();
+                        classes.resize(quotient.order() * WIDTH, 0.0);
+                        for w in 0..width {
+                            for &(position, v) in quotient.row(first + w) {
+                                classes[position as usize * WIDTH + w] = v;
+                            }
+                        }
+                        factor.solve_block_lower(&mut classes, 0);
+                        for r in first..n {
+                            let out = &mut sums[(r - first) * WIDTH..(r - first + 1) * WIDTH];
+                            for &(position, v) in quotient.row(r) {
+                                let solved = &classes[position as usize * WIDTH..(position as usize + 1) * WIDTH];
+                                for w in 0..WIDTH {
+                                    out[w] += v * solved[w];
+                                }
+                            }
+                        }
                     }
                 }
             }
             // SAFETY: this task alone touches columns first..first + width (each column block
             // is one task of this pass), and the matrix outlives the pass.
             unsafe { columns.add(first, width, sums) };
-            buffers.lock().expect("no task panics holding it").push((block, strip));
+            buffers.lock().expect("no task panics holding it").push([block, strip, classes]);
         });
     }
     schur
@@ -1318,7 +1416,18 @@ fn max_abs(v: &[f64]) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    use std::cell::Cell;
+
     use super::*;
+
+    thread_local! {
+        /// Every split output's Newton solves by Woodbury, on this thread.
+        static WOODBURY_ONLY: Cell<bool> = const { Cell::new(false) };
+    }
+
+    pub(super) fn woodbury_only() -> bool {
+        WOODBURY_ONLY.with(Cell::get)
+    }
 
     #[test]
     fn one_thread_keeps_every_output_on_the_calling_thread() {
@@ -1409,6 +1518,38 @@ mod tests {
         let none = solve(&lp, &settings(0, 0));
         assert_eq!(none.ending, Ending::Stalled, "gap {:e}", none.gap);
         assert!(none.gap > 1e-8, "gap {:e}", none.gap);
+    }
+
+    #[test]
+    fn the_stiff_rows_classes_and_their_augmented_system_reach_the_same_optimum() {
+        // The ring whose tight rows outgrow f64: its split outputs' Newton solves through their
+        // classes' basis, then by Woodbury on the rows above the split (the route of an output
+        // whose classes contradict themselves).
+        let (lp, _) = super::super::block_lp(&crate::tests::block_ipm::von_mises_ring());
+        let settings = || Settings {
+            gap_tolerance: 1e-10,
+            feasibility_tolerance: 1e-10,
+            end_game_gap: 1e-10,
+            end_game_feasibility: 1e-10,
+            max_iterations: 200,
+            deadline: None,
+            first_iteration_seconds: 0.0,
+            on_iteration: Box::new(|_| {}),
+            threads: 1,
+            stiff_allowance: stiff_allowance(lp.n),
+            stiff_priced: stiff_allowance(lp.n),
+        };
+        let objective = |r: &IpmResult| dot(&lp.c, &r.x);
+        let classes = solve(&lp, &settings());
+        assert!(classes.times.stiff_rows > 0.0, "the rows were split");
+        WOODBURY_ONLY.with(|only| only.set(true));
+        let woodbury = solve(&lp, &settings());
+        WOODBURY_ONLY.with(|only| only.set(false));
+        for (route, r) in [("classes", &classes), ("Woodbury", &woodbury)] {
+            assert_eq!(r.ending, Ending::Converged, "{route}: gap {:e}", r.gap);
+        }
+        let (a, b) = (objective(&classes), objective(&woodbury));
+        assert!((a - b).abs() <= 1e-9 * a.abs(), "{a} against {b}");
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! Plain (Bayes, pure ε) programs only; the whole LP (a symmetric model's orbit LP is HiGHS's).
 
 pub(crate) mod ipm;
+mod quotient;
 
 use std::time::{Duration, Instant};
 
