@@ -34,6 +34,7 @@
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -43,7 +44,7 @@ use crate::numeric::dense_cholesky::DenseCholesky;
 use crate::numeric::double_double::{DoubleDouble, Real};
 use crate::numeric::sparse_cholesky::{SparseCholesky, Symbolic, PIVOT_FLOOR, WIDTH};
 
-use super::quotient::{BlockPattern, Quotient, Tight};
+use super::quotient::{BlockPattern, NotBuilt, Quotient, Tight};
 
 /// The LP in the interior point's terms (costs normalised so that max |c| = 1).
 pub(crate) struct BlockLp {
@@ -693,15 +694,23 @@ fn factorise<'s>(
     });
     times.block_factorisations += clock.elapsed().as_secs_f64();
     let clock = Instant::now();
+    // The split outputs take their bytes from the allowance as they are made; one that would
+    // outgrow what is left is not made.
+    let taken = AtomicU64::new(0);
     let splits = over_outputs(&split_outputs, threads, |k| {
         let (wk, dk) = output(k);
-        split_block(lp, pattern, symbolic, (wk, dk), pivot_floor)
+        let room = stiff_allowance.saturating_sub(u128::from(taken.load(Ordering::Relaxed)));
+        let split = split_block(lp, pattern, symbolic, (wk, dk), pivot_floor, room)?;
+        let bytes = u64::try_from(split.bytes()).unwrap_or(u64::MAX);
+        taken.fetch_add(bytes, Ordering::Relaxed);
+        Ok(split)
     });
     times.stiff_rows += clock.elapsed().as_secs_f64();
-    if wholes.iter().any(Option::is_none) || splits.iter().any(Option::is_none) {
+    if wholes.iter().any(Option::is_none) {
         return Err(GaveOut::LinearAlgebra);
     }
-    let stiff_bytes: u128 = splits.iter().flatten().map(Split::bytes).sum();
+    let splits: Vec<Split<'s>> = splits.into_iter().collect::<Result<_, _>>()?;
+    let stiff_bytes: u128 = splits.iter().map(Split::bytes).sum();
     if stiff_bytes > stiff_allowance {
         return Err(GaveOut::StiffRowsOutgrowTheirMemory);
     }
@@ -710,7 +719,7 @@ fn factorise<'s>(
         blocks[k] = whole.map(Block::Whole);
     }
     for (k, split) in split_outputs.into_iter().zip(splits) {
-        blocks[k] = split.map(|split| Block::Split(Box::new(split)));
+        blocks[k] = Some(Block::Split(Box::new(split)));
     }
     let blocks: Vec<Block<'s>> = blocks.into_iter().map(|b| b.expect("every output is whole or split")).collect();
     let clock = Instant::now();
@@ -759,32 +768,42 @@ fn over_outputs<T: Send>(outputs: &[usize], threads: usize, f: impl Fn(usize) ->
 
 /// One output's block with its stiff rows split off ([`Split`]): the rows heavier than
 /// [`CLASSES_ABOVE`], in their classes' basis or, where a class contradicts itself, the augmented
-/// system on them; `None` where a factor is not positive definite.
+/// system on them; it gives out where a factor is not positive definite or the split would take
+/// more than `room` bytes.
 fn split_block<'s>(
     lp: &BlockLp,
     pattern: &Pattern,
     symbolic: &'s Symbolic,
     (wk, dk): (&[f64], &[f64]),
     pivot_floor: f64,
-) -> Option<Split<'s>> {
+    room: u128,
+) -> Result<Split<'s>, GaveOut> {
     let stiff: Vec<usize> = (0..lp.rows.len()).filter(|&e| row_weight(lp, e, wk, dk) > CLASSES_ABOVE).collect();
     let mut outside = wk.to_vec();
     stiff.iter().for_each(|&e| outside[e] = 0.0);
     let tight = Tight { rows: &lp.rows, stiff: &stiff, rho: lp.rho };
     let block = BlockPattern { col_ptr: &pattern.col_ptr, row_idx: &pattern.row_idx, perm: symbolic.perm() };
     let quotient = if heaviest_row(lp, &outside, dk) > DOUBLE_DOUBLE_ABOVE {
-        Quotient::new(tight, wk, dk, &block_values::<DoubleDouble>(lp, pattern, &outside, dk), block)
+        Quotient::new(tight, wk, dk, &block_values::<DoubleDouble>(lp, pattern, &outside, dk), block, room)
     } else {
-        Quotient::new(tight, wk, dk, &block_values::<f64>(lp, pattern, &outside, dk), block)
-    }?;
+        Quotient::new(tight, wk, dk, &block_values::<f64>(lp, pattern, &outside, dk), block, room)
+    };
+    let quotient = quotient.map_err(|why| match why {
+        NotBuilt::NotPositiveDefinite => GaveOut::LinearAlgebra,
+        NotBuilt::OutgrowsItsRoom => GaveOut::StiffRowsOutgrowTheirMemory,
+    })?;
     let woodbury = if quotient.solves_newton() && !woodbury_only() {
         None
     } else {
-        let factor = block_factor(lp, pattern, symbolic, &outside, dk, pivot_floor)?;
+        let t = stiff.len() as u128;
+        if quotient.bytes() + 8 * (t * t + symbolic.factor_nonzeros() as u128) > room {
+            return Err(GaveOut::StiffRowsOutgrowTheirMemory);
+        }
+        let factor = block_factor(lp, pattern, symbolic, &outside, dk, pivot_floor).ok_or(GaveOut::LinearAlgebra)?;
         let capacitance = capacitance(lp, &factor, &stiff, wk, dk);
         Some(Woodbury { factor, rows: stiff, capacitance })
     };
-    Some(Split { quotient, woodbury })
+    Ok(Split { quotient, woodbury })
 }
 
 /// Whether every split output takes the augmented system's route (tests ask for it, to compare

@@ -59,6 +59,15 @@ pub(super) struct Quotient {
     solves: Option<Solves>,
 }
 
+/// Why a basis was not built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum NotBuilt {
+    /// A is not numerically positive definite.
+    NotPositiveDefinite,
+    /// It would take more than its room.
+    OutgrowsItsRoom,
+}
+
 /// What the Newton solves through the basis keep (see [`Quotient::newton_solve`]).
 struct Solves {
     /// Q by rows in the caller's order of the observations: (A's column, value); the classes' Ñ
@@ -82,14 +91,17 @@ impl Quotient {
     /// The basis of one output's stiff rows (`tight`; `weights` the W of all its rows) and
     /// A = Qᵀ M Q from M_L's values `block` on the block's pattern (the stiff rows weighing 0),
     /// with `d` the output's D (the caller's order), factorised in double-double where `block`
-    /// is; `None` where A is not numerically positive definite.
+    /// is. Q's columns on the forest reach as deep as its trees and A's entries grow with the
+    /// product of the depths: what the basis would take is counted before it is built, and a
+    /// basis that would take more than `room` bytes is not.
     pub(super) fn new<T: Real>(
         tight: Tight<'_>,
         weights: &[f64],
         d: &[f64],
         block: &[T],
         pattern: BlockPattern<'_>,
-    ) -> Option<Quotient> {
+        room: u128,
+    ) -> Result<Quotient, NotBuilt> {
         let Tight { rows, stiff, rho } = tight;
         let BlockPattern { col_ptr, row_idx, perm } = pattern;
         let n = d.len();
@@ -192,6 +204,12 @@ impl Quotient {
                 }
             }
         }
+        let z_entries: u128 =
+            (0..spanning.len()).filter(|&i| !is_y[i]).map(|i| (end[child[i]] - start[child[i]]) as u128).sum();
+        let q_bytes = 16 * (q_rows.iter().map(|r| r.len() as u128).sum::<u128>() + z_entries);
+        if q_bytes > room {
+            return Err(NotBuilt::OutgrowsItsRoom);
+        }
         for (i, &e) in spanning.iter().enumerate().filter(|&(i, _)| !is_y[i]) {
             let (a, b) = rows[e];
             let c = child[i];
@@ -207,6 +225,15 @@ impl Quotient {
         // ends of t (the tree's ratios agree with t's): those are left out rather than computed
         // as a difference that rounding would leave at weight · 1e-16. So row i of the tree
         // gives exactly e_i, and another stiff row the tree's rows along its cycle.
+        let block_triplets: u128 = (0..n)
+            .map(|b| {
+                let column = (col_ptr[b]..col_ptr[b + 1]).map(|pos| q_rows[row_idx[pos]].len() as u128).sum::<u128>();
+                column * q_rows[b].len() as u128
+            })
+            .sum();
+        if q_bytes + block_triplets * std::mem::size_of::<(u32, u32, T)>() as u128 > room {
+            return Err(NotBuilt::OutgrowsItsRoom);
+        }
         let mut triplets: Vec<(u32, u32, T)> = Vec::new();
         for b in 0..n {
             for pos in col_ptr[b]..col_ptr[b + 1] {
@@ -275,12 +302,16 @@ impl Quotient {
         let symbolic = Symbolic::analyse(n, &a_ptr, &a_idx);
         // A has no floor of its own to its pivots (Q's columns are not unit vectors); a pivot
         // that cancels is not floored but reported, and the iteration gives out.
+        if 8 * symbolic.factor_nonzeros() as u128 + q_bytes > room {
+            return Err(NotBuilt::OutgrowsItsRoom);
+        }
         let factor = if T::IS_DOUBLE_DOUBLE {
-            symbolic.factorise(&values, f64::MIN_POSITIVE, 0.0).ok()?.into_values()
+            symbolic.factorise(&values, f64::MIN_POSITIVE, 0.0)
         } else {
             let rounded: Vec<f64> = values.iter().map(|v| v.to_f64()).collect();
-            symbolic.factorise(&rounded, f64::MIN_POSITIVE, 0.0).ok()?.into_values()
+            symbolic.factorise(&rounded, f64::MIN_POSITIVE, 0.0)
         };
+        let factor = factor.map_err(|_| NotBuilt::NotPositiveDefinite)?.into_values();
         drop(values);
         let mut position = vec![0u32; n];
         for (new, &old) in symbolic.perm().iter().enumerate() {
@@ -307,7 +338,7 @@ impl Quotient {
                 w_tilde_factor,
             })
         };
-        Some(Quotient { row_ptr, row_entries, symbolic, factor, solves })
+        Ok(Quotient { row_ptr, row_entries, symbolic, factor, solves })
     }
 
     /// Bytes the basis and its factors take.
@@ -638,6 +669,11 @@ mod tests {
 
         /// The basis, with the Schur complement's order `perm`.
         fn quotient(&self, perm: &[usize]) -> Quotient {
+            self.within(perm, u128::MAX).expect("positive definite")
+        }
+
+        /// The basis in `room` bytes.
+        fn within(&self, perm: &[usize], room: u128) -> Result<Quotient, NotBuilt> {
             let n = self.d.len();
             let loose = self.dense(false);
             let block: Vec<f64> = (0..n)
@@ -645,7 +681,7 @@ mod tests {
                 .map(|(pos, b)| loose[self.row_idx[pos] * n + b])
                 .collect();
             let tight = Tight { rows: &self.rows, stiff: &self.stiff, rho: self.rho };
-            Quotient::new(tight, &self.weights, &self.d, &block, self.pattern(perm)).expect("positive definite")
+            Quotient::new(tight, &self.weights, &self.d, &block, self.pattern(perm), room)
         }
 
         fn pattern<'a>(&'a self, perm: &'a [usize]) -> BlockPattern<'a> {
@@ -703,6 +739,8 @@ mod tests {
         let perm: Vec<usize> = (0..n).collect();
         let quotient = fixture.quotient(&perm);
         assert!(quotient.solves_newton());
+        // What it takes is counted before it is made: in less room it is not.
+        assert_eq!(fixture.within(&perm, quotient.bytes() / 4).err(), Some(NotBuilt::OutgrowsItsRoom));
         assert_eq!(quotient.stiff_rows(), &fixture.stiff[..]);
         let v: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).sin() + 0.2).collect();
         let b: Vec<f64> = (0..fixture.rows.len()).map(|e| (e as f64 * 0.53).cos() * 1e-3).collect();
