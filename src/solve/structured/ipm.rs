@@ -695,9 +695,10 @@ fn factorise<'s>(
     times.block_factorisations += clock.elapsed().as_secs_f64();
     let clock = Instant::now();
     // The split outputs take their bytes from the allowance as they are made; one that would
-    // outgrow what is left is not made. (Which output finds the room short depends on the
-    // threads' order, but only where the splits together outgrow the allowance, and then the
-    // iteration gives out either way.)
+    // outgrow what is left, counting what it needs while it is made, is not made. (Which
+    // output finds the room short depends on the threads' order: the path can differ with the
+    // number of threads only where the splits come within one output's making of the
+    // allowance.)
     let taken = AtomicU64::new(0);
     let splits = over_outputs(&split_outputs, threads, |k| {
         let (wk, dk) = output(k);
