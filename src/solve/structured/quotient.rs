@@ -231,8 +231,7 @@ impl Quotient {
                 column * q_rows[b].len() as u128
             })
             .sum();
-        // The triplets, and their copy by columns.
-        if q_bytes + 2 * block_triplets * std::mem::size_of::<(u32, u32, T)>() as u128 > room {
+        if q_bytes + block_triplets * std::mem::size_of::<(u32, u32, T)>() as u128 > room {
             return Err(NotBuilt::OutgrowsItsRoom);
         }
         let mut triplets: Vec<(u32, u32, T)> = Vec::new();
@@ -281,7 +280,7 @@ impl Quotient {
             forest.push(own);
         }
         let any_contradicted = is_y.iter().any(|&y| y);
-        let triplets = by_column(triplets, n);
+        triplets.sort_unstable_by_key(|&(j, i, _)| (j, i));
         let mut a_ptr = vec![0usize; n + 1];
         let mut a_idx: Vec<usize> = Vec::new();
         let mut values: Vec<DoubleDouble> = Vec::new();
@@ -458,30 +457,6 @@ impl Quotient {
     }
 }
 
-/// `triplets` (column, row, value) in the order of (column, row): counted out into their columns,
-/// then each column sorted by its rows. (A sort of the whole was half the time the bases took on
-/// the poll of 100: millions of triplets, a column holding a few hundred.)
-fn by_column<T: Copy + Default>(triplets: Vec<(u32, u32, T)>, columns: usize) -> Vec<(u32, u32, T)> {
-    let mut start = vec![0usize; columns + 1];
-    for &(j, _, _) in &triplets {
-        start[j as usize + 1] += 1;
-    }
-    for c in 0..columns {
-        start[c + 1] += start[c];
-    }
-    let mut next = start.clone();
-    let mut sorted = vec![(0u32, 0u32, T::default()); triplets.len()];
-    for triplet in triplets {
-        let slot = &mut next[triplet.0 as usize];
-        sorted[*slot] = triplet;
-        *slot += 1;
-    }
-    for c in 0..columns {
-        sorted[start[c]..start[c + 1]].sort_unstable_by_key(|&(_, i, _)| i);
-    }
-    sorted
-}
-
 /// W̃ = W_F + Eᵀ W_C E on the `forest_rows` rows of the forest (sparse: the forest's rows coupled
 /// along each redundant row's cycle), analysed and factorised; `None` where rounding leaves it
 /// not positive definite.
@@ -604,21 +579,6 @@ enum Joined {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn triplets_by_column_come_out_in_the_order_of_a_sort() {
-        let triplets: Vec<(u32, u32, f64)> =
-            (0..500u32).map(|k| ((k * 37) % 11, (k * 53) % 17, f64::from(k))).collect();
-        let mut sorted = triplets.clone();
-        sorted.sort_by_key(|&(j, i, _)| (j, i));
-        let got = by_column(triplets, 11);
-        let key = |v: &[(u32, u32, f64)]| v.iter().map(|&(j, i, _)| (j, i)).collect::<Vec<_>>();
-        assert_eq!(key(&got), key(&sorted));
-        // Equal keys may come in any order, but every triplet comes out once.
-        let mut values: Vec<f64> = got.iter().map(|t| t.2).collect();
-        values.sort_by(f64::total_cmp);
-        assert_eq!(values, (0..500).map(f64::from).collect::<Vec<_>>());
-    }
 
     #[test]
     fn classes_keep_the_potentials_of_their_rows_and_mark_contradictions() {
