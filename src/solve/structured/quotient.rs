@@ -225,26 +225,6 @@ impl Quotient {
         // ends of t (the tree's ratios agree with t's): those are left out rather than computed
         // as a difference that rounding would leave at weight · 1e-16. So row i of the tree
         // gives exactly e_i, and another stiff row the tree's rows along its cycle.
-        let block_triplets: u128 = (0..n)
-            .map(|b| {
-                let column = (col_ptr[b]..col_ptr[b + 1]).map(|pos| q_rows[row_idx[pos]].len() as u128).sum::<u128>();
-                column * q_rows[b].len() as u128
-            })
-            .sum();
-        if q_bytes + block_triplets * std::mem::size_of::<(u32, u32, T)>() as u128 > room {
-            return Err(NotBuilt::OutgrowsItsRoom);
-        }
-        let mut triplets: Vec<(u32, u32, T)> = Vec::new();
-        for b in 0..n {
-            for pos in col_ptr[b]..col_ptr[b + 1] {
-                let (a, v) = (row_idx[pos], block[pos]);
-                for &(i, qa) in &q_rows[a] {
-                    for &(j, qb) in &q_rows[b] {
-                        triplets.push((j as u32, i as u32, v.mul(T::from_f64(qa * qb))));
-                    }
-                }
-            }
-        }
         let forest_index: std::collections::HashMap<usize, usize> =
             spanning.iter().enumerate().map(|(i, &e)| (e, i)).collect();
         let mut s_rows: Vec<Vec<(usize, f64)>> = Vec::new();
@@ -270,32 +250,66 @@ impl Quotient {
                     }
                 }
             }
-            let w = T::from_f64(weights[t]);
-            for &(i, ui) in &u {
-                for &(j, uj) in &u {
-                    triplets.push((j as u32, i as u32, w.mul(T::from_f64(ui)).mul(T::from_f64(uj))));
-                }
-            }
             s_rows.push(u.iter().map(|&(i, c)| (i - q, c)).collect());
             forest.push(own);
         }
         let any_contradicted = is_y.iter().any(|&y| y);
-        triplets.sort_unstable_by_key(|&(j, i, _)| (j, i));
+        // A column by column (Gustavson): Q by columns, and each stiff row's (Qᵀ D g_t) by the
+        // columns it reaches; a dense accumulator and the list of rows it touched.
+        let mut q_cols: Vec<Vec<(usize, f64)>> = vec![Vec::new(); n];
+        for (b, row) in q_rows.iter().enumerate() {
+            for &(j, qb) in row {
+                q_cols[j].push((b, qb));
+            }
+        }
+        let mut stiff_cols: Vec<Vec<(usize, f64)>> = vec![Vec::new(); n];
+        for (ti, row) in s_rows.iter().enumerate() {
+            for &(j, uj) in row {
+                stiff_cols[q + j].push((ti, uj));
+            }
+        }
         let mut a_ptr = vec![0usize; n + 1];
         let mut a_idx: Vec<usize> = Vec::new();
         let mut values: Vec<DoubleDouble> = Vec::new();
-        let mut last = None;
-        let mut sum = T::default();
-        for (index, &(j, i, v)) in triplets.iter().enumerate() {
-            sum = if last == Some((j, i)) { sum.add(v) } else { v };
-            last = Some((j, i));
-            if triplets.get(index + 1).is_none_or(|next| (next.0, next.1) != (j, i)) {
-                a_idx.push(i as usize);
-                a_ptr[j as usize + 1] += 1;
-                values.push(sum.to_double_double());
+        let mut accumulator = vec![T::default(); n];
+        let mut touched_mark = vec![false; n];
+        let mut touched: Vec<usize> = Vec::new();
+        fn touch<T: Real>(i: usize, add: T, (accumulator, mark, touched): (&mut [T], &mut [bool], &mut Vec<usize>)) {
+            if mark[i] {
+                accumulator[i] = accumulator[i].add(add);
+            } else {
+                mark[i] = true;
+                touched.push(i);
+                accumulator[i] = add;
             }
         }
-        drop(triplets);
+        for j in 0..n {
+            for &(b, qb) in &q_cols[j] {
+                for pos in col_ptr[b]..col_ptr[b + 1] {
+                    let (a, v) = (row_idx[pos], block[pos]);
+                    for &(i, qa) in &q_rows[a] {
+                        touch(i, v.mul(T::from_f64(qa * qb)), (&mut accumulator, &mut touched_mark, &mut touched));
+                    }
+                }
+            }
+            for &(ti, uj) in &stiff_cols[j] {
+                let wu = T::from_f64(weights[stiff[ti]]).mul(T::from_f64(uj));
+                for &(i, ui) in &s_rows[ti] {
+                    touch(q + i, wu.mul(T::from_f64(ui)), (&mut accumulator, &mut touched_mark, &mut touched));
+                }
+            }
+            touched.sort_unstable();
+            for &i in &touched {
+                a_idx.push(i);
+                values.push(accumulator[i].to_double_double());
+            }
+            a_ptr[j + 1] = touched.len();
+            for &i in &touched {
+                touched_mark[i] = false;
+            }
+            touched.clear();
+        }
+        drop((q_cols, stiff_cols, accumulator));
         for c in 0..n {
             a_ptr[c + 1] += a_ptr[c];
         }
