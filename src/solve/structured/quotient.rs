@@ -206,7 +206,8 @@ impl Quotient {
         }
         let z_entries: u128 =
             (0..spanning.len()).filter(|&i| !is_y[i]).map(|i| (end[child[i]] - start[child[i]]) as u128).sum();
-        let q_bytes = 16 * (q_rows.iter().map(|r| r.len() as u128).sum::<u128>() + z_entries);
+        // Q by rows, and by columns while A is formed.
+        let q_bytes = 32 * (q_rows.iter().map(|r| r.len() as u128).sum::<u128>() + z_entries);
         if q_bytes > room {
             return Err(NotBuilt::OutgrowsItsRoom);
         }
@@ -220,7 +221,7 @@ impl Quotient {
                 q_rows[node].push((q + i, value));
             }
         }
-        // A = Qᵀ M_L Q + Σ_{t ∈ T} w_t (Qᵀ D g_t)(Qᵀ D g_t)ᵀ, as (column, row, value) triplets.
+        // A = Qᵀ M_L Q + Σ_{t ∈ T} w_t (Qᵀ D g_t)(Qᵀ D g_t)ᵀ.
         // Qᵀ D g_t has no Ñ part (G_T D Ñ = 0), and no part on a z_i whose subtree holds both
         // ends of t (the tree's ratios agree with t's): those are left out rather than computed
         // as a difference that rounding would leave at weight · 1e-16. So row i of the tree
