@@ -92,3 +92,28 @@ fn the_anytime_estimate_covers_the_measured_peak() {
     assert!(estimate <= 3.0 * peak, "the anytime estimate is far above the measured peak: {report}");
     eprintln!("anytime: {report}");
 }
+
+/// The poll of 100 (`benches/models/multinomial-d3-k100-r10-a123.toml`, |Y| = 5151): the block
+/// interior point's end game splits every output's stiff rows off, the one bench model that
+/// gets that far; its estimate prices the room they may take. About 4 minutes on 2 cores:
+/// `cargo test --release --test memory_estimate -- --ignored`.
+#[test]
+#[ignore = "about 4 minutes: cargo test --release --test memory_estimate -- --ignored"]
+fn the_estimate_covers_the_block_interior_points_end_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write_file(d, "tiny.toml", &common::binomial_toml(2, 2, "squared", &[1.0]));
+    let baseline = peak_bytes(d, &["solve", "tiny.toml", "--json"]);
+    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/models/multinomial-d3-k100-r10-a123.toml");
+    let model = model.to_str().unwrap();
+    let est = stdout_json(&ubapp_in(d, &["solve", model, "--dry-run", "--json"]));
+    assert_eq!(est["priced"], "block-ipm", "{est}");
+    let estimate = est["memory_bytes"].as_u64().unwrap() as f64;
+    let peak = peak_bytes(d, &["solve", model, "--json", "--out", "poll.json"]).saturating_sub(baseline) as f64;
+    let report = format!("estimate {:.1} MB, measured {:.1} MB", estimate / 1e6, peak / 1e6);
+    assert!(estimate >= peak, "the estimate is below the measured peak: {report}");
+    assert!(estimate <= 3.0 * peak, "the estimate is far above the measured peak: {report}");
+    let verified = ubapp_in(d, &["verify", "poll.json", "--model", model]);
+    common::assert_success(&verified);
+    eprintln!("poll of 100: {report}");
+}

@@ -424,26 +424,24 @@ fn print_estimate(model: &Model, est: &Estimate, n_eps: usize, json: bool) {
     } else {
         format!("does NOT fit: reduce {} (or raise UBAPP_MEMORY_LIMIT)", est.fields)
     };
-    // The block interior point's end game splits stiff rows off into what the budget has to
-    // spare beyond its price, at several plain iterations' time each (of the bench models only
-    // the poll of 100 gets that far): neither estimate can tell beforehand whether it will.
+    // The block interior point's end game splits stiff rows off, at several plain iterations'
+    // time each (of the bench models only the poll of 100 gets that far): its memory is priced
+    // (the allowance it stays within), its time is not, for the estimate cannot tell beforehand
+    // whether it will come.
     let block_ipm = est.priced == SolverChoice::BlockIpm.to_string() && est.fits;
     let (most, peak) = if est.output_generation {
-        // (Not "at most" where the block interior point's end game may take more.)
-        (if block_ipm { "" } else { "at most " }, " (its whole LP, if output generation falls back to it)")
+        ("at most ", " (its whole LP, if output generation falls back to it)")
     } else {
         ("", "")
     };
-    let (end_game, end_game_time) = if block_ipm {
-        (
-            "; near its end the block interior point may take more, up to the budget, for its stiff rows",
-            "; not counted: the block interior point's end game where it splits stiff rows off",
-        )
+    let end_game = if block_ipm { " and the room its end game may take for stiff rows" } else { "" };
+    let end_game_time = if block_ipm {
+        "; not counted: the block interior point's end game where it splits stiff rows off"
     } else {
-        ("", "")
+        ""
     };
     outln!(
-        "memory: {most}about {:.3} GiB on {}, the route that runs{peak}, of the {:.1} GiB budget ({fits}){end_game}",
+        "memory: {most}about {:.3} GiB on {}, the route that runs{peak}{end_game}, of the {:.1} GiB budget ({fits})",
         gib(est.memory_bytes as f64),
         est.priced,
         gib(est.available_bytes as f64)

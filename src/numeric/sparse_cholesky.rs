@@ -132,6 +132,7 @@ impl Symbolic {
             row_col[start..].sort_unstable();
             row_ptr[k + 1] = row_col.len();
         }
+        row_col.shrink_to_fit();
         let mut l_ptr = vec![0; n + 1];
         for j in 0..n {
             l_ptr[j + 1] = l_ptr[j] + col_count[j];
@@ -157,6 +158,25 @@ impl Symbolic {
     /// Order of the matrix.
     pub(crate) fn n(&self) -> usize {
         self.n
+    }
+
+    /// Bytes the analysis holds (its arrays' capacities): about 24 a nonzero of L and 16 an
+    /// entry of the lower triangle, three times a factor's values.
+    pub(crate) fn bytes(&self) -> u128 {
+        [
+            &self.perm,
+            &self.lower_ptr,
+            &self.lower_col,
+            &self.lower_src,
+            &self.l_ptr,
+            &self.l_row,
+            &self.row_ptr,
+            &self.row_col,
+            &self.row_slot,
+        ]
+        .iter()
+        .map(|v| (v.capacity() * std::mem::size_of::<usize>()) as u128)
+        .sum()
     }
 
     /// perm\[new\] = old.

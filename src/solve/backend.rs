@@ -14,9 +14,6 @@ pub struct Limits {
     pub iterations: Option<u32>,
     /// Wall-clock seconds.
     pub seconds: Option<f64>,
-    /// Bytes of the memory budget beyond what the backend's estimate prices (`None`: none). The
-    /// block interior point's end game may spend them on its stiff rows.
-    pub spare_bytes: Option<u64>,
 }
 
 impl Limits {

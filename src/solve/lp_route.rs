@@ -89,12 +89,7 @@ pub(crate) fn solve_lp(
             Some(cap) => Some(remaining.map_or(cap, |r| r.min(cap))),
             None => remaining,
         };
-        // What the budget holds beyond this backend's price (the block interior point's end game
-        // may spend it).
-        let priced = whole_lp_bytes(problem, choice).min(u128::from(u64::MAX)) as u64;
-        let spare_bytes = Some(options.memory.in_bytes().saturating_sub(priced));
-        let options =
-            SolveOptions { limits: Limits { seconds: remaining, spare_bytes, ..options.limits }, ..options.clone() };
+        let options = SolveOptions { limits: Limits { seconds: remaining, ..options.limits }, ..options.clone() };
         let attempt = options.progress.time(&choice.to_string());
         let attempted = attempt::run(problem, choice, &options);
         drop(attempt);

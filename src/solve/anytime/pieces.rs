@@ -366,7 +366,7 @@ fn solve_piece(
         on_iteration: Box::new(|_| {}),
         threads: 1,
         stiff_allowance: ipm::stiff_allowance(n),
-        stiff_priced: ipm::stiff_allowance(n),
+        end_game_above: ipm::stiff_allowance(n),
     };
     let result = ipm::solve(&lp, &settings);
     let ne = lp.rows.len();

@@ -76,8 +76,8 @@ pub(crate) enum Ending {
     /// Progress stopped (numerical limits); the best iterate is returned.
     Stalled,
     /// Gap and residuals within the end game's tolerances ([`Settings::end_game_gap`]) once the
-    /// stiff rows outgrew what the estimate prices ([`Settings::stiff_priced`]), where each
-    /// further iteration costs several plain ones.
+    /// stiff rows hold more than [`Settings::end_game_above`], where each further iteration
+    /// costs several plain ones.
     EndGame,
     /// The iteration cap.
     IterationLimit,
@@ -119,8 +119,8 @@ pub(crate) struct KernelTimes {
 pub(crate) struct Settings {
     pub gap_tolerance: f64,
     pub feasibility_tolerance: f64,
-    /// The gap and residuals that end the loop once the stiff rows have outgrown
-    /// [`Settings::stiff_priced`].
+    /// The gap and residuals that end the loop once the stiff rows hold more than
+    /// [`Settings::end_game_above`].
     pub end_game_gap: f64,
     pub end_game_feasibility: f64,
     pub max_iterations: u32,
@@ -133,14 +133,14 @@ pub(crate) struct Settings {
     /// Threads the outputs' work is split over ([`worker_threads`] for one LP on the whole
     /// machine; 1 where the caller runs several LPs side by side).
     pub threads: usize,
-    /// Bytes the stiff rows may take: [`stiff_allowance`] (what the estimate prices) and what the
-    /// memory budget holds beyond the estimate. Each iteration the end game goes on gives the gap
-    /// a factor of 2–2.5 and takes 1.2–1.5 times the last one's stiff rows, so the budget decides
-    /// how far it goes.
+    /// Bytes the stiff rows may take ([`stiff_allowance`], what the estimate prices): past them
+    /// they stay in their blocks. Each iteration the end game goes on gives the gap a factor of
+    /// 2–2.5 and takes 1.1–1.5 times the last one's stiff rows, so the allowance decides how far
+    /// it goes.
     pub stiff_allowance: u128,
-    /// Bytes of stiff rows the estimate prices ([`stiff_allowance`]): beyond them the end game is
-    /// spending the budget's spare memory, and stops at [`Settings::end_game_gap`].
-    pub stiff_priced: u128,
+    /// Bytes of stiff rows past which the end game stops at [`Settings::end_game_gap`] (half the
+    /// allowance: the next iteration's rows may not fit).
+    pub end_game_above: u128,
 }
 
 /// Primal regularisation ρ: X⁻¹Z + ρI.
@@ -366,9 +366,9 @@ fn iterate(lp: &BlockLp, settings: &Settings) -> IpmResult {
     let mut pivot_floor = PIVOT_FLOOR;
     let mut stiff_above = f64::INFINITY;
     let mut stiff_outgrown = false;
-    // The last split's stiff rows took more than the estimate prices: the end game is spending the
-    // budget's spare memory, and stops at its own tolerances.
-    let mut beyond_priced = false;
+    // The last split's stiff rows took more than `end_game_above`: the end game stops at its own
+    // tolerances.
+    let mut end_game = false;
     let mut times = KernelTimes::default();
     let mut iteration_seconds = settings.first_iteration_seconds;
     let mut iteration_began = Instant::now();
@@ -380,12 +380,12 @@ fn iterate(lp: &BlockLp, settings: &Settings) -> IpmResult {
         } else {
             since_best += 1;
         }
-        if let Some(ending) = stopped(settings, &r, (since_best, beyond_priced), iteration, iteration_seconds) {
+        if let Some(ending) = stopped(settings, &r, (since_best, end_game), iteration, iteration_seconds) {
             break ending;
         }
         let rung = Rung { pivot_floor, stiff_above, stiff_allowance: settings.stiff_allowance };
         let direction = factorise(lp, &pattern, &symbolic, &p, rung, threads, &mut times).and_then(|f| {
-            beyond_priced = f.stiff_bytes > settings.stiff_priced;
+            end_game = f.stiff_bytes > settings.end_game_above;
             let newton = Newton { lp, p: &p, f: &f, perm: symbolic.perm(), pattern: &pattern, threads, mu: r.mu };
             newton.direction(&r, count).ok_or(GaveOut::LinearAlgebra)
         });
@@ -401,7 +401,7 @@ fn iterate(lp: &BlockLp, settings: &Settings) -> IpmResult {
                     stiff_outgrown = true;
                     stiff_above = f64::INFINITY;
                 }
-                if beyond_priced && pivot_floor < MAX_PIVOT_FLOOR {
+                if end_game && pivot_floor < MAX_PIVOT_FLOOR {
                     // That far into the end game a try costs several plain iterations: the last
                     // rung at once (on the poll of 100 the two below it gave out again, 220 s
                     // each).
@@ -683,14 +683,15 @@ fn factorise<'s>(
     let d: Vec<f64> = p.x.iter().zip(&p.z).map(|(x, z)| (x / (z + PRIMAL_REGULARISATION * x)).sqrt()).collect();
     let output = |k: usize| (&w[k * ne..(k + 1) * ne], &d[k * n..(k + 1) * n]);
     let clock = Instant::now();
-    let split: Vec<bool> = per_output(m, threads, |k| {
+    let heaviest: Vec<f64> = per_output(m, threads, |k| {
         let (wk, dk) = output(k);
-        stiff_above.is_finite() && heaviest_row(lp, wk, dk) > stiff_above
+        heaviest_row(lp, wk, dk)
     });
-    let (split_outputs, whole_outputs): (Vec<usize>, Vec<usize>) = (0..m).partition(|&k| split[k]);
+    let (split_outputs, whole_outputs): (Vec<usize>, Vec<usize>) =
+        (0..m).partition(|&k| stiff_above.is_finite() && heaviest[k] > stiff_above);
     let wholes = over_outputs(&whole_outputs, threads, |k| {
         let (wk, dk) = output(k);
-        block_factor(lp, pattern, symbolic, wk, dk, pivot_floor)
+        block_factor(lp, pattern, symbolic, (wk, dk, heaviest[k]), pivot_floor)
     });
     times.block_factorisations += clock.elapsed().as_secs_f64();
     let clock = Instant::now();
@@ -747,17 +748,17 @@ fn factorise<'s>(
 }
 
 /// The block I + D Gᵀ W G D's factor for one output (`wk` its rows' weights, 0 for a row kept
-/// out), or `None` where it is not positive definite at `pivot_floor`; in double-double where a
-/// row is heavier than [`DOUBLE_DOUBLE_ABOVE`]. Every pivot is ≥ 1 (the matrix is ⪰ I).
+/// out; `heaviest` the largest [`row_weight`] among them), or `None` where it is not positive
+/// definite at `pivot_floor`; in double-double where a row is heavier than
+/// [`DOUBLE_DOUBLE_ABOVE`]. Every pivot is ≥ 1 (the matrix is ⪰ I).
 fn block_factor<'s>(
     lp: &BlockLp,
     pattern: &Pattern,
     symbolic: &'s Symbolic,
-    wk: &[f64],
-    dk: &[f64],
+    (wk, dk, heaviest): (&[f64], &[f64], f64),
     pivot_floor: f64,
 ) -> Option<SparseCholesky<'s>> {
-    if heaviest_row(lp, wk, dk) > DOUBLE_DOUBLE_ABOVE {
+    if heaviest > DOUBLE_DOUBLE_ABOVE {
         symbolic.factorise(&block_values::<DoubleDouble>(lp, pattern, wk, dk), 1.0, pivot_floor).ok()
     } else {
         symbolic.factorise(&block_values::<f64>(lp, pattern, wk, dk), 1.0, pivot_floor).ok()
@@ -766,7 +767,7 @@ fn block_factor<'s>(
 
 /// `[f(k) for k in outputs]`, shared over the pool's threads as [`per_output`] does.
 fn over_outputs<T: Send>(outputs: &[usize], threads: usize, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
-    outputs.par_iter().with_min_len(least_outputs(outputs.len(), threads)).map(|&k| f(k)).collect()
+    shared_outputs(outputs.par_iter().copied(), threads, f)
 }
 
 /// One output's block with its stiff rows split off ([`Split`]): the rows heavier than
@@ -781,12 +782,22 @@ fn split_block<'s>(
     pivot_floor: f64,
     room: u128,
 ) -> Result<Split<'s>, GaveOut> {
-    let stiff: Vec<usize> = (0..lp.rows.len()).filter(|&e| row_weight(lp, e, wk, dk) > CLASSES_ABOVE).collect();
+    // Each row's weight once: the stiff rows, and the heaviest of those left in the block.
+    let mut stiff = Vec::new();
     let mut outside = wk.to_vec();
-    stiff.iter().for_each(|&e| outside[e] = 0.0);
+    let mut heaviest_outside = 0.0f64;
+    for e in 0..lp.rows.len() {
+        let weight = row_weight(lp, e, wk, dk);
+        if weight > CLASSES_ABOVE {
+            stiff.push(e);
+            outside[e] = 0.0;
+        } else {
+            heaviest_outside = heaviest_outside.max(weight);
+        }
+    }
     let tight = Tight { rows: &lp.rows, stiff: &stiff, rho: lp.rho };
     let block = BlockPattern { col_ptr: &pattern.col_ptr, row_idx: &pattern.row_idx, perm: symbolic.perm() };
-    let quotient = if heaviest_row(lp, &outside, dk) > DOUBLE_DOUBLE_ABOVE {
+    let quotient = if heaviest_outside > DOUBLE_DOUBLE_ABOVE {
         Quotient::new(tight, wk, dk, &block_values::<DoubleDouble>(lp, pattern, &outside, dk), block, room)
     } else {
         Quotient::new(tight, wk, dk, &block_values::<f64>(lp, pattern, &outside, dk), block, room)
@@ -802,7 +813,8 @@ fn split_block<'s>(
         if quotient.bytes() + 8 * (t * t + symbolic.factor_nonzeros() as u128) > room {
             return Err(GaveOut::StiffRowsOutgrowTheirMemory);
         }
-        let factor = block_factor(lp, pattern, symbolic, &outside, dk, pivot_floor).ok_or(GaveOut::LinearAlgebra)?;
+        let factor = block_factor(lp, pattern, symbolic, (&outside, dk, heaviest_outside), pivot_floor)
+            .ok_or(GaveOut::LinearAlgebra)?;
         let capacitance = capacitance(lp, &factor, &stiff, wk, dk);
         Some(Woodbury { factor, rows: stiff, capacitance })
     };
@@ -818,11 +830,18 @@ fn woodbury_only() -> bool {
 #[cfg(test)]
 use tests::woodbury_only;
 
-/// Bytes set aside for the stiff rows ([`super::memory_bytes`] counts them): a second Schur
-/// complement's worth, and at least 32 MiB.
+/// Bytes set aside for the stiff rows ([`super::memory_bytes`] counts them): [`STIFF_SCHURS`]
+/// Schur complements' worth, and at least 32 MiB.
 pub(crate) fn stiff_allowance(n: usize) -> u128 {
-    (8 * (n as u128).pow(2)).max(32 << 20)
+    (STIFF_SCHURS * 8 * (n as u128).pow(2)).max(32 << 20)
 }
+
+/// The Schur complements' worth of memory the stiff rows may take. The poll of 100 (|Y| = 5151,
+/// 66 outputs, one Schur complement 212 MB) split every output at iteration 38, its rows and
+/// bases taking 575 MB ([`Split::bytes`]: the bases' analyses, factors and rows, at their
+/// capacities), then 603, 658, 724, 760, 830, 904 and 977 MB by iteration 45, where the end
+/// game stopped at a gap of 2.6e-8; the ring of 300 observations takes a few MB.
+const STIFF_SCHURS: u128 = 8;
 
 /// H_L⁻¹ v = D M_L⁻¹ D v for one output's block factor.
 fn hl_solve(factor: &SparseCholesky<'_>, dk: &[f64], v: &[f64]) -> Vec<f64> {
@@ -1204,9 +1223,20 @@ fn least_outputs(m: usize, threads: usize) -> usize {
     least_per_task(threads, m, 1)
 }
 
-/// `[f(0), …, f(m − 1)]`, the outputs shared over the pool's threads (see [`least_outputs`]).
+/// `[f(0), …, f(m − 1)]`, the outputs shared over the pool's threads (see [`shared_outputs`]).
 fn per_output<T: Send>(m: usize, threads: usize, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
-    (0..m).into_par_iter().with_min_len(least_outputs(m, threads)).map(f).collect()
+    shared_outputs((0..m).into_par_iter(), threads, f)
+}
+
+/// `f` of each output `outputs` yields, in their order, shared over the pool's threads (see
+/// [`least_outputs`]).
+fn shared_outputs<T: Send>(
+    outputs: impl IndexedParallelIterator<Item = usize>,
+    threads: usize,
+    f: impl Fn(usize) -> T + Sync + Send,
+) -> Vec<T> {
+    let least = least_outputs(outputs.len(), threads);
+    outputs.with_min_len(least).map(f).collect()
 }
 
 /// `v` (m equal parts, one per output) cut into its outputs' parts, empty where `v` is.
@@ -1497,7 +1527,7 @@ mod tests {
             on_iteration: Box::new(|_| {}),
             threads,
             stiff_allowance: stiff_allowance(lp.n),
-            stiff_priced: stiff_allowance(lp.n),
+            end_game_above: stiff_allowance(lp.n),
         };
         let one = solve(&lp, &settings(1));
         assert_eq!(one.ending, Ending::Converged, "gap {:e}", one.gap);
@@ -1524,7 +1554,7 @@ mod tests {
             on_iteration: Box::new(|_| {}),
             threads: 1,
             stiff_allowance: allowance,
-            stiff_priced: priced,
+            end_game_above: priced,
         };
         let room = stiff_allowance(lp.n);
         // Within their price the stiff rows take the interior point to its own tolerance.
@@ -1559,7 +1589,7 @@ mod tests {
             on_iteration: Box::new(|_| {}),
             threads: 1,
             stiff_allowance: stiff_allowance(lp.n),
-            stiff_priced: stiff_allowance(lp.n),
+            end_game_above: stiff_allowance(lp.n),
         };
         let objective = |r: &IpmResult| dot(&lp.c, &r.x);
         let classes = solve(&lp, &settings());

@@ -132,8 +132,8 @@ impl LpSolver for BlockIpmSolver {
                 progress.report(Event::Iteration { solver: "block-ipm", iteration: u64::from(iteration) })
             }),
             threads: ipm::worker_threads(m),
-            stiff_allowance: ipm::stiff_allowance(n) + u128::from(self.limits.spare_bytes.unwrap_or(0)),
-            stiff_priced: ipm::stiff_allowance(n),
+            stiff_allowance: ipm::stiff_allowance(n),
+            end_game_above: ipm::stiff_allowance(n) / 2,
         };
         let result = ipm::solve(&lp, &settings);
         let times = result.times;

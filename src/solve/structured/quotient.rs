@@ -232,21 +232,26 @@ impl Quotient {
         let mut forest: Vec<Option<usize>> = Vec::new();
         for &t in stiff {
             let (a, b) = rows[t];
-            let spanned = |i: usize| i >= q && !is_y[i - q];
-            let in_b = |i: usize| q_rows[b].iter().any(|e| e.0 == i);
-            let in_a = |i: usize| q_rows[a].iter().any(|e| e.0 == i);
+            // Whether column i is a tree's z_i whose subtree (an interval of the preorder) holds
+            // `node` as well.
+            let spans = |i: usize, node: usize| {
+                i >= q && !is_y[i - q] && visited[node] && {
+                    let c = child[i - q];
+                    (start[c]..end[c]).contains(&start[node])
+                }
+            };
             let mut u: Vec<(usize, f64)> = Vec::new();
             let own = forest_index.get(&t).copied().filter(|&i| !is_y[i]);
             if let Some(i) = own {
                 u.push((q + i, 1.0));
             } else {
                 for &(i, qa) in q_rows[a].iter().filter(|e| e.0 >= q) {
-                    if !(spanned(i) && in_b(i)) {
+                    if !spans(i, b) {
                         u.push((i, d[a] * qa));
                     }
                 }
                 for &(i, qb) in q_rows[b].iter().filter(|e| e.0 >= q) {
-                    if !(spanned(i) && in_a(i)) {
+                    if !spans(i, a) {
                         u.push((i, -rho * d[b] * qb));
                     }
                 }
@@ -317,7 +322,7 @@ impl Quotient {
         let symbolic = Symbolic::analyse(n, &a_ptr, &a_idx);
         // A has no floor of its own to its pivots (Q's columns are not unit vectors); a pivot
         // that cancels is not floored but reported, and the iteration gives out.
-        if 8 * symbolic.factor_nonzeros() as u128 + q_bytes > room {
+        if symbolic.bytes() + 8 * symbolic.factor_nonzeros() as u128 + q_bytes > room {
             return Err(NotBuilt::OutgrowsItsRoom);
         }
         let factor = if T::IS_DOUBLE_DOUBLE {
@@ -358,14 +363,21 @@ impl Quotient {
 
     /// Bytes the basis and its factors take.
     pub(super) fn bytes(&self) -> u128 {
-        let pairs = |rows: &[Vec<(usize, f64)>]| rows.iter().map(|r| 16 * r.len() as u128 + 24).sum::<u128>();
+        fn held<T>(v: &Vec<T>) -> u128 {
+            (v.capacity() * std::mem::size_of::<T>()) as u128
+        }
+        let pairs = |rows: &Vec<Vec<(usize, f64)>>| held(rows) + rows.iter().map(held).sum::<u128>();
         let solves = self.solves.as_ref().map_or(0, |s| {
             pairs(&s.q_rows)
                 + pairs(&s.s_rows)
-                + 8 * (s.d.len() + s.ml.len() + 2 * s.stiff.len() + s.w_tilde_factor.len()) as u128
-                + 8 * s.w_tilde.factor_nonzeros() as u128
+                + held(&s.d)
+                + held(&s.ml)
+                + held(&s.stiff)
+                + held(&s.forest)
+                + held(&s.w_tilde_factor)
+                + s.w_tilde.bytes()
         });
-        8 * self.factor.len() as u128 + 12 * self.row_entries.len() as u128 + 8 * self.row_ptr.len() as u128 + solves
+        held(&self.factor) + held(&self.row_entries) + held(&self.row_ptr) + self.symbolic.bytes() + solves
     }
 
     /// A's factor.
