@@ -34,7 +34,7 @@
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -1310,13 +1310,15 @@ fn form_schur(shares: &[SchurShare<'_, '_>], symbolic: &Symbolic, d: &[f64], thr
     // Blocks of right-hand sides and strips of sums, one set per running task, reused throughout.
     let buffers: Mutex<Vec<[Vec<f64>; 3]>> = Mutex::new(Vec::new());
     let group = (SCHUR_GROUP_BYTES / (8 * symbolic.factor_nonzeros()).max(1)).max(1);
+    // A column block's work is its rows below the block: the first is the heaviest. The threads
+    // take the blocks in that order as they free up (the longest first), so a pass ends with
+    // the lightest blocks, not with one thread alone on a heavy one.
     let column_blocks: Vec<usize> = (0..n).step_by(WIDTH).collect();
-    let least = least_per_task(threads, column_blocks.len(), 1);
     let mut schur = vec![0.0; n * n];
     let columns = DisjointColumns { matrix: schur.as_mut_ptr(), n };
     for group_start in (0..m).step_by(group) {
         let outputs = group_start..(group_start + group).min(m);
-        column_blocks.par_iter().with_min_len(least).for_each(|&first| {
+        heaviest_first(&column_blocks, threads, |first| {
             let width = WIDTH.min(n - first);
             let taken = buffers.lock().expect("no task panics holding it").pop();
             let [mut block, mut strip, mut classes] =
@@ -1374,6 +1376,27 @@ fn form_schur(shares: &[SchurShare<'_, '_>], symbolic: &Symbolic, d: &[f64], thr
         });
     }
     schur
+}
+
+/// `f` of every item, on `threads` of the pool's threads (the calling thread alone where it is
+/// 1), each taking the next item in order as it frees up.
+fn heaviest_first(items: &[usize], threads: usize, f: impl Fn(usize) + Sync) {
+    let next = AtomicUsize::new(0);
+    let work = || {
+        while let Some(&item) = items.get(next.fetch_add(1, Ordering::Relaxed)) {
+            f(item);
+        }
+    };
+    if threads <= 1 {
+        work();
+    } else {
+        rayon::scope(|scope| {
+            for _ in 1..threads.min(items.len()) {
+                scope.spawn(|_| work());
+            }
+            work();
+        });
+    }
 }
 
 /// The Schur complement (n × n, row-major) shared by tasks that each own a range of its columns.
