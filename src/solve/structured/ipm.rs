@@ -551,7 +551,7 @@ impl Residuals {
 }
 
 /// Why the loop ends before this iteration, if it does: converged (to the end game's tolerances
-/// where the stiff rows have outgrown what the estimate prices: `end_game`), no better iterate
+/// where the stiff rows hold more than [`Settings::end_game_above`]: `end_game`), no better iterate
 /// for [`PATIENCE`] iterations (or a non-finite one), the iteration limit, or a deadline the
 /// next iteration (as long as the last) would pass.
 fn stopped(
@@ -1563,10 +1563,10 @@ mod tests {
     }
 
     #[test]
-    fn the_end_game_stops_at_its_own_gap_once_its_rows_outgrow_their_price() {
+    fn the_end_game_stops_at_its_own_gap_once_its_rows_pass_their_threshold() {
         // (The ring whose tight rows outgrow f64 while the gap is still about 1e-7.)
         let (lp, _) = super::super::block_lp(&crate::tests::block_ipm::von_mises_ring());
-        let settings = |priced: u128, allowance: u128| Settings {
+        let settings = |above: u128, allowance: u128| Settings {
             gap_tolerance: 1e-10,
             feasibility_tolerance: 1e-10,
             end_game_gap: 1e-8,
@@ -1577,17 +1577,17 @@ mod tests {
             on_iteration: Box::new(|_| {}),
             threads: 1,
             stiff_allowance: allowance,
-            end_game_above: priced,
+            end_game_above: above,
         };
         let room = stiff_allowance(lp.n);
-        // Within their price the stiff rows take the interior point to its own tolerance.
+        // Below their threshold the stiff rows take the interior point to its own tolerance.
         let priced = solve(&lp, &settings(room, room));
         assert_eq!(priced.ending, Ending::Converged, "gap {:e}", priced.gap);
-        // Priced at nothing but given room, the end game stops at its gap, sooner.
-        let spare = solve(&lp, &settings(0, room));
-        assert_eq!(spare.ending, Ending::EndGame, "gap {:e}", spare.gap);
-        assert!(spare.gap <= 1e-8 && spare.gap > priced.gap, "{:e} against {:e}", spare.gap, priced.gap);
-        assert!(spare.iterations < priced.iterations);
+        // A threshold of nothing but room given, the end game stops at its gap, sooner.
+        let end_game = solve(&lp, &settings(0, room));
+        assert_eq!(end_game.ending, Ending::EndGame, "gap {:e}", end_game.gap);
+        assert!(end_game.gap <= 1e-8 && end_game.gap > priced.gap, "{:e} against {:e}", end_game.gap, priced.gap);
+        assert!(end_game.iterations < priced.iterations);
         // No room at all: the rows stay in their blocks and the interior point stops at its
         // numerical limit short of the end game's gap — the room is what takes it further.
         let none = solve(&lp, &settings(0, 0));

@@ -95,8 +95,8 @@ const FEASIBILITY_TOLERANCE: f64 = 1e-10;
 /// Largest residual of an iterate the interior point stopped at (numerical limit) that is still
 /// offered as optimal.
 const STALLED_FEASIBILITY: f64 = 1e-9;
-/// The gap at which the interior point stops once its stiff rows outgrow what the estimate prices
-/// (with residuals up to [`STALLED_FEASIBILITY`]): a third of what the certificate checks. There
+/// The gap at which the interior point stops once its stiff rows hold more than half their
+/// allowance (with residuals up to [`STALLED_FEASIBILITY`]): a third of what the certificate checks. There
 /// an iteration costs 6–30 plain ones (the poll of 100: 43–250 s against 7 s) and gives the gap
 /// 2–2.5×; the poll's certified gap came out at its interior point's (2.58e-8 from 2.59e-8).
 const END_GAME_GAP: f64 = 3e-8;
