@@ -28,8 +28,11 @@ const TIGHT_RELATIVE: f64 = 1e-9;
 const COLUMN_TOLERANCE: f64 = 1e-14;
 /// LSQR iterations per solve.
 const LSQR_ITERATIONS: usize = 2000;
-/// LSQR's damping: directions N moves by less than this are left alone.
-const LSQR_DAMPING: f64 = 1e-9;
+/// LSQR's damping: directions N moves by less than this are left alone. At 1e-9 the passes
+/// shrank the column sums' error only about 0.77× each on some solved chains (five observations,
+/// four outputs, ε = 1: 1.6e-10 to 1.8e-11 in six passes); at 1e-12 every case of the property
+/// tests meets [`COLUMN_TOLERANCE`] within two passes (3 000 random cases).
+const LSQR_DAMPING: f64 = 1e-12;
 /// LSQR stops when the residual has shrunk by this factor; the next pass starts from what is left.
 const LSQR_REDUCTION: f64 = 1e-8;
 /// Refinement passes (each rebuilds the blocks and measures the column sums afresh).
