@@ -30,6 +30,28 @@ fn peak_bytes(dir: &Path, args: &[&str]) -> u64 {
     usage.ru_maxrss as u64 * 1024 // kilobytes on Linux
 }
 
+/// What the process holds before any problem (the binary, its libraries, the allocator): the
+/// peak of a 2 × 2 binomial's solve in `dir`.
+fn baseline_bytes(dir: &Path) -> u64 {
+    write_file(dir, "tiny.toml", &common::binomial_toml(2, 2, "squared", &[1.0]));
+    peak_bytes(dir, &["solve", "tiny.toml", "--json"])
+}
+
+/// `ubapp ARGS --dry-run --json`'s estimate (the JSON and its `memory_bytes`) and the peak of
+/// `ubapp ARGS --json EXTRA` less `baseline`, with a line reporting both.
+fn estimate_and_peak(
+    dir: &Path,
+    args: &[&str],
+    extra: &[&str],
+    baseline: u64,
+) -> (serde_json::Value, f64, f64, String) {
+    let est = stdout_json(&ubapp_in(dir, &[args, &["--dry-run", "--json"]].concat()));
+    let estimate = est["memory_bytes"].as_u64().unwrap() as f64;
+    let peak = peak_bytes(dir, &[args, &["--json"], extra].concat()).saturating_sub(baseline) as f64;
+    let report = format!("estimate {:.1} MB, measured {:.1} MB", estimate / 1e6, peak / 1e6);
+    (est, estimate, peak, report)
+}
+
 /// (file, model text, whether the route solves the whole LP rather than by output generation).
 fn cases() -> Vec<(&'static str, String, bool)> {
     let multinomial = |records: u64, resolution: u64, top: &str| {
@@ -52,18 +74,14 @@ fn cases() -> Vec<(&'static str, String, bool)> {
 fn the_memory_estimate_covers_the_measured_peak() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    // What the process holds before any problem: the binary, its libraries, the allocator.
-    write_file(d, "tiny.toml", &common::binomial_toml(2, 2, "squared", &[1.0]));
-    let baseline = peak_bytes(d, &["solve", "tiny.toml", "--json"]);
+    let baseline = baseline_bytes(d);
     let mut report = Vec::new();
     for (file, text, whole_lp) in cases() {
         write_file(d, file, &text);
-        let est = stdout_json(&ubapp_in(d, &["solve", file, "--dry-run", "--json"]));
+        let (est, estimate, peak, line) = estimate_and_peak(d, &["solve", file], &[], baseline);
         assert_eq!(est["path"], "LP", "{file}: {est}");
         assert_eq!(est["output_generation"].as_bool(), Some(!whole_lp), "{file}: {est}");
-        let estimate = est["memory_bytes"].as_u64().unwrap() as f64;
-        let peak = peak_bytes(d, &["solve", file, "--json"]).saturating_sub(baseline) as f64;
-        report.push(format!("{file}: estimate {:.1} MB, measured {:.1} MB", estimate / 1e6, peak / 1e6));
+        report.push(format!("{file}: {line}"));
         assert!(estimate >= peak, "{file}: the estimate is below the measured peak: {}", report.join("; "));
         if whole_lp {
             assert!(estimate <= 2.5 * peak, "{file}: the estimate is far above the peak: {}", report.join("; "));
@@ -78,16 +96,12 @@ fn the_memory_estimate_covers_the_measured_peak() {
 fn the_anytime_estimate_covers_the_measured_peak() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    write_file(d, "tiny.toml", &common::binomial_toml(2, 2, "squared", &[1.0]));
-    let baseline = peak_bytes(d, &["solve", "tiny.toml", "--json"]);
+    let baseline = baseline_bytes(d);
     let model = "name = \"poll\"\nepsilon = [0.5]\n[parameter]\ngrid = { kind = \"simplex\", resolution = 10 }\nprior = { kind = \"dirichlet\", alpha = [1.0, 2.0, 3.0] }\n[observation]\nfamily = \"multinomial\"\ncategories = 3\nrecords = 60\n[output]\ngrid = \"parameter\"\n[loss]\nkind = \"squared-euclidean\"\n";
     write_file(d, "poll.toml", model);
     let args = ["solve", "poll.toml", "--solver", "anytime", "--gap", "0.05", "--max-seconds", "20"];
-    let est = stdout_json(&ubapp_in(d, &[&args[..], &["--dry-run", "--json"]].concat()));
+    let (est, estimate, peak, report) = estimate_and_peak(d, &args, &[], baseline);
     assert_eq!(est["solvers"][0], "anytime", "{est}");
-    let estimate = est["memory_bytes"].as_u64().unwrap() as f64;
-    let peak = peak_bytes(d, &[&args[..], &["--json"]].concat()).saturating_sub(baseline) as f64;
-    let report = format!("estimate {:.1} MB, measured {:.1} MB", estimate / 1e6, peak / 1e6);
     assert!(estimate >= peak, "the anytime estimate is below the measured peak: {report}");
     assert!(estimate <= 3.0 * peak, "the anytime estimate is far above the measured peak: {report}");
     eprintln!("anytime: {report}");
@@ -102,15 +116,11 @@ fn the_anytime_estimate_covers_the_measured_peak() {
 fn the_estimate_covers_the_block_interior_points_end_game() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    write_file(d, "tiny.toml", &common::binomial_toml(2, 2, "squared", &[1.0]));
-    let baseline = peak_bytes(d, &["solve", "tiny.toml", "--json"]);
+    let baseline = baseline_bytes(d);
     let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/models/multinomial-d3-k100-r10-a123.toml");
     let model = model.to_str().unwrap();
-    let est = stdout_json(&ubapp_in(d, &["solve", model, "--dry-run", "--json"]));
+    let (est, estimate, peak, report) = estimate_and_peak(d, &["solve", model], &["--out", "poll.json"], baseline);
     assert_eq!(est["priced"], "block-ipm", "{est}");
-    let estimate = est["memory_bytes"].as_u64().unwrap() as f64;
-    let peak = peak_bytes(d, &["solve", model, "--json", "--out", "poll.json"]).saturating_sub(baseline) as f64;
-    let report = format!("estimate {:.1} MB, measured {:.1} MB", estimate / 1e6, peak / 1e6);
     assert!(estimate >= peak, "the estimate is below the measured peak: {report}");
     assert!(estimate <= 3.0 * peak, "the estimate is far above the measured peak: {report}");
     let verified = ubapp_in(d, &["verify", "poll.json", "--model", model]);

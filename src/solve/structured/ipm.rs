@@ -840,7 +840,7 @@ pub(crate) fn stiff_allowance(n: usize) -> u128 {
 /// 66 outputs, one Schur complement 212 MB) split every output at iteration 38, its rows and
 /// bases taking 575 MB ([`Split::bytes`]: the bases' analyses, factors and rows, at their
 /// capacities), then 603, 658, 724, 760, 830, 904 and 977 MB by iteration 45, where the end
-/// game stopped at a gap of 2.6e-8; the ring of 300 observations takes a few MB.
+/// game stopped at a gap of 2.6e-8 (more than half the allowance from iteration 44).
 const STIFF_SCHURS: u128 = 8;
 
 /// H_L⁻¹ v = D M_L⁻¹ D v for one output's block factor.
@@ -1318,7 +1318,7 @@ fn form_schur(shares: &[SchurShare<'_, '_>], symbolic: &Symbolic, d: &[f64], thr
     let columns = DisjointColumns { matrix: schur.as_mut_ptr(), n };
     for group_start in (0..m).step_by(group) {
         let outputs = group_start..(group_start + group).min(m);
-        heaviest_first(&column_blocks, threads, |first| {
+        in_turn(&column_blocks, threads, |first| {
             let width = WIDTH.min(n - first);
             let taken = buffers.lock().expect("no task panics holding it").pop();
             let [mut block, mut strip, mut classes] =
@@ -1379,8 +1379,9 @@ fn form_schur(shares: &[SchurShare<'_, '_>], symbolic: &Symbolic, d: &[f64], thr
 }
 
 /// `f` of every item, on `threads` of the pool's threads (the calling thread alone where it is
-/// 1), each taking the next item in order as it frees up.
-fn heaviest_first(items: &[usize], threads: usize, f: impl Fn(usize) + Sync) {
+/// 1), each taking the next item in order as it frees up (so items given heaviest first end on
+/// the lightest).
+fn in_turn(items: &[usize], threads: usize, f: impl Fn(usize) + Sync) {
     let next = AtomicUsize::new(0);
     let work = || {
         while let Some(&item) = items.get(next.fetch_add(1, Ordering::Relaxed)) {

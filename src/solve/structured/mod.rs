@@ -96,9 +96,10 @@ const FEASIBILITY_TOLERANCE: f64 = 1e-10;
 /// offered as optimal.
 const STALLED_FEASIBILITY: f64 = 1e-9;
 /// The gap at which the interior point stops once its stiff rows hold more than half their
-/// allowance (with residuals up to [`STALLED_FEASIBILITY`]): a third of what the certificate checks. There
-/// an iteration costs 6–30 plain ones (the poll of 100: 43–250 s against 7 s) and gives the gap
-/// 2–2.5×; the poll's certified gap came out at its interior point's (2.58e-8 from 2.59e-8).
+/// allowance (with residuals up to [`STALLED_FEASIBILITY`]): a third of what the certificate
+/// checks. There an iteration costs 6–30 plain ones (the poll of 100: 43–250 s against 7 s) and
+/// gives the gap 2–2.5×; the poll's certified gap came out at its interior point's (2.58e-8 from
+/// 2.59e-8).
 const END_GAME_GAP: f64 = 3e-8;
 /// Iteration cap without a caller's limit.
 const MAX_ITERATIONS: u32 = 200;
