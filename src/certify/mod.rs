@@ -14,6 +14,7 @@ mod refine;
 pub(crate) mod repair;
 
 use ndarray::Array2;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 pub(crate) use constrained::float_violation;
@@ -191,6 +192,12 @@ pub enum CertifyError {
     },
 }
 
+/// Copies of P (floats, or weights of the same size) a repair method holds at once.
+const COPIES_A_REPAIR: usize = 3;
+/// Bytes the repair methods' copies of P may take together for [`best_repair`] to run them side
+/// by side (else one after another).
+const SIDE_BY_SIDE_BYTES: usize = 64 << 20;
+
 /// Repair and quantise `p` (|Θ̃| × |Y|) with every method for `delta`
 /// ([`RepairMethod::for_delta`]) into weights with column total [`DEFAULT_TOTAL`], price each
 /// with `price` (on the released probabilities) and keep the cheapest.
@@ -199,15 +206,26 @@ pub(crate) fn best_repair(
     eps: f64,
     delta: f64,
     p: &Array2<f64>,
-    price: &dyn Fn(&Array2<f64>) -> f64,
+    price: &(dyn Fn(&Array2<f64>) -> f64 + Sync),
 ) -> Result<Repaired, CertifyError> {
+    // The methods side by side where their copies of P are small (each makes a few), then
+    // weighed in their order.
+    let methods = RepairMethod::for_delta(delta);
+    let side_by_side = methods.len() * p.len() * 8 * COPIES_A_REPAIR <= SIDE_BY_SIDE_BYTES;
+    let attempts: Vec<_> = methods
+        .par_iter()
+        .with_min_len(if side_by_side { 1 } else { methods.len() })
+        .map(|&method| {
+            let repaired = repair::repair_and_quantise_for(neighbours, eps, delta, p, DEFAULT_TOTAL, method);
+            (method, repaired.map(|repaired| Repaired::priced(repaired, None, price)))
+        })
+        .collect();
     let mut best: Option<Repaired> = None;
     let mut last_err = None;
     let mut candidates = Vec::new();
-    for &method in RepairMethod::for_delta(delta) {
-        match repair::repair_and_quantise_for(neighbours, eps, delta, p, DEFAULT_TOTAL, method) {
-            Ok(repaired) => {
-                let release = Repaired::priced(repaired, None, price);
+    for (method, attempt) in attempts {
+        match attempt {
+            Ok(release) => {
                 candidates.push(RepairCandidate { method, bayes_risk: Some(release.objective) });
                 if best.as_ref().is_none_or(|b| release.objective < b.objective) {
                     best = Some(release);

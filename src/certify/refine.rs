@@ -15,12 +15,13 @@
 //! min ‖u‖₂  s.t.  Σ_k P[k,i]·u_{B(k,i)} = 1 − Σ_k P[k,i]  for every column i,   x_B ← x_B (1 + u_B)
 //! ```
 //!
-//! solved by damped LSQR (the matrix is never formed; one product costs one pass over P's
-//! positive entries). Tight rows stay exact to a few ulps, and loose rows keep slack far above the
+//! solved by damped LSQR (N held by rows and by columns, so that each product is one gathering
+//! pass over P's positive entries, the same floats on any number of threads). Tight rows stay exact to a few ulps, and loose rows keep slack far above the
 //! change. Nothing here is trusted: the repair's mixing step still measures every row and pays for
 //! what is left, and the exact check decides.
 
 use ndarray::Array2;
+use rayon::prelude::*;
 
 /// A row whose slack is below this share of `ρ·P[k,b]` is taken as tight.
 const TIGHT_RELATIVE: f64 = 1e-9;
@@ -35,6 +36,8 @@ const LSQR_ITERATIONS: usize = 2000;
 const LSQR_DAMPING: f64 = 1e-12;
 /// LSQR stops when the residual has shrunk by this factor; the next pass starts from what is left.
 const LSQR_REDUCTION: f64 = 1e-8;
+/// Rows of N or Nᵀ a task of a product takes at least.
+const ROWS_A_TASK: usize = 1 << 14;
 /// Refinement passes (each rebuilds the blocks and measures the column sums afresh).
 const PASSES: usize = 3;
 
@@ -180,36 +183,82 @@ fn rebuild(blocks: &Blocks, n_out: usize, n_obs: usize) -> Array2<f64> {
     })
 }
 
+/// A sparse matrix by rows: row r's entries (column, value) are `entries[start[r]..start[r + 1]]`.
+struct Rows {
+    start: Vec<usize>,
+    entries: Vec<(usize, f64)>,
+}
+
+/// One of P's positive entries as an entry of N: (block, column, value).
+type Entry = (usize, usize, f64);
+
+impl Rows {
+    /// `count` rows of `entries`, each placed at the (row, column) `at` gives it, in their order.
+    fn grouped(entries: &[Entry], count: usize, at: impl Fn(&Entry) -> (usize, usize)) -> Rows {
+        let mut start = vec![0; count + 1];
+        for entry in entries {
+            start[at(entry).0 + 1] += 1;
+        }
+        for r in 0..count {
+            start[r + 1] += start[r];
+        }
+        let mut next = start.clone();
+        let mut placed = vec![(0, 0.0); entries.len()];
+        for entry in entries {
+            let (r, c) = at(entry);
+            placed[next[r]] = (c, entry.2);
+            next[r] += 1;
+        }
+        Rows { start, entries: placed }
+    }
+
+    /// The matrix times `x`, the rows shared over the threads; each row summed in its entries'
+    /// order, so the same floats on any number of threads.
+    fn products(&self, x: &[f64]) -> Vec<f64> {
+        (0..self.start.len() - 1)
+            .into_par_iter()
+            .with_min_len(ROWS_A_TASK)
+            .map(|r| self.entries[self.start[r]..self.start[r + 1]].iter().map(|&(c, v)| v * x[c]).sum())
+            .collect()
+    }
+}
+
+/// N (columns × blocks, N\[i,B\] = P\[k,i\] for the entry of block B in column i) by its rows
+/// (for N u) and by its columns (for Nᵀy): both products are then gathers.
+struct Incidence {
+    by_column: Rows,
+    by_block: Rows,
+}
+
+impl Incidence {
+    /// N of `p`'s blocks.
+    fn of(p: &Array2<f64>, blocks: &Blocks) -> Incidence {
+        let (n_out, n_obs) = p.dim();
+        let n_blocks = blocks.scale.len();
+        // P's positive entries (block, column, value), output by output.
+        let entries: Vec<Entry> = (0..n_out)
+            .flat_map(move |k| (0..n_obs).map(move |i| (k, i)))
+            .filter_map(|(k, i)| match blocks.block[k * n_obs + i] {
+                usize::MAX => None,
+                b => Some((b, i, p[[k, i]])),
+            })
+            .collect();
+        Incidence {
+            by_column: Rows::grouped(&entries, n_obs, |&(b, i, _)| (i, b)),
+            by_block: Rows::grouped(&entries, n_blocks, |&(b, i, _)| (b, i)),
+        }
+    }
+}
+
 /// The least relative scale change u meeting `Σ_k P[k,i] u_{B(k,i)} = residual_i` for every column:
 /// LSQR (Paige & Saunders, ACM TOMS 8(1), 1982) on N u = residual, N\[i,B\] = P\[k,i\] for the
 /// entry of block B in column i, with a small damping so that the directions N barely moves (a
 /// degenerate vertex has a few) are left alone instead of amplified.
 fn least_change(p: &Array2<f64>, blocks: &Blocks, residual: &[f64]) -> Vec<f64> {
-    let (n_out, n_obs) = p.dim();
     let n_blocks = blocks.scale.len();
-    // N's entries (block, column, value), listed once for the iterations' passes.
-    let entries: Vec<(usize, usize, f64)> = (0..n_out)
-        .flat_map(move |k| (0..n_obs).map(move |i| (k, i)))
-        .filter_map(|(k, i)| match blocks.block[k * n_obs + i] {
-            usize::MAX => None,
-            b => Some((b, i, p[[k, i]])),
-        })
-        .collect();
-    // Nᵀy and N u.
-    let transpose = |y: &[f64]| {
-        let mut u = vec![0.0; n_blocks];
-        for &(b, i, v) in &entries {
-            u[b] += v * y[i];
-        }
-        u
-    };
-    let forward = |u: &[f64]| {
-        let mut z = vec![0.0; n_obs];
-        for &(b, i, v) in &entries {
-            z[i] += v * u[b];
-        }
-        z
-    };
+    let incidence = Incidence::of(p, blocks);
+    let transpose = |y: &[f64]| incidence.by_block.products(y);
+    let forward = |u: &[f64]| incidence.by_column.products(u);
     let norm = |x: &[f64]| x.iter().map(|v| v * v).sum::<f64>().sqrt();
     let scale_to_unit = |x: &mut Vec<f64>| {
         let n = norm(x);

@@ -871,7 +871,7 @@ fn repair_for_model(
     model: &Model,
     eps: f64,
     p: &Array2<f64>,
-    price: &dyn Fn(&Array2<f64>) -> f64,
+    price: &(dyn Fn(&Array2<f64>) -> f64 + Sync),
 ) -> std::result::Result<Repaired, crate::certify::CertifyError> {
     let neighbours = model.family.neighbours();
     if model.constraints().is_empty() {
