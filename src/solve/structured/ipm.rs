@@ -1745,6 +1745,35 @@ mod tests {
     }
 
     #[test]
+    fn in_turn_map_keeps_each_result_in_its_place_whatever_the_order_taken() {
+        let order = [3, 0, 4, 1, 2];
+        for threads in [1, 2, 3] {
+            assert_eq!(in_turn_map(&order, threads, |i| 10 * i), vec![0, 10, 20, 30, 40]);
+        }
+    }
+
+    #[test]
+    fn keepers_take_the_pools_work_and_all_end_once_the_loop_does() {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().expect("a pool");
+        let state = pool.install(|| {
+            let keepers = Keepers::new(3);
+            keepers.wake();
+            // Work shared over the pool while the keepers run: every item done once.
+            let sum: u64 = (0..10_000u32).into_par_iter().with_min_len(1).map(|i| u64::from(i) * u64::from(i)).sum();
+            assert_eq!(sum, (0..10_000u64).map(|i| i * i).sum::<u64>());
+            let state = Arc::clone(&keepers.state);
+            drop(keepers);
+            state
+        });
+        let began = Instant::now();
+        while state.alive.load(Ordering::Acquire) > 0 {
+            assert!(began.elapsed() < std::time::Duration::from_secs(10), "a keeper outlived its loop");
+            std::thread::yield_now();
+        }
+        assert!(state.done.load(Ordering::Acquire));
+    }
+
+    #[test]
     fn recycled_vectors_come_back_only_at_their_length() {
         recycled::clear();
         let mut v = recycled::vector(5);
