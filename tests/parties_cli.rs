@@ -265,7 +265,9 @@ fn a_large_poll_is_compared_with_its_certified_interval_within_the_time_limit() 
     let (lower, upper, gap) =
         (bound["lower"].as_f64().unwrap(), bound["upper"].as_f64().unwrap(), bound["gap"].as_f64().unwrap());
     let risk = rows[0]["bayes_risk"].as_f64().unwrap();
-    assert!(lower > 0.0 && lower < risk && risk <= upper, "[{lower}, {upper}] beside {risk}");
+    // The row's risk is summed afresh, in another order than the bound's upward-rounded sum, so
+    // it may pass the bound by rounding alone (seen: 2.4e-17 at 1.06e-2, a time-limited run).
+    assert!(lower > 0.0 && lower < risk && risk <= upper * (1.0 + 1e-12), "[{lower}, {upper}] beside {risk}");
     assert!(gap > 0.0 && gap < 0.5, "gap {gap}");
     assert!(notes.iter().any(|n| n.contains("is certified within a gap of")), "{notes:?}");
 }
