@@ -16,9 +16,10 @@
 //! ```
 //!
 //! solved by damped LSQR (N held by rows and by columns, so that each product is one gathering
-//! pass over P's positive entries, the same floats on any number of threads). Tight rows stay exact to a few ulps, and loose rows keep slack far above the
-//! change. Nothing here is trusted: the repair's mixing step still measures every row and pays for
-//! what is left, and the exact check decides.
+//! pass over P's positive entries, the same floats on any number of threads). Tight rows stay
+//! exact to a few ulps, and loose rows keep slack far above the change. Nothing here is trusted:
+//! the repair's mixing step still measures every row and pays for what is left, and the exact
+//! check decides.
 
 use ndarray::Array2;
 use rayon::prelude::*;
