@@ -153,7 +153,10 @@ impl Relation {
 /// ([`super::lp_route`]).
 pub(crate) fn whole_lp_seconds(problem: &Problem, choice: SolverChoice) -> f64 {
     let group = problem.symmetry.as_ref().map_or(1.0, |s| s.group_order as f64);
-    backend_seconds(choice, Relation::of_neighbours(&problem.neighbours), &LpShape::of(problem), group)
+    let relation = Relation::of_neighbours(&problem.neighbours);
+    let edges = problem.neighbours.edge_count() as f64;
+    let iterations = block_ipm_iterations(relation, problem.n_obs() as f64, edges, &[problem.eps]);
+    backend_seconds(choice, relation, &LpShape::of(problem), (group, edges), iterations)
 }
 
 /// The least time a fallback backend gets after a near-optimal answer ([`super::lp_route`]).
@@ -180,16 +183,22 @@ pub(crate) fn priced_out(expected: f64, cap: f64) -> bool {
 
 /// Seconds `choice` is expected to take on the whole of an LP of shape `lp` whose symmetry group
 /// has order `group` (HiGHS solves the orbit LP; the others the whole LP).
-fn backend_seconds(choice: SolverChoice, relation: Relation, lp: &LpShape, group: f64) -> f64 {
+fn backend_seconds(
+    choice: SolverChoice,
+    relation: Relation,
+    lp: &LpShape,
+    (group, edges): (f64, f64),
+    iterations: f64,
+) -> f64 {
     if choice == SolverChoice::BlockIpm {
-        return block_ipm_seconds(relation, lp.n_obs as f64, lp.n_out as f64);
+        return block_ipm_seconds(relation, iterations, lp.n_obs as f64, lp.n_out as f64, edges);
     }
     lp_seconds(relation, lp, if choice.is_highs() { group } else { 1.0 }, 1.0)
 }
 
 /// Seconds the block interior point ([`super::structured`]) takes on `n_out` outputs (the
 /// restricted LP's under output generation) and `n_obs` observations on a 2-core machine:
-/// [`block_ipm_iterations`] iterations, each
+/// `iterations` ([`block_ipm_iterations`]), each
 ///
 /// - forming the |Y| × |Y| Schur complement's lower triangle from every output's factor solved
 ///   against the identity (|Θ̃|·|Y|·nnz(L) multiply-adds at most, nnz(L) ≈ 15·|Y|·√(|Y|/861) on the
@@ -203,20 +212,38 @@ fn backend_seconds(choice: SolverChoice, relation: Relation, lp: &LpShape, group
 /// solving about 0.6 s) and K = 100 (|Y| = 5151, 66 outputs: 3.7 s, 1.4 s, about 1.2 s), with a
 /// per-unit-vector term for the forming's fixed costs; checked against the whole solves at K = 20,
 /// 40 and 60 and the 2-D grid table model (docs/benchmarks.md).
-fn block_ipm_seconds(relation: Relation, n_obs: f64, n_out: f64) -> f64 {
-    0.3 + block_ipm_iterations(relation) * super::structured::block_ipm_iteration_seconds(n_obs, n_out)
+fn block_ipm_seconds(relation: Relation, iterations: f64, n_obs: f64, n_out: f64, edges: f64) -> f64 {
+    let band = (relation != Relation::Graph).then(|| band_width(n_obs, edges));
+    0.3 + iterations * super::structured::block_ipm_iteration_seconds(n_obs, n_out, band)
 }
 
-/// The iterations the block interior point takes on `relation`: 27–45 on the multinomial's
-/// lattice (d = 3, resolution 10, K = 20…100), 54–74 on the bench models' clipped Poisson
-/// sums (60 and 200 records, caps 3 and 5; others measured 32–187) and 27 on a binomial of
-/// 300 trials (docs/benchmarks.md). The iteration's cost is the lattice's formula on both: its
-/// fill overstates a band's factor, its unit-vector term a band's forming, and the two come
-/// out within 2× of the measured iterations on the bands (docs/benchmarks.md).
-fn block_ipm_iterations(relation: Relation) -> f64 {
+/// A band's half-width from its size: |E|/|Y| neighbour pairs an observation (its cap, less the
+/// ends), at least 1.
+fn band_width(n_obs: f64, edges: f64) -> f64 {
+    (edges / n_obs.max(1.0)).max(1.0)
+}
+
+/// The iterations the block interior point takes on `relation` with `n_obs` observations and
+/// `edges` neighbour pairs, averaged over `epsilons`.
+///
+/// - On the multinomial's lattice 27–45 (d = 3, resolution 10, K = 20…100): 40.
+/// - On a band of half-width w = |E|/|Y| (a clipped Poisson sum's cap; 1 on a chain) the count
+///   grows with the width and falls with ε: 18–196 over 44 sums of 40 and 80 records, caps 2–8,
+///   ε = 0.3, 0.5 and 1, 30 grid points and both losses, and 32–187 over eight of 60 to 500
+///   records (docs/benchmarks.md). HiGHS's IPX took 113 iterations and HiPO 109 on one of them
+///   (cap 8, ε = 0.3) where this interior point took 117: the count is the LP's, not the
+///   solver's. Least squares on the logs of all 52 gives the exponents of
+///   3.4·w^0.8·|Y|^0.25·ε^−0.35, and the constant puts the largest over- and underestimate at
+///   the same ratio: within 0.58–1.77× of every one (18 on a binomial chain of 300 trials that
+///   took 27).
+fn block_ipm_iterations(relation: Relation, n_obs: f64, edges: f64, epsilons: &[f64]) -> f64 {
     match relation {
         Relation::Graph => 40.0,
-        Relation::Band | Relation::Chain => 60.0,
+        Relation::Band | Relation::Chain => {
+            let width = band_width(n_obs, edges);
+            let per_eps = |eps: f64| 3.4 * width.powf(0.8) * n_obs.powf(0.25) * eps.max(1e-3).powf(-0.35);
+            epsilons.iter().map(|&eps| per_eps(eps)).sum::<f64>() / epsilons.len().max(1) as f64
+        }
     }
 }
 
@@ -538,8 +565,10 @@ fn estimate_route(
             let relation = Relation::of_family(&model.family);
             let bytes_of = |c: SolverChoice| 8 * cost + backend_bytes(c, &shape, on_graph, group, edges) + threads;
             let first = backends.first().copied().unwrap_or(SolverChoice::Auto);
+            let iterations =
+                block_ipm_iterations(relation, n_obs as f64, edges as f64, epsilons.unwrap_or(&model.epsilons));
             let secs = if first == SolverChoice::BlockIpm {
-                block_ipm_seconds(relation, n_obs as f64, n_out as f64 * share)
+                block_ipm_seconds(relation, iterations, n_obs as f64, n_out as f64 * share, edges as f64)
             } else {
                 lp_seconds(relation, &shape, group_order, share)
             };
@@ -551,7 +580,7 @@ fn estimate_route(
                 .skip(1)
                 .filter_map(|&c| {
                     let bytes = bytes_of(c);
-                    let expected = backend_seconds(c, relation, &shape, group_order);
+                    let expected = backend_seconds(c, relation, &shape, (group_order, edges as f64), iterations);
                     if bytes > options.memory.in_bytes() as u128 {
                         Some(format!(
                             "{c} (its whole LP {:.1} GiB, over the memory budget)",
@@ -593,5 +622,43 @@ fn estimate_route(
         priced: solvers.first().map_or(path, String::as_str).to_string(),
         not_started,
         solvers,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::solve::{solve_model, SolveOptions};
+    use crate::tests::common::parse_model;
+
+    fn band(records: u64, cap: u64, eps: f64) -> Model {
+        parse_model(&format!(
+            "name = \"band\"\nepsilon = [{eps}]\n[parameter]\nlower = 0.0\nupper = 4.0\ngrid = {{ kind = \"midpoint\", points = 20 }}\nprior = {{ kind = \"beta\", a = 2.0, b = 5.0 }}\n[observation]\nfamily = \"poisson\"\nrecords = {records}\ncap = {cap}\n[loss]\nkind = \"squared\"\n"
+        ))
+    }
+
+    /// The block interior point's iterations on a band, as its detail reports them.
+    fn measured_iterations(model: &Model) -> f64 {
+        let options =
+            SolveOptions { solver: SolverChoice::BlockIpm, output_generation: false, ..SolveOptions::default() };
+        let s = solve_model(model, None, options).unwrap().remove(0);
+        let count = s.solver_detail.split(" iterations").next().and_then(|t| t.rsplit(' ').next());
+        count.and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{}", s.solver_detail))
+    }
+
+    #[test]
+    fn a_bands_iterations_are_estimated_within_2x_and_grow_with_its_width() {
+        let mut estimated = Vec::new();
+        for (records, cap, eps) in [(30, 2, 1.0), (30, 5, 0.4)] {
+            let model = band(records, cap, eps);
+            let n_obs = model.family.observation_count() as f64;
+            let edges = edge_count(&model.family) as f64;
+            let estimate = block_ipm_iterations(Relation::Band, n_obs, edges, &[eps]);
+            let measured = measured_iterations(&model);
+            let ratio = estimate / measured;
+            assert!((0.5..=2.0).contains(&ratio), "{records} records, cap {cap}, ε = {eps}: {estimate} vs {measured}");
+            estimated.push(estimate);
+        }
+        assert!(estimated[1] > 1.5 * estimated[0], "{estimated:?}");
     }
 }

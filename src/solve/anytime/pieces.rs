@@ -166,7 +166,7 @@ impl Partition {
                     }
                 }
                 let outputs = nominated.iter().filter(|&&n| n).count() as f64;
-                crate::solve::structured::block_ipm_iteration_seconds(piece.len() as f64, outputs)
+                crate::solve::structured::block_ipm_iteration_seconds(piece.len() as f64, outputs, None)
             })
             .sum();
         ESTIMATED_IPM_ITERATIONS * work / threads

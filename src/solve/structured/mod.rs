@@ -51,18 +51,43 @@ pub(crate) fn order_for(symmetric: bool, backends: &[SolverChoice]) -> Vec<Solve
 }
 
 /// Seconds one iteration of the block interior point takes (the estimate's `block_ipm_seconds`):
-/// what it expects of its first iteration under a time limit.
+/// what it expects of its first iteration under a time limit. `band`: the half-width w of a band
+/// (1 on a chain), `None` on a graph.
 ///
-/// Fitted to the phases `solve --json` reports on 2 cores (block factorisations and Schur
-/// forming; its dense factorisation; the rest of an iteration), per iteration, of the multinomial
-/// K = 40 (861 observations, 47 outputs: 0.070 s, 0.009 s, 0.053 s) and K = 60 (1891, 55:
-/// 0.353 s, 0.056 s, 0.168 s).
-pub(crate) fn block_ipm_iteration_seconds(n_obs: f64, n_out: f64) -> f64 {
-    let factor_nonzeros = 15.0 * n_obs * (n_obs / 861.0).sqrt();
-    let forming = 5.7e-11 * n_out * n_obs * factor_nonzeros + 1.0e-6 * n_out * n_obs;
+/// - On a graph, fitted to the phases `solve --json` reports on 2 cores (block factorisations and
+///   Schur forming; its dense factorisation; the rest of an iteration), per iteration, of the
+///   multinomial K = 40 (861 observations, 47 outputs: 0.070 s, 0.009 s, 0.053 s) and K = 60
+///   (1891, 55: 0.353 s, 0.056 s, 0.168 s).
+/// - On a band the factor holds |Y|·(w + 1) nonzeros, so forming the Schur complement takes
+///   about |Θ̃|·|Y|²·(w + 1) multiply-adds, and the vector work grows with the |Y|·w rows: fitted
+///   to the whole solves of the clipped Poisson sums of 60 and 200 records, caps 3 and 5, and
+///   150 records, cap 8 (0.013, 0.064, 0.19 and 0.32 s an iteration on 2 cores, each within
+///   0.97–1.11×; the lattice's formula was 0.75–1.6×).
+pub(crate) fn block_ipm_iteration_seconds(n_obs: f64, n_out: f64, band: Option<f64>) -> f64 {
     let dense = 1.0e-11 * n_obs.powi(3);
-    let solving = 1.5e-6 * n_out * n_obs;
-    forming + dense + solving
+    match band {
+        None => {
+            let factor_nonzeros = 15.0 * n_obs * (n_obs / 861.0).sqrt();
+            let forming = 5.7e-11 * n_out * n_obs * factor_nonzeros + 1.0e-6 * n_out * n_obs;
+            let solving = 1.5e-6 * n_out * n_obs;
+            forming + dense + solving
+        }
+        Some(width) => {
+            let forming = 2.8e-11 * n_out * n_obs * n_obs * (width + 1.0);
+            let solving = 6.0e-7 * n_out * n_obs * width;
+            forming + dense + solving
+        }
+    }
+}
+
+/// The half-width of `neighbours` as [`block_ipm_iteration_seconds`] takes it: a band's, 1 on a
+/// chain, `None` on a graph.
+pub(crate) fn band_width(neighbours: &crate::model::Neighbours) -> Option<f64> {
+    match neighbours {
+        crate::model::Neighbours::Chain { .. } => Some(1.0),
+        crate::model::Neighbours::Band { width, .. } => Some(*width as f64),
+        crate::model::Neighbours::Graph { .. } => None,
+    }
 }
 
 /// `problem` (plain) in the interior point's terms, its costs divided by their largest magnitude
@@ -128,7 +153,8 @@ impl LpSolver for BlockIpmSolver {
             max_iterations: self.limits.iterations.unwrap_or(MAX_ITERATIONS),
             deadline: self.limits.seconds.map(|s| Instant::now() + Duration::from_secs_f64(s)),
             // The estimate is a 2-core machine's at rest; twice it covers a busy one.
-            first_iteration_seconds: 2.0 * block_ipm_iteration_seconds(n as f64, m as f64),
+            first_iteration_seconds: 2.0
+                * block_ipm_iteration_seconds(n as f64, m as f64, band_width(&problem.neighbours)),
             on_iteration: Box::new(move |iteration| {
                 progress.report(Event::Iteration { solver: "block-ipm", iteration: u64::from(iteration) })
             }),
