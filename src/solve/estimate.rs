@@ -213,14 +213,8 @@ fn backend_seconds(
 /// per-unit-vector term for the forming's fixed costs; checked against the whole solves at K = 20,
 /// 40 and 60 and the 2-D grid table model (docs/benchmarks.md).
 fn block_ipm_seconds(relation: Relation, iterations: f64, n_obs: f64, n_out: f64, edges: f64) -> f64 {
-    let band = (relation != Relation::Graph).then(|| band_width(n_obs, edges));
+    let band = (relation != Relation::Graph).then(|| super::structured::band_width(n_obs, edges));
     0.3 + iterations * super::structured::block_ipm_iteration_seconds(n_obs, n_out, band)
-}
-
-/// A band's half-width from its size: |E|/|Y| neighbour pairs an observation (its cap, less the
-/// ends), at least 1.
-fn band_width(n_obs: f64, edges: f64) -> f64 {
-    (edges / n_obs.max(1.0)).max(1.0)
 }
 
 /// The iterations the block interior point takes on `relation` with `n_obs` observations and
@@ -240,7 +234,7 @@ pub(crate) fn block_ipm_iterations(relation: Relation, n_obs: f64, edges: f64, e
     match relation {
         Relation::Graph => 40.0,
         Relation::Band | Relation::Chain => {
-            let width = band_width(n_obs, edges);
+            let width = super::structured::band_width(n_obs, edges);
             let per_eps = |eps: f64| 3.4 * width.powf(0.8) * n_obs.powf(0.25) * eps.max(1e-3).powf(-0.35);
             epsilons.iter().map(|&eps| per_eps(eps)).sum::<f64>() / epsilons.len().max(1) as f64
         }

@@ -138,8 +138,8 @@ pub(crate) struct Settings {
     /// 2–2.5 and takes 1.1–1.5 times the last one's stiff rows, so the allowance decides how far
     /// it goes.
     pub stiff_allowance: u128,
-    /// Bytes of stiff rows past which the end game stops at [`Settings::end_game_gap`] (half the
-    /// allowance: the next iteration's rows may not fit).
+    /// Bytes of stiff rows past which the end game stops at [`Settings::end_game_gap`] (0: from
+    /// the first split on).
     pub end_game_above: u128,
 }
 

@@ -14,6 +14,9 @@
 //!                   beyond row i),
 //! ```
 //!
+//! F's trees grow breadth-first from each class's centre ([`shallow_forest`]): Q then holds as few
+//! entries as the class allows, and A couples each row of F with its ancestors only.
+//!
 //! G_T D Ñ = 0, so A = Qᵀ M Q keeps the stiff rows' weights in the Z block (row i of the forest
 //! adds exactly w_i e_i e_iᵀ, each redundant row of a cycle that agrees the forest's rows along
 //! its cycle), and the free directions are coordinates of their own: M⁻¹ = Q A⁻¹ Qᵀ exactly, and
@@ -106,13 +109,13 @@ impl Quotient {
         let BlockPattern { col_ptr, row_idx, perm } = pattern;
         let n = d.len();
         let mut classes = Classes::new(n);
-        // Rows of the forest (Z), and one closing row a contradicted class (Y).
-        let mut spanning: Vec<usize> = Vec::new();
+        // The rows that join classes, and one closing row a contradicted class (Y).
+        let mut joining: Vec<usize> = Vec::new();
         for &e in stiff {
             let (a, b) = rows[e];
             // Tight: x_a = e^ε x_b, so h(a) = h(b) + 1.
             match classes.join(a, b, 1) {
-                Joined::Forest | Joined::FirstContradiction => spanning.push(e),
+                Joined::Forest | Joined::FirstContradiction => joining.push(e),
                 Joined::Agrees | Joined::Redundant => {}
             }
         }
@@ -136,6 +139,9 @@ impl Quotient {
             log_entry[a] = h as f64 * rho.ln() - d[a].ln();
         }
         let q = count as usize;
+        // Rows of the forest (Z) where a class's ratios agree, its joining rows (Y) where not.
+        let agrees = |a: usize| class[a] != u32::MAX;
+        let (spanning, roots) = shallow_forest(rows, stiff, &agrees, &joining, n);
         debug_assert_eq!(q + spanning.len(), n, "the classes and the spanning rows make a basis");
         // ñ ∝ e^{ε h} / d on each class, scaled to unit length (its largest entry first brought
         // to 1, so that long classes neither overflow nor underflow).
@@ -178,7 +184,7 @@ impl Quotient {
         let mut preorder: Vec<usize> = Vec::with_capacity(n);
         let (mut start, mut end) = (vec![0usize; n], vec![0usize; n]);
         let mut child = vec![usize::MAX; spanning.len()];
-        for root in 0..n {
+        for root in roots.into_iter().chain(0..n) {
             if visited[root] || tree[root].is_empty() {
                 continue;
             }
@@ -589,6 +595,108 @@ impl Classes {
     }
 }
 
+/// The spanning rows of one output's stiff rows (sorted, as `stiff` is) and the roots their
+/// trees hang from. In a class whose ratios agree: a breadth-first tree from the class's centre
+/// (two sweeps: the farthest node from any, the farthest from that, the middle of the path
+/// between), so that the subtrees beyond its rows, Z's columns, are as shallow as the class
+/// allows. Q holds Σ depth entries and A couples every row with its ancestors: on a band (a
+/// clipped Poisson sum's staircase, the tight rows joining neighbouring steps) the first
+/// forest union–find met ran the length of the class. In a contradicted class: the rows that
+/// joined it (`joining`, union–find's forest and closing row).
+fn shallow_forest(
+    rows: &[(usize, usize)],
+    stiff: &[usize],
+    agrees: &dyn Fn(usize) -> bool,
+    joining: &[usize],
+    n: usize,
+) -> (Vec<usize>, Vec<usize>) {
+    // The agreeing classes' stiff rows by node (CSR): (neighbour, row).
+    let mut degree = vec![0usize; n + 1];
+    for &e in stiff {
+        let (a, b) = rows[e];
+        if agrees(a) {
+            degree[a + 1] += 1;
+            degree[b + 1] += 1;
+        }
+    }
+    for a in 0..n {
+        degree[a + 1] += degree[a];
+    }
+    let start = degree;
+    let mut fill = start.clone();
+    let mut adjacent = vec![(0usize, 0usize); start[n]];
+    for &e in stiff {
+        let (a, b) = rows[e];
+        if agrees(a) {
+            adjacent[fill[a]] = (b, e);
+            fill[a] += 1;
+            adjacent[fill[b]] = (a, e);
+            fill[b] += 1;
+        }
+    }
+    // Breadth-first from `from`: the nodes in order of distance, each with the row it was
+    // reached by (`via`, stamped with the sweep's number in `seen`).
+    let mut seen = vec![0u32; n];
+    let mut via = vec![usize::MAX; n];
+    let mut order: Vec<usize> = Vec::new();
+    let mut sweep = 0u32;
+    let mut breadth_first = |from: usize, seen: &mut [u32], via: &mut [usize], order: &mut Vec<usize>| {
+        sweep += 1;
+        order.clear();
+        order.push(from);
+        seen[from] = sweep;
+        via[from] = usize::MAX;
+        let mut head = 0;
+        while head < order.len() {
+            let node = order[head];
+            head += 1;
+            for &(next, e) in &adjacent[start[node]..start[node + 1]] {
+                if seen[next] != sweep {
+                    seen[next] = sweep;
+                    via[next] = e;
+                    order.push(next);
+                }
+            }
+        }
+    };
+    let mut in_tree = vec![false; rows.len()];
+    let mut done = vec![false; n];
+    let mut roots = Vec::new();
+    for first in 0..n {
+        if done[first] || start[first] == start[first + 1] {
+            continue;
+        }
+        breadth_first(first, &mut seen, &mut via, &mut order);
+        let far = *order.last().expect("the sweep holds its start");
+        breadth_first(far, &mut seen, &mut via, &mut order);
+        // The path back from the farthest node; its middle is the centre.
+        let mut path = vec![*order.last().expect("the sweep holds its start")];
+        while let Some(&node) = path.last() {
+            let e = via[node];
+            if e == usize::MAX {
+                break;
+            }
+            let (a, b) = rows[e];
+            path.push(if a == node { b } else { a });
+        }
+        let centre = path[path.len() / 2];
+        breadth_first(centre, &mut seen, &mut via, &mut order);
+        for &node in &order {
+            done[node] = true;
+            if via[node] != usize::MAX {
+                in_tree[via[node]] = true;
+            }
+        }
+        roots.push(centre);
+    }
+    let spanning = stiff
+        .iter()
+        .copied()
+        .filter(|&e| in_tree[e] || (!agrees(rows[e].0) && joining.binary_search(&e).is_ok()))
+        .collect();
+    (spanning, roots)
+}
+
 /// What one stiff row adds to the rows its classes already have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Joined {
@@ -720,18 +828,65 @@ mod tests {
     /// with a cycle that agrees, a class that contradicts itself, and loose rows between them.
     #[test]
     fn the_basis_gives_the_block_inverse_exactly() {
-        use crate::numeric::sparse_cholesky::WIDTH;
         let fixture = Fixture::new(
             &[(0, 1), (1, 2), (3, 2), (0, 3), (4, 5), (5, 4), (2, 4), (1, 3), (5, 6)],
             &[0, 1, 2, 3, 4, 5],
             &[3e4, 5e3, 2e4, 7e3, 4e4, 1e4, 0.8, 2.5, 0.3],
             &[0.7, 1.3, 2.0, 0.4, 1.1, 0.9, 1.7],
         );
-        let (n, d) = (fixture.d.len(), &fixture.d);
         // The Schur complement's order: reversed, to check that the rows follow it.
-        let perm: Vec<usize> = (0..n).rev().collect();
+        let perm: Vec<usize> = (0..fixture.d.len()).rev().collect();
         let quotient = fixture.quotient(&perm);
         assert!(!quotient.solves_newton(), "a class contradicts itself");
+        assert_gives_the_block_inverse(&fixture, &quotient, &perm);
+    }
+
+    /// A staircase (a band's tight rows: five steps of two observations, every observation tied
+    /// to both of the next step's, loose rows within each step): its forest grows from the middle
+    /// step, and the basis still gives the block inverse exactly.
+    #[test]
+    fn a_staircase_is_spanned_from_its_middle_step() {
+        let mut rows = Vec::new();
+        for step in 0..4 {
+            for a in [2 * step, 2 * step + 1] {
+                rows.extend([(a, 2 * step + 2), (a, 2 * step + 3)]);
+            }
+        }
+        let stiff: Vec<usize> = (0..rows.len()).collect();
+        rows.extend((0..5).map(|step| (2 * step, 2 * step + 1)));
+        let weights: Vec<f64> =
+            (0..rows.len()).map(|e| if e < stiff.len() { 1e4 * (1.0 + e as f64) } else { 0.7 }).collect();
+        let d: Vec<f64> = (0..10).map(|a| 0.5 + 0.1 * a as f64).collect();
+        let fixture = Fixture::new(&rows, &stiff, &weights, &d);
+        let (spanning, roots) = shallow_forest(&rows, &stiff, &|_| true, &[], 10);
+        assert_eq!(spanning.len(), 9, "a spanning tree of the ten observations");
+        assert!(roots.len() == 1 && (4..6).contains(&roots[0]), "rooted in the middle step: {roots:?}");
+        let perm: Vec<usize> = (0..10).collect();
+        let quotient = fixture.quotient(&perm);
+        assert!(quotient.solves_newton());
+        assert_gives_the_block_inverse(&fixture, &quotient, &perm);
+    }
+
+    /// The forest keeps a contradicted class's joining rows and spans an agreeing path from its
+    /// middle observation.
+    #[test]
+    fn the_forest_keeps_contradicted_classes_and_roots_paths_in_their_middle() {
+        // 0 → 1 → … → 8 agree; 9 → 10 → 9 contradict each other.
+        let mut rows: Vec<(usize, usize)> = (0..8).map(|a| (a, a + 1)).collect();
+        rows.extend([(9, 10), (10, 9)]);
+        let stiff: Vec<usize> = (0..rows.len()).collect();
+        let (spanning, roots) = shallow_forest(&rows, &stiff, &|a| a < 9, &stiff, 11);
+        assert_eq!(roots, vec![4]);
+        assert_eq!(spanning, stiff);
+        // Only the rows union–find joined by count in a contradicted class.
+        let (spanning, _) = shallow_forest(&rows, &stiff, &|a| a < 9, &[9], 11);
+        assert_eq!(spanning, (0..8).chain([9]).collect::<Vec<_>>());
+    }
+
+    /// D Q A⁻¹ Qᵀ D against D M⁻¹ D inverted densely, with the Schur complement's order `perm`.
+    fn assert_gives_the_block_inverse(fixture: &Fixture, quotient: &Quotient, perm: &[usize]) {
+        use crate::numeric::sparse_cholesky::WIDTH;
+        let (n, d) = (fixture.d.len(), &fixture.d);
         let inverse = invert(&fixture.dense(true), n);
         let factor = quotient.factor();
         let (rows_of, order): (Vec<&[(u32, f64)]>, usize) =
