@@ -149,6 +149,44 @@ fn a_ring_whose_blocks_outgrow_f64_converges_on_its_own() {
     assert!(!detail.contains("polish"), "{detail}");
 }
 
+/// A clipped Poisson sum whose every output splits near the end (60 records, cap 7, 40 outputs,
+/// ε = 0.3: |Y| = 421): its stiff rows took 37 MB, past the 32 MiB a lattice of its size is
+/// given, and the interior point stopped `near-optimal` at 4.6e-7 before a band's allowance grew
+/// with its m·|Y| entries. It must certify on its own, in its end game, with no polish or
+/// fallback; the bound is the certificate's own (directed rounding), independent of the solver.
+#[test]
+fn a_wide_band_whose_outputs_all_split_certifies_on_its_own() {
+    let spec = crate::model::ModelSpec::from_toml(
+        r#"
+        name = "wide band"
+        epsilon = [0.3]
+        [parameter]
+        lower = 0.0
+        upper = 8.0
+        grid = { kind = "midpoint", points = 40 }
+        prior = { kind = "uniform" }
+        [observation]
+        family = "poisson"
+        records = 60
+        cap = 7
+        [loss]
+        kind = "squared"
+        "#,
+        "test",
+    )
+    .unwrap();
+    let model = Model::from_spec(spec).unwrap();
+    let cost = Arc::new(cost_matrix(&model, MemoryBudget::available()).unwrap());
+    let problem = Problem::try_new(cost, model.family().neighbours(), 0.3, MemoryBudget::available()).unwrap();
+    let block = solve(&problem, SolverChoice::BlockIpm, false);
+    let detail = &block.solver_detail;
+    assert_eq!(block.status, Status::Optimal, "{detail}");
+    assert!(detail.contains("block interior point: stopped in its end game (stiff rows split off)"), "{detail}");
+    assert!(!detail.contains("polish"), "{detail}");
+    let gap = block.checks.relative_gap.expect("a certified gap");
+    assert!(gap <= CHECK_TOLERANCE, "gap {gap:e}");
+}
+
 /// Stopped after a few iterations, the interior point's answer is not an optimum, and nothing
 /// may call it one (the polish is off, so nothing repairs it either).
 #[test]

@@ -943,11 +943,23 @@ fn woodbury_only() -> bool {
 #[cfg(test)]
 use tests::woodbury_only;
 
-/// Bytes set aside for the stiff rows ([`super::memory_bytes`] counts them): [`STIFF_SCHURS`]
-/// Schur complements' worth, and at least 32 MiB.
-pub(crate) fn stiff_allowance(n: usize) -> u128 {
-    (STIFF_SCHURS * 8 * (n as u128).pow(2)).max(32 << 20)
+/// Bytes set aside for the stiff rows of `m` outputs on `n` observations ([`super::memory_bytes`]
+/// counts them): [`STIFF_SCHURS`] Schur complements' worth; on a band (`band`) at least
+/// [`STIFF_BYTES_A_BAND_ENTRY`] for each of P's m·n entries; and at least 32 MiB.
+pub(crate) fn stiff_allowance(n: usize, m: usize, band: bool) -> u128 {
+    let schurs = STIFF_SCHURS * 8 * (n as u128).pow(2);
+    let entries = if band { STIFF_BYTES_A_BAND_ENTRY * n as u128 * m as u128 } else { 0 };
+    schurs.max(entries).max(32 << 20)
 }
+
+/// Bytes a band's stiff rows may take for each entry of P. On a band every output splits near
+/// the end, and its basis's factor is as large as n grows (not n², as the lattice's Schur
+/// complements price it): the most an iteration took (each class's forest from its centre, the
+/// bases' analyses kept for solves only) was 2.2 KB an entry on clipped Poisson sums of 60
+/// records, cap 7, ε = 0.3 (|Y| = 421; 40 outputs: 37.2 MB, 30 outputs: 28.3 MB, where the
+/// 32 MiB floor left the first `near-optimal` at 4.6e-7), 0.9 and 0.7 KB on 80 records, caps 6
+/// and 8 (12.8 MB each).
+const STIFF_BYTES_A_BAND_ENTRY: u128 = 3 << 10;
 
 /// The Schur complements' worth of memory the stiff rows may take. The poll of 100 (|Y| = 5151,
 /// 66 outputs, one Schur complement 212 MB) split every output at iteration 38, its rows and
@@ -1677,8 +1689,8 @@ mod tests {
             first_iteration_seconds: 0.0,
             on_iteration: Box::new(|_| {}),
             threads,
-            stiff_allowance: stiff_allowance(lp.n),
-            end_game_above: stiff_allowance(lp.n),
+            stiff_allowance: stiff_allowance(lp.n, lp.m, false),
+            end_game_above: stiff_allowance(lp.n, lp.m, false),
         };
         let one = solve(&lp, &settings(1));
         assert_eq!(one.ending, Ending::Converged, "gap {:e}", one.gap);
@@ -1707,7 +1719,7 @@ mod tests {
             stiff_allowance: allowance,
             end_game_above: above,
         };
-        let room = stiff_allowance(lp.n);
+        let room = stiff_allowance(lp.n, lp.m, false);
         // Below their threshold the stiff rows take the interior point to its own tolerance.
         let priced = solve(&lp, &settings(room, room));
         assert_eq!(priced.ending, Ending::Converged, "gap {:e}", priced.gap);
@@ -1739,8 +1751,8 @@ mod tests {
             first_iteration_seconds: 0.0,
             on_iteration: Box::new(|_| {}),
             threads: 1,
-            stiff_allowance: stiff_allowance(lp.n),
-            end_game_above: stiff_allowance(lp.n),
+            stiff_allowance: stiff_allowance(lp.n, lp.m, false),
+            end_game_above: stiff_allowance(lp.n, lp.m, false),
         };
         let objective = |r: &IpmResult| dot(&lp.c, &r.x);
         let classes = solve(&lp, &settings());

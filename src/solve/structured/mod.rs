@@ -24,16 +24,16 @@ use crate::numeric::sparse_cholesky;
 /// dense Schur complement (one |Y| × |Y| matrix, formed and factorised in place), each worker
 /// thread's block of right-hand sides and summing strip (|Y| × 32 each; every thread of the pool
 /// may take a column block of the Schur complement), the iterates (x, z, s, λ and their
-/// directions), the per-output factors and what the stiff rows may take near the end. Only the
-/// strips grow with the threads.
-pub(crate) fn memory_bytes(n_obs: usize, n_out: usize, n_dp_rows_per_output: usize) -> u128 {
+/// directions), the per-output factors and what the stiff rows may take near the end (more on a
+/// band: `band`). Only the strips grow with the threads.
+pub(crate) fn memory_bytes(n_obs: usize, n_out: usize, n_dp_rows_per_output: usize, band: bool) -> u128 {
     let threads = rayon::current_num_threads() as u128;
     let dense = (n_obs as u128).pow(2) * 8 + threads * 2 * (n_obs as u128) * sparse_cholesky::WIDTH as u128 * 8;
     let iterates = 24 * (n_out as u128) * (n_obs as u128 + n_dp_rows_per_output as u128) * 8;
     // A factor of the neighbour graph's pattern: measured 15 nonzeros per observation on the
     // multinomial's lattice at |Y| = 861; 64 leaves room for larger lattices.
     let factors = (n_out as u128) * (n_obs as u128) * 64 * 16;
-    dense + iterates + factors + ipm::stiff_allowance(n_obs)
+    dense + iterates + factors + ipm::stiff_allowance(n_obs, n_out, band)
 }
 
 /// The order `backends` run in on an LP with or without symmetries: where HiGHS solves a
@@ -151,6 +151,7 @@ impl LpSolver for BlockIpmSolver {
         }
         let (n, m) = (problem.n_obs(), problem.n_outputs());
         let (lp, c_max) = block_lp(problem);
+        let band = band_of(&problem.neighbours, n);
         let progress = self.progress.clone();
         let settings = ipm::Settings {
             gap_tolerance: GAP_TOLERANCE,
@@ -160,13 +161,12 @@ impl LpSolver for BlockIpmSolver {
             max_iterations: self.limits.iterations.unwrap_or(MAX_ITERATIONS),
             deadline: self.limits.seconds.map(|s| Instant::now() + Duration::from_secs_f64(s)),
             // The estimate is a 2-core machine's at rest; twice it covers a busy one.
-            first_iteration_seconds: 2.0
-                * block_ipm_iteration_seconds(n as f64, m as f64, band_of(&problem.neighbours, n)),
+            first_iteration_seconds: 2.0 * block_ipm_iteration_seconds(n as f64, m as f64, band),
             on_iteration: Box::new(move |iteration| {
                 progress.report(Event::Iteration { solver: "block-ipm", iteration: u64::from(iteration) })
             }),
             threads: ipm::worker_threads(m),
-            stiff_allowance: ipm::stiff_allowance(n),
+            stiff_allowance: ipm::stiff_allowance(n, m, band.is_some()),
             end_game_above: 0,
         };
         let result = ipm::solve(&lp, &settings);

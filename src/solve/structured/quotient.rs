@@ -339,6 +339,7 @@ impl Quotient {
         };
         let factor = factor.map_err(|_| NotBuilt::NotPositiveDefinite)?.into_values();
         drop(values);
+        let symbolic = symbolic.for_solves();
         let mut position = vec![0u32; n];
         for (new, &old) in symbolic.perm().iter().enumerate() {
             position[old] = new as u32;
@@ -531,7 +532,7 @@ fn w_tilde(
     }
     let symbolic = Symbolic::analyse(r, &ptr, &idx);
     let factor = symbolic.factorise(&values, f64::MIN_POSITIVE, 0.0).ok()?.into_values();
-    Some((symbolic, factor))
+    Some((symbolic.for_solves(), factor))
 }
 
 /// Union–find of observations with an integer potential h relative to each class's root.
