@@ -3,7 +3,9 @@
 //! Cholesky factorizations in interior-point algorithms for linear programming*, SIAM J. Optim.
 //! 9, 1999): a pivot that cancels to a tiny fraction of its diagonal marks a direction the
 //! constraints no longer determine, and the solution's component along it is set to 0 instead of
-//! being amplified by 1/pivot.
+//! being amplified by 1/pivot. Where the right-hand side does have a part along such a direction,
+//! the factor with those pivots floored ([`DenseCholesky::solve_floored`]) preconditions the
+//! conjugate gradients that solve for it ([`super::conjugate_gradients`]).
 //!
 //! The factorisation is right-looking and blocked twice (Golub & Van Loan, *Matrix Computations*,
 //! 4th ed., §4.2.9). Within a block of [`BLOCK`] columns, panel by panel of [`PANEL`]: the panel's
@@ -57,6 +59,9 @@ pub(crate) struct DenseCholesky {
     l: Vec<f64>,
     /// Pivots dropped.
     pub(crate) dropped: usize,
+    /// Each dropped pivot (sorted) with the pivot [`DenseCholesky::solve_floored`] gives it:
+    /// the drop threshold's, √([`DROP_PIVOT`] · its diagonal).
+    floors: Vec<(usize, f64)>,
 }
 
 impl DenseCholesky {
@@ -66,7 +71,7 @@ impl DenseCholesky {
         debug_assert_eq!(a.len(), n * n);
         let original: Vec<f64> = (0..n).map(|i| a[i * n + i]).collect();
         let threads = threads.max(1);
-        let mut dropped = 0;
+        let mut dropped = Vec::new();
         let mut packed = Vec::new();
         let mut b0 = 0;
         while b0 < n {
@@ -74,7 +79,7 @@ impl DenseCholesky {
             let mut p0 = b0;
             while p0 < b1 {
                 let p1 = (p0 + PANEL).min(b1);
-                dropped += factorise_diagonal_block(&mut a, n, p0, p1, &original);
+                factorise_diagonal_block(&mut a, n, p0, p1, &original, &mut dropped);
                 if p1 == n {
                     break;
                 }
@@ -122,7 +127,8 @@ impl DenseCholesky {
             });
             b0 = b1;
         }
-        DenseCholesky { n, l: a, dropped }
+        let floors = dropped.iter().map(|&i| (i, (DROP_PIVOT * original[i].abs()).sqrt())).collect();
+        DenseCholesky { n, l: a, dropped: dropped.len(), floors }
     }
 
     /// Solve L y = b in place, row by row (a dropped direction gets 0): the forward half of
@@ -143,6 +149,26 @@ impl DenseCholesky {
     /// interior point solves a dozen times an iteration); the block itself is solved in order.
     /// The back substitution makes the same operations in the same order as row by row.
     pub(crate) fn solve(&self, b: &mut [f64], threads: usize) {
+        self.solve_with_pivots(b, threads, |i| self.l[i * self.n + i]);
+    }
+
+    /// Solve with the dropped pivots floored instead of dropped ([`DenseCholesky::floors`]): L Lᵀ
+    /// is then positive definite and differs from A only in each dropped pivot's row and column
+    /// (by a matrix of rank ≤ 2 each: what the pivot's column would have carried), so that as a
+    /// preconditioner of A the conjugate gradients reach A's solution in 2·|dropped| + 1 steps
+    /// in exact arithmetic.
+    pub(crate) fn solve_floored(&self, b: &mut [f64], threads: usize) {
+        self.solve_with_pivots(b, threads, |i| {
+            let pivot = self.l[i * self.n + i];
+            if pivot.is_finite() {
+                return pivot;
+            }
+            self.floors.binary_search_by_key(&i, |&(j, _)| j).map_or(pivot, |at| self.floors[at].1)
+        });
+    }
+
+    /// [`DenseCholesky::solve`] with L's diagonal entry i taken as `pivot(i)` (∞ for a dropped one).
+    fn solve_with_pivots(&self, b: &mut [f64], threads: usize, pivot: impl Fn(usize) -> f64) {
         let (n, l) = (self.n, &self.l);
         let solved = |v: f64| if v.is_finite() { v } else { 0.0 };
         let mut i0 = 0;
@@ -155,7 +181,7 @@ impl DenseCholesky {
                 *bi -= dot(&l[row..row + i0], done);
             });
             for i in i0..i1 {
-                let v = (b[i] - dot(&l[i * n + i0..i * n + i], &b[i0..i])) / l[i * n + i];
+                let v = (b[i] - dot(&l[i * n + i0..i * n + i], &b[i0..i])) / pivot(i);
                 b[i] = solved(v);
             }
             i0 = i1;
@@ -164,7 +190,7 @@ impl DenseCholesky {
         while i1 > 0 {
             let i0 = i1.saturating_sub(SOLVE_BLOCK);
             for i in (i0..i1).rev() {
-                let v = solved(b[i] / l[i * n + i]);
+                let v = solved(b[i] / pivot(i));
                 b[i] = v;
                 for j in i0..i {
                     b[j] -= l[i * n + j] * v;
@@ -191,8 +217,7 @@ impl DenseCholesky {
 
 /// Factorise the diagonal block of the panel `p0..p1` row by row (the left-looking rule within
 /// the panel), dropping cancelled pivots; returns how many were dropped.
-fn factorise_diagonal_block(a: &mut [f64], n: usize, p0: usize, p1: usize, original: &[f64]) -> usize {
-    let mut dropped = 0;
+fn factorise_diagonal_block(a: &mut [f64], n: usize, p0: usize, p1: usize, original: &[f64], dropped: &mut Vec<usize>) {
     for i in p0..p1 {
         let (done, rest) = a.split_at_mut(i * n);
         let row_i = &mut rest[..n];
@@ -200,12 +225,11 @@ fn factorise_diagonal_block(a: &mut [f64], n: usize, p0: usize, p1: usize, origi
         let s = row_i[i] - dot(&row_i[p0..i], &row_i[p0..i]);
         if !(s > DROP_PIVOT * original[i].abs()) || !s.is_finite() {
             row_i[i] = f64::INFINITY;
-            dropped += 1;
+            dropped.push(i);
         } else {
             row_i[i] = s.sqrt();
         }
     }
-    dropped
 }
 
 /// The entries p0..end of `row`, solved against the factorised diagonal block of the panel that
