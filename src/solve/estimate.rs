@@ -352,7 +352,8 @@ pub(crate) fn backend_bytes(choice: SolverChoice, lp: &LpShape, on_graph: bool, 
     if choice == SolverChoice::BlockIpm {
         let arrays = lp.nnz * 16 + (2 * lp.n_vars + 2 * lp.n_dp + lp.n_obs) * 32;
         let n = |v: u128| v.min(usize::MAX as u128) as usize;
-        return arrays + super::structured::memory_bytes(n(lp.n_obs), n(lp.n_out), n(2 * edges), !on_graph);
+        let band = (!on_graph).then(|| super::structured::band_width(lp.n_obs as f64, edges as f64));
+        return arrays + super::structured::memory_bytes(n(lp.n_obs), n(lp.n_out), n(2 * edges), band);
     }
     let group = if choice.is_highs() { group } else { 1 };
     lp_bytes(lp, on_graph, group, choice)

@@ -365,8 +365,8 @@ fn solve_piece(
         first_iteration_seconds: 0.0,
         on_iteration: Box::new(|_| {}),
         threads: 1,
-        stiff_allowance: ipm::stiff_allowance(n, mk, false),
-        end_game_above: ipm::stiff_allowance(n, mk, false),
+        stiff_allowance: ipm::stiff_allowance(n, mk, None),
+        end_game_above: ipm::stiff_allowance(n, mk, None),
     };
     let result = ipm::solve(&lp, &settings);
     let ne = lp.rows.len();

@@ -503,7 +503,16 @@ fn iterate(lp: &BlockLp, settings: &Settings) -> IpmResult {
         let rung = Rung { pivot_floor, stiff_above, stiff_allowance: settings.stiff_allowance };
         let direction = factorise(lp, &pattern, &symbolic, &p, rung, threads, &mut times).and_then(|f| {
             end_game = f.stiff_bytes > settings.end_game_above;
-            let newton = Newton { lp, p: &p, f: &f, perm: symbolic.perm(), pattern: &pattern, threads, mu: r.mu };
+            let newton = Newton {
+                lp,
+                p: &p,
+                f: &f,
+                perm: symbolic.perm(),
+                pattern: &pattern,
+                threads,
+                mu: r.mu,
+                solve_dropped: stiff_above.is_finite(),
+            };
             newton.direction(&r, count).ok_or(GaveOut::LinearAlgebra)
         });
         let dir = match direction {
@@ -954,22 +963,27 @@ fn woodbury_only() -> bool {
 use tests::woodbury_only;
 
 /// Bytes set aside for the stiff rows of `m` outputs on `n` observations ([`super::memory_bytes`]
-/// counts them): [`STIFF_SCHURS`] Schur complements' worth; on a band (`band`) at least
-/// [`STIFF_BYTES_A_BAND_ENTRY`] for each of P's m·n entries; and at least 32 MiB.
-pub(crate) fn stiff_allowance(n: usize, m: usize, band: bool) -> u128 {
+/// counts them): [`STIFF_SCHURS`] Schur complements' worth; on a band of width w (`band`,
+/// [`super::band_width`]) at least [`STIFF_BYTES_AN_ENTRY_A_WIDTH`] · w for each of P's m·n
+/// entries; and at least 32 MiB.
+pub(crate) fn stiff_allowance(n: usize, m: usize, band: Option<f64>) -> u128 {
     let schurs = STIFF_SCHURS * 8 * (n as u128).pow(2);
-    let entries = if band { STIFF_BYTES_A_BAND_ENTRY * n as u128 * m as u128 } else { 0 };
+    let entries = band.map_or(0, |width| (STIFF_BYTES_AN_ENTRY_A_WIDTH * width * n as f64 * m as f64) as u128);
     schurs.max(entries).max(32 << 20)
 }
 
-/// Bytes a band's stiff rows may take for each entry of P. On a band every output splits near
-/// the end, and its basis's factor is as large as n grows (not n², as the lattice's Schur
-/// complements price it): the most an iteration took (each class's forest from its centre, the
-/// bases' analyses kept for solves only) was 2.2 KB an entry on clipped Poisson sums of 60
-/// records, cap 7, ε = 0.3 (|Y| = 421; 40 outputs: 37.2 MB, 30 outputs: 28.3 MB, where the
-/// 32 MiB floor left the first `near-optimal` at 4.6e-7), 0.9 and 0.7 KB on 80 records, caps 6
-/// and 8 (12.8 MB each).
-const STIFF_BYTES_A_BAND_ENTRY: u128 = 3 << 10;
+/// Bytes a band's stiff rows may take for each entry of P and each unit of the band's width. On
+/// a band every output splits near the end, and its basis's factor grows with n and the band's
+/// reach (not n², as the lattice's Schur complements price it). The most an iteration took (each
+/// class's forest from its centre, the bases' analyses kept for solves only), on clipped Poisson
+/// sums at ε = 0.3 (width ≈ the cap): 3.3 KB an entry, 0.33 KB a width, on 100 records, cap 10
+/// (|Y| = 1001, 28 outputs split: 92 MB, past the 89 MB that 3 KiB an entry gave, which stopped
+/// the interior point at a gap of 1.3e-7); 2.2 KB (0.31) on 60 records, cap 7 (|Y| = 421, 40
+/// outputs: 37.2 MB); 1.8 KB (0.23) on 200 records, cap 8 (|Y| = 1601, 29 outputs: 84 MB); 0.9
+/// and 0.7 KB (0.15, 0.09) on 80 records, caps 6 and 8 (12.8 MB each). At 0.5 KB the estimate
+/// of the cap-10 sum (382 MB) came within 5 % of its peak (365 MB): what the splits hold while
+/// they are made is not counted, so the price keeps 2.3× the most measured.
+const STIFF_BYTES_AN_ENTRY_A_WIDTH: f64 = 768.0;
 
 /// The Schur complements' worth of memory the stiff rows may take. The poll of 100 (|Y| = 5151,
 /// 66 outputs, one Schur complement 212 MB) split every output at iteration 38, its rows and
@@ -1064,6 +1078,13 @@ struct Newton<'a, 's> {
     pattern: &'a Pattern,
     threads: usize,
     mu: f64,
+    /// Whether the directions of the Schur complement's dropped pivots are solved for where
+    /// leaving them out leaves the system unsolved ([`Newton::solve_full`]): only once the rung
+    /// splits stiff rows off. Before, a solve that loses digits is what sends the iteration to
+    /// the split, the first remedy; solving for the dropped directions instead kept the blocks
+    /// whole and made some bands slower (a clipped Poisson sum of 100 records, cap 7, ε = 1:
+    /// 126 iterations to converge, 14.9 s, against 78 and 8.1 s to its end game).
+    solve_dropped: bool,
 }
 
 impl Newton<'_, '_> {
@@ -1273,11 +1294,11 @@ impl Newton<'_, '_> {
 
     /// The reduced solve and its refinement ([`Newton::refined`]), the Schur complement's dropped
     /// pivots left at 0 (Wright 1999); where that leaves more than [`NEWTON_ERROR_LIMIT`] and
-    /// pivots were dropped, the right-hand side had a part along their directions, and they are
-    /// solved for.
+    /// pivots were dropped, the right-hand side had a part along their directions, and (where
+    /// [`Newton::solve_dropped`]) they are solved for.
     fn solve_full(&self, rhs: &Rhs) -> (Direction, f64) {
         let (dir, error) = self.refined(rhs, Dropped::Zero);
-        if error <= NEWTON_ERROR_LIMIT || self.f.schur.dropped == 0 {
+        if error <= NEWTON_ERROR_LIMIT || !self.solve_dropped || self.f.schur.dropped == 0 {
             return (dir, error);
         }
         let (solved, solved_error) = self.refined(rhs, Dropped::Solved);
@@ -1768,8 +1789,8 @@ mod tests {
             first_iteration_seconds: 0.0,
             on_iteration: Box::new(|_| {}),
             threads,
-            stiff_allowance: stiff_allowance(lp.n, lp.m, false),
-            end_game_above: stiff_allowance(lp.n, lp.m, false),
+            stiff_allowance: stiff_allowance(lp.n, lp.m, None),
+            end_game_above: stiff_allowance(lp.n, lp.m, None),
         };
         let one = solve(&lp, &settings(1));
         assert_eq!(one.ending, Ending::Converged, "gap {:e}", one.gap);
@@ -1798,7 +1819,7 @@ mod tests {
             stiff_allowance: allowance,
             end_game_above: above,
         };
-        let room = stiff_allowance(lp.n, lp.m, false);
+        let room = stiff_allowance(lp.n, lp.m, None);
         // Below their threshold the stiff rows take the interior point to its own tolerance.
         let priced = solve(&lp, &settings(room, room));
         assert_eq!(priced.ending, Ending::Converged, "gap {:e}", priced.gap);
@@ -1830,8 +1851,8 @@ mod tests {
             first_iteration_seconds: 0.0,
             on_iteration: Box::new(|_| {}),
             threads: 1,
-            stiff_allowance: stiff_allowance(lp.n, lp.m, false),
-            end_game_above: stiff_allowance(lp.n, lp.m, false),
+            stiff_allowance: stiff_allowance(lp.n, lp.m, None),
+            end_game_above: stiff_allowance(lp.n, lp.m, None),
         };
         let objective = |r: &IpmResult| dot(&lp.c, &r.x);
         let classes = solve(&lp, &settings());

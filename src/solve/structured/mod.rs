@@ -25,8 +25,8 @@ use crate::numeric::sparse_cholesky;
 /// thread's block of right-hand sides and summing strip (|Y| × 32 each; every thread of the pool
 /// may take a column block of the Schur complement), the iterates (x, z, s, λ and their
 /// directions), the per-output factors and what the stiff rows may take near the end (more on a
-/// band: `band`). Only the strips grow with the threads.
-pub(crate) fn memory_bytes(n_obs: usize, n_out: usize, n_dp_rows_per_output: usize, band: bool) -> u128 {
+/// band: `band`, its width). Only the strips grow with the threads.
+pub(crate) fn memory_bytes(n_obs: usize, n_out: usize, n_dp_rows_per_output: usize, band: Option<f64>) -> u128 {
     let threads = rayon::current_num_threads() as u128;
     let dense = (n_obs as u128).pow(2) * 8 + threads * 2 * (n_obs as u128) * sparse_cholesky::WIDTH as u128 * 8;
     let iterates = 24 * (n_out as u128) * (n_obs as u128 + n_dp_rows_per_output as u128) * 8;
@@ -166,7 +166,7 @@ impl LpSolver for BlockIpmSolver {
                 progress.report(Event::Iteration { solver: "block-ipm", iteration: u64::from(iteration) })
             }),
             threads: ipm::worker_threads(m),
-            stiff_allowance: ipm::stiff_allowance(n, m, band.is_some()),
+            stiff_allowance: ipm::stiff_allowance(n, m, band),
             end_game_above: 0,
         };
         let result = ipm::solve(&lp, &settings);
