@@ -980,10 +980,12 @@ pub(crate) fn stiff_allowance(n: usize, m: usize, band: Option<f64>) -> u128 {
 /// (|Y| = 1001, 28 outputs split: 92 MB, past the 89 MB that 3 KiB an entry gave, which stopped
 /// the interior point at a gap of 1.3e-7); 2.2 KB (0.31) on 60 records, cap 7 (|Y| = 421, 40
 /// outputs: 37.2 MB); 1.8 KB (0.23) on 200 records, cap 8 (|Y| = 1601, 29 outputs: 84 MB); 0.9
-/// and 0.7 KB (0.15, 0.09) on 80 records, caps 6 and 8 (12.8 MB each). At 0.5 KB the estimate
-/// of the cap-10 sum (382 MB) came within 5 % of its peak (365 MB): what the splits hold while
-/// they are made is not counted, so the price keeps 2.3× the most measured.
-const STIFF_BYTES_AN_ENTRY_A_WIDTH: f64 = 768.0;
+/// and 0.7 KB (0.15, 0.09) on 80 records, caps 6 and 8 (12.8 MB each). The price keeps 3× the
+/// most measured, for what a basis holds while it is made (its analysis whole, A's values in
+/// double-double: one basis peaked at 2.8× its bytes once made, each thread making one) and the
+/// end game's Newton solves: at 0.75 KB a width a sum of 150 records, cap 8, ε = 0.2 (|Y| =
+/// 1201) was estimated at 454 MB and peaked at 469 MB (402 MB of live heap).
+const STIFF_BYTES_AN_ENTRY_A_WIDTH: f64 = 1024.0;
 
 /// The Schur complements' worth of memory the stiff rows may take. The poll of 100 (|Y| = 5151,
 /// 66 outputs, one Schur complement 212 MB) split every output at iteration 38, its rows and
