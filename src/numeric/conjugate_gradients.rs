@@ -6,6 +6,8 @@
 //! solve_floored`]) the preconditioned matrix is the identity but for a few directions, and the
 //! gradients reach the solution in as many steps.
 
+use super::dense_cholesky::dot;
+
 /// A x = `b` from the start `x`, with A given by `apply` and the preconditioner M⁻¹ by
 /// `precondition`, in at most `steps` steps, stopping once the residual's largest entry is
 /// `reduction` times the start's; returns the iterate whose residual (by the recurrence) was the
@@ -48,10 +50,6 @@ pub(crate) fn solve(
         direction.iter_mut().zip(&z).for_each(|(d, z)| *d = z + beta * *d);
     }
     best
-}
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(a, b)| a * b).sum()
 }
 
 fn largest(v: &[f64]) -> f64 {
