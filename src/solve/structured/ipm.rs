@@ -202,11 +202,11 @@ const ELEMENTS_A_TASK: usize = 1 << 14;
 /// factors outgrow the cache, gain 1.26× from a second core where K = 40 gained 1.85×).
 const SCHUR_GROUP_BYTES: usize = 8 << 20;
 /// Conjugate-gradient steps a Schur complement solve takes at most for the directions of its
-/// dropped pivots (2·dropped + 1 reach the solution in exact arithmetic). Measured on a clipped Poisson sum of
-/// 200 records, cap 8, ε = 0.3 (|Y| = 1601, 30 outputs, 29 of them split): the factor dropped 2
-/// pivots from iteration 139 and left 2.7e-9 of the column sums, past [`NEWTON_ERROR_LIMIT`],
-/// which stopped the interior point at a gap of 1.9e-7; 5 steps left 2e-16, and it went on to
-/// stop in its end game at 2.9e-8 (155 iterations).
+/// dropped pivots (2·dropped + 1 reach the solution in exact arithmetic). Measured on a clipped
+/// Poisson sum of 200 records, cap 8, ε = 0.3 (|Y| = 1601, 30 outputs, 29 of them split): the
+/// factor dropped 2 pivots from iteration 139 and left 2.7e-9 of the column sums, past
+/// [`NEWTON_ERROR_LIMIT`], which stopped the interior point at a gap of 1.9e-7; 5 steps left
+/// 2e-16, and it went on to stop in its end game at 2.9e-8 (155 iterations).
 const SCHUR_GRADIENT_STEPS: usize = 16;
 /// The residual's reduction at which the Schur complement's conjugate gradients stop.
 const SCHUR_GRADIENT_REDUCTION: f64 = 1e-6;
